@@ -1,0 +1,32 @@
+# Every target sets up .venv itself: a fresh clone needs only `make demo` or `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test,lint]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	@for spec in specs/drf/*.json specs/emrf/*.json; do \
+		$(BIN)/fairalloc solve $$spec || exit $$?; \
+	done
+	$(BIN)/fairalloc compare specs/emrf/example1-knob0.5.json
+	$(BIN)/fairalloc sweep specs/emrf/example1-knob0.5.json --set knob=0:1:0.1 --plot sweep-example1.png
+
+test: $(STAMP)
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py --write benchmarks/RESULTS.md
+
+lint: $(STAMP)
+	$(BIN)/ruff check fairalloc tests benchmarks
+
+clean:
+	rm -rf $(VENV) build *.egg-info sweep-*.png

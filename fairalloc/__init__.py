@@ -1,0 +1,25 @@
+"""fairalloc: fair and efficient sharing of heterogeneous compute.
+
+A JSON spec goes in; fairalloc builds the model, solves it exactly or with the papers'
+heuristics, and reports from the definitions which fairness axioms and bounds hold.
+
+>>> import fairalloc
+>>> r = fairalloc.solve({"problem": "drf", "capacity": {"cpu": 9, "mem": 18},
+...     "users": [{"id": "A", "demand": {"cpu": 1, "mem": 4}},
+...               {"id": "B", "demand": {"cpu": 3, "mem": 1}}]})
+>>> r.status, round(r.allocation["A"]["tasks"], 6), round(r.allocation["B"]["tasks"], 6)
+('optimal', 3.0, 2.0)
+>>> [f.check for f in r.validation if not f.holds]
+[]
+"""
+
+from fairalloc.api import compare, solve, sweep, validate
+from fairalloc.errors import SolverError, SpecError
+from fairalloc.result import Allocation, Finding, Result
+from fairalloc.spec import load_spec
+
+__all__ = [
+    "Allocation", "Finding", "Result", "SolverError", "SpecError",
+    "compare", "load_spec", "solve", "sweep", "validate",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,144 @@
+"""The Python API, mirroring the command line: load_spec, solve, compare, validate, sweep."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from fairalloc.errors import SpecError, Violation
+from fairalloc.registry import KINDS, Kind
+from fairalloc.result import Allocation, Result, Solution
+from fairalloc.spec import Spec, build, load_spec, read_json, set_path
+
+SpecLike = Spec | str | Path | dict
+
+
+def _spec(spec: SpecLike) -> Spec:
+    return spec if isinstance(spec, Spec) else load_spec(spec)
+
+
+def _method(kind: Kind, name: str | None) -> tuple[str, Callable]:
+    name = name or kind.default
+    if name not in kind.methods:
+        known = ", ".join(kind.methods)
+        raise SpecError([Violation("options.method", f"unknown method {name!r} for "
+                                   f"{kind.name} (known: {known})")])
+    return name, kind.methods[name]
+
+
+def _options(spec: Spec) -> dict:
+    return {k: v for k, v in spec.options.items() if k != "method"}
+
+
+def _judge(kind: Kind, spec: Spec, allocation: Allocation, mechanism) -> list:
+    findings = (check(spec.problem, allocation, mechanism=mechanism) for check in kind.validators)
+    return [f for f in findings if f is not None]
+
+
+def solve(spec: SpecLike, method: str | None = None, validate: bool = True) -> Result:
+    """Solve a spec with ``method`` (default: the spec's ``options.method``, then the kind's
+    default) and, unless ``validate=False``, run every check of the kind on the allocation."""
+    spec = _spec(spec)
+    kind = KINDS[spec.kind]
+    name, run = _method(kind, method or spec.options.get("method"))
+    options = _options(spec)
+    start = time.perf_counter()
+    solution: Solution = run(spec.problem, **options)
+    elapsed = time.perf_counter() - start
+    metrics = {**kind.metrics(spec.problem, solution.allocation), **solution.metrics}
+    validation = []
+    if validate:
+        validation = _judge(kind, spec, solution.allocation, lambda p: run(p, **options))
+    return Result(
+        problem=spec.kind,
+        method=name,
+        status=solution.status,
+        objective=solution.objective,
+        allocation=solution.allocation,
+        metrics=metrics,
+        validation=validation,
+        solver={**solution.solver, "time_s": elapsed},
+        name=spec.name,
+    )
+
+
+def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) -> Result:
+    """Check an allocation produced elsewhere (a result's ``allocation`` object, a whole result,
+    or a path to a JSON file holding either); without one, solve and check."""
+    spec = _spec(spec)
+    if allocation is None:
+        return solve(spec, method)
+    if isinstance(allocation, (str, Path)):
+        allocation, _ = read_json(allocation)
+    kind = KINDS[spec.kind]
+    alloc = spec.problem.read_allocation(allocation)
+    return Result(
+        problem=spec.kind,
+        method="external",
+        status="feasible",
+        objective=None,
+        allocation=alloc,
+        metrics=kind.metrics(spec.problem, alloc),
+        validation=_judge(kind, spec, alloc, None),
+        solver={"name": "external allocation"},
+        name=spec.name,
+    )
+
+
+def compare(spec: SpecLike, methods: Sequence[str] | None = None) -> list[tuple[str, Result | str]]:
+    """Solve with every method (or ``methods``) of the spec's kind, exact method first.
+
+    Returns (method, Result) pairs; a method that does not apply to this spec gives
+    (method, reason) instead.
+    """
+    spec = _spec(spec)
+    kind = KINDS[spec.kind]
+    names = list(methods) if methods else [kind.exact] + [m for m in kind.methods if m != kind.exact]
+    for name in names:
+        _method(kind, name)
+    out: list[tuple[str, Result | str]] = []
+    for name in names:
+        try:
+            out.append((name, solve(spec, name)))
+        except SpecError as exc:
+            out.append((name, "; ".join(v.rule for v in exc.violations)))
+    return out
+
+
+def sweep_values(start: float, stop: float, step: float) -> list[float]:
+    """Values start, start+step, ... up to stop inclusive (whole numbers stay whole).
+
+    >>> sweep_values(0, 1, 0.25)
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    >>> sweep_values(2, 10, 4)
+    [2, 6, 10]
+    """
+    if step == 0 or (stop - start) / step < 0:
+        raise ValueError("step must be non-zero and lead from start to stop")
+    count = int(round((stop - start) / step + 1e-9)) + 1
+    values = [start + i * step for i in range(count)]
+    if all(isinstance(v, int) for v in (start, stop, step)):
+        return [int(v) for v in values]
+    return [round(float(v), 12) for v in values]
+
+
+def sweep(
+    spec: SpecLike, key: str, values: Iterable[Any], method: str | None = None,
+    on_step: Callable[[Any, Result], None] | None = None,
+) -> list[tuple[Any, Result]]:
+    """Re-solve the spec with the value at ``key`` (e.g. ``knob``, ``users[0].weight``) set to
+    each of ``values``; every variant is checked like a fresh spec."""
+    base = _spec(spec)
+    out = []
+    for value in values:
+        try:
+            variant = build(set_path(base.raw, key, value), base.source)
+        except SpecError as exc:
+            raise SpecError(exc.violations, f"{base.source or 'spec'} with {key}={value}") from None
+        result = solve(variant, method)
+        out.append((value, result))
+        if on_step:
+            on_step(value, result)
+    return out

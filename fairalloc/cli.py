@@ -1,0 +1,302 @@
+"""The ``fairalloc`` command line, a thin layer over :mod:`fairalloc.api`.
+
+Exit codes: 0 success (a failing axiom is a finding, not an error), 1 solver trouble
+(infeasible, time limit, solver error), 2 a bad spec, allocation or command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import sys
+from importlib import resources
+
+from rich.console import Console
+
+from fairalloc import api
+from fairalloc.errors import SolverError, SpecError, Violation
+from fairalloc.registry import KINDS
+from fairalloc.result import FAILED, Result, fmt, render_markdown, render_table
+from fairalloc.spec import schema
+
+FORMATS = ("table", "json", "markdown")
+
+
+SHORT = {
+    "feasibility": "feasible", "sharing_incentive": "SI", "envy_freeness": "EF",
+    "pareto_efficiency": "PE", "strategy_proofness": "SP", "delta_fairness": "δ-fair",
+    "max_min": "max-min", "time_guarantee": "time",
+}
+
+
+def _short(check: str) -> str:
+    return SHORT.get(check, check.removeprefix("bound:"))
+
+
+def _console() -> Console:
+    """Full-width tables on a terminal; a generous fixed width when piped (CI logs, files)."""
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 150)
+
+
+def _emit(result: Result, fmt_name: str, rows: int) -> None:
+    if fmt_name == "json":
+        print(result.to_json())
+    elif fmt_name == "markdown":
+        print(render_markdown(result, rows))
+    else:
+        render_table(result, _console(), rows)
+
+
+def _exit_status(results: list[Result]) -> int:
+    return 1 if any(r.status in FAILED for r in results) else 0
+
+
+def cmd_solve(args) -> int:
+    result = api.solve(args.spec, args.method, validate=not args.no_validate)
+    _emit(result, args.format, args.rows)
+    if result.status in FAILED:
+        print(f"fairalloc: status {result.status}: {result.solver.get('message', '')}".rstrip(": "),
+              file=sys.stderr)
+    return _exit_status([result])
+
+
+def cmd_validate(args) -> int:
+    result = api.validate(args.spec, args.allocation, args.method)
+    _emit(result, args.format, args.rows)
+    return _exit_status([result])
+
+
+def _check_mark(result: Result, check: str) -> str:
+    found = [f for f in result.validation if f.check == check]
+    if not found:
+        return "—"
+    return "[green]✓[/]" if found[0].holds else "[red]✗[/]"
+
+
+def cmd_compare(args) -> int:
+    methods = args.methods.split(",") if args.methods else None
+    spec = api.load_spec(args.spec)
+    rows = api.compare(spec, methods)
+    results = [r for _, r in rows if isinstance(r, Result)]
+    if args.format == "json":
+        print(json.dumps([r.to_dict() if isinstance(r, Result) else {"method": m, "error": r}
+                          for m, r in rows], indent=2, allow_nan=False))
+        return _exit_status(results)
+    exact_name = KINDS[spec.kind].exact
+    exact = next((r for m, r in rows if m == exact_name and isinstance(r, Result)), None)
+    checks = list(dict.fromkeys(f.check for r in results for f in r.validation))
+    header = ["method", "status", "objective", "time (s)", f"÷ {exact_name}",
+              *[_short(c) for c in checks]]
+    body = []
+    for name, r in rows:
+        if not isinstance(r, Result):
+            body.append([name, "n/a", r, "", "", *[""] * len(checks)])
+            continue
+        ratio = None
+        if exact is not None and exact.objective and r.objective is not None:
+            ratio = r.objective / exact.objective
+        body.append([name, r.status, fmt(r.objective), f"{r.solver['time_s']:.3g}", fmt(ratio),
+                     *[_check_mark(r, c) for c in checks]])
+    title = f"{spec.name or spec.kind} — every {spec.kind} method"
+    if args.format == "markdown":
+        strip = {"[green]✓[/]": "✓", "[red]✗[/]": "✗"}
+        print(f"## {title}\n\n| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+        for row in body:
+            print("| " + " | ".join(strip.get(c, c) for c in row) + " |")
+    else:
+        from rich import box
+        from rich.table import Table
+
+        table = Table(*header, box=box.SIMPLE_HEAD, title=title, title_justify="left")
+        for row in body:
+            table.add_row(*row)
+        _console().print(table)
+    return _exit_status(results)
+
+
+def _parse_set(text: str) -> tuple[str, list]:
+    key, sep, rng = text.partition("=")
+    parts = rng.split(":")
+    if not sep or not key or len(parts) != 3:
+        raise SpecError([Violation("--set", f"{text!r}: expected KEY=START:STOP:STEP")])
+    try:
+        nums = [int(p) if p.strip().lstrip("-").isdigit() else float(p) for p in parts]
+        return key, api.sweep_values(*nums)
+    except ValueError as exc:
+        raise SpecError([Violation("--set", f"{text!r}: {exc}")]) from None
+
+
+def _selected(metrics: dict, patterns: list[str]) -> list[str]:
+    out = []
+    for pattern in patterns:
+        out += [k for k in metrics if fnmatch.fnmatchcase(k, pattern) and k not in out]
+    return out
+
+
+def cmd_sweep(args) -> int:
+    from rich.progress import Progress
+
+    key, values = _parse_set(args.set)
+    spec = api.load_spec(args.spec)
+    kind = KINDS[spec.kind]
+    patterns = args.metrics.split(",") if args.metrics else list(kind.sweep_metrics)
+    with Progress(transient=True, console=Console(stderr=True)) as progress:
+        task = progress.add_task(f"sweeping {key}", total=len(values))
+        points = api.sweep(spec, key, values, args.method,
+                           on_step=lambda *_: progress.advance(task))
+    names = _selected(points[0][1].metrics, patterns)
+    checks = list(dict.fromkeys(f.check for _, r in points for f in r.validation))
+    if args.format == "json":
+        print(json.dumps([{"value": v, **r.to_dict()} for v, r in points], indent=2,
+                         allow_nan=False))
+    else:
+        from rich import box
+        from rich.table import Table
+
+        table = Table(key, "status", "objective", *names, *map(_short, checks), box=box.SIMPLE_HEAD,
+                      title=f"{spec.name or spec.kind}: sweep of {key}", title_justify="left")
+        for value, r in points:
+            table.add_row(fmt(value), r.status, fmt(r.objective),
+                          *[fmt(r.metrics.get(n)) for n in names],
+                          *[_check_mark(r, c) for c in checks])
+        _console().print(table)
+    if args.plot:
+        plot_sweep(points, key, names, checks, args.plot, spec.name or spec.kind)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return _exit_status([r for _, r in points])
+
+
+def plot_sweep(points, key: str, names: list[str], checks: list[str], path: str,
+               title: str) -> None:
+    """Objective and chosen metrics against the swept value, with a strip of check verdicts."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = [v for v, _ in points]
+    fig, (top, mid, strip) = plt.subplots(
+        3, 1, sharex=True, figsize=(8, 7.5), gridspec_kw={"height_ratios": [3, 3, 1.4]})
+    top.plot(xs, [r.objective if r.objective is not None else float("nan") for _, r in points],
+             "o-", color="black")
+    top.set_ylabel("objective")
+    top.grid(alpha=0.3)
+    for n in names:
+        ys = [r.metrics.get(n) for _, r in points]
+        mid.plot(xs, [y if isinstance(y, (int, float)) else float("nan") for y in ys], "o-",
+                 label=n, markersize=3)
+    mid.set_ylabel("metrics")
+    mid.grid(alpha=0.3)
+    if names:
+        mid.legend(fontsize=8, loc="best")
+    for row, check in enumerate(checks):
+        for x, (_, r) in zip(xs, points):
+            f = [f for f in r.validation if f.check == check]
+            if f:
+                strip.scatter([x], [row], marker="o" if f[0].holds else "x",
+                              color="tab:green" if f[0].holds else "tab:red", s=18)
+    strip.set_yticks(range(len(checks)), checks, fontsize=7)
+    strip.set_ylim(-0.7, len(checks) - 0.3)
+    strip.set_xlabel(key)
+    fig.suptitle(f"{title}: sweep of {key}  (checks: green o holds, red x fails)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def cmd_schema(args) -> int:
+    print(json.dumps(schema(args.kind), indent=2))
+    return 0
+
+
+def cmd_new(args) -> int:
+    text = resources.files("fairalloc.templates").joinpath(f"{args.kind}.jsonc").read_text()
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        print(f"wrote {args.output}; edit it, then: fairalloc solve {args.output}",
+              file=sys.stderr)
+    else:
+        print(text, end="")
+    return 0
+
+
+def cmd_list(args) -> int:
+    from rich import box
+    from rich.table import Table
+
+    table = Table("kind", "methods (default *, exact †)", "checks", "what", box=box.SIMPLE_HEAD)
+    for kind in KINDS.values():
+        methods = ", ".join(
+            m + ("*" if m == kind.default else "") + ("†" if m == kind.exact else "")
+            for m in kind.methods)
+        checks = ", ".join(v.__name__ for v in kind.validators)
+        table.add_row(kind.name, methods, checks, kind.summary)
+    _console().print(table)
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fairalloc",
+        description="Fair and efficient sharing of heterogeneous compute: "
+                    "JSON spec -> model -> solve -> validate.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, func, help_text: str, spec: bool = True) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        sp.set_defaults(func=func)
+        if spec:
+            sp.add_argument("spec", help="spec file (JSON), or - for standard input")
+        return sp
+
+    def output(sp, rows: bool = True) -> None:
+        sp.add_argument("--format", choices=FORMATS, default="table")
+        if rows:
+            sp.add_argument("--rows", type=int, default=25, help="allocation rows shown in tables")
+
+    sp = add("solve", cmd_solve, "solve a spec and check the allocation")
+    sp.add_argument("--method", help="method name (see `fairalloc list`)")
+    sp.add_argument("--no-validate", action="store_true", help="skip the checks")
+    output(sp)
+    sp = add("compare", cmd_compare, "every method of the kind side by side")
+    sp.add_argument("--methods", help="comma-separated subset, e.g. lp,wfq")
+    output(sp, rows=False)
+    sp = add("validate", cmd_validate, "check an allocation (from --allocation, or solved)")
+    sp.add_argument("--allocation", help="JSON file: a result or its allocation object")
+    sp.add_argument("--method", help="method to solve with when no --allocation is given")
+    output(sp)
+    sp = add("sweep", cmd_sweep, "re-solve with one spec key varied")
+    sp.add_argument("--set", required=True, metavar="KEY=START:STOP:STEP",
+                    help="e.g. knob=0:1:0.1 or users[0].weight=1:4:1 (STOP included)")
+    sp.add_argument("--plot", metavar="FILE.png", help="write a plot of the sweep")
+    sp.add_argument("--method")
+    sp.add_argument("--metrics", help="comma-separated metric names or patterns (utilization.*)")
+    output(sp, rows=False)
+    kinds = sorted(KINDS)
+    sp = add("schema", cmd_schema, "print a kind's JSON Schema", spec=False)
+    sp.add_argument("kind", choices=kinds)
+    sp = add("new", cmd_new, "print (or write) a commented template spec", spec=False)
+    sp.add_argument("kind", choices=kinds)
+    sp.add_argument("-o", "--output", help="write to this file instead of standard output")
+    add("list", cmd_list, "problem kinds, their methods and checks", spec=False)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SpecError as exc:
+        print(f"fairalloc: {exc.report()}", file=sys.stderr)
+        return 2
+    except SolverError as exc:
+        print(f"fairalloc: solver error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""The two kinds of failure a user can meet: a bad spec (exit 2) and solver trouble (exit 1)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+def json_path(parts: Iterable[str | int]) -> str:
+    """Render a JSON location the way users read it: ``users[1].split.cpu``; ``$`` is the root.
+
+    >>> json_path(["users", 1, "split", "cpu"])
+    'users[1].split.cpu'
+    >>> json_path(["capacity", "gpu 0"])
+    'capacity["gpu 0"]'
+    >>> json_path([])
+    '$'
+    """
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENTIFIER.match(part):
+            out += f".{part}" if out else part
+        else:
+            out += f'["{part}"]'
+    return out or "$"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule at one place in the spec."""
+
+    path: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.rule}"
+
+
+class SpecError(Exception):
+    """A spec that breaks its schema or its model's preconditions; carries every violation found."""
+
+    def __init__(self, violations: list[Violation], source: str | None = None):
+        self.violations = violations
+        self.source = source
+        super().__init__(self.report())
+
+    def report(self) -> str:
+        where = f"{self.source}: " if self.source else ""
+        n = len(self.violations)
+        lines = [f"{where}invalid spec ({n} problem{'s' if n != 1 else ''})"]
+        lines += [f"  {v}" for v in self.violations]
+        return "\n".join(lines)
+
+
+class Violations:
+    """Collects violations while a spec is checked, so that all of them are reported at once."""
+
+    def __init__(self) -> None:
+        self.items: list[Violation] = []
+
+    def add(self, path: Iterable[str | int] | str, rule: str) -> None:
+        self.items.append(Violation(path if isinstance(path, str) else json_path(path), rule))
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def raise_if_any(self, source: str | None = None) -> None:
+        if self.items:
+            raise SpecError(self.items, source)
+
+
+def check_unique_ids(items: list[dict], key: str, found: Violations) -> None:
+    """Ids must be unique within ``items`` (at spec key ``key``); each repeat is reported."""
+    first: dict[str, int] = {}
+    for i, item in enumerate(items):
+        uid = item["id"]
+        if uid in first:
+            found.add([key, i, "id"], f"duplicate id {uid!r} (first at {key}[{first[uid]}])")
+        else:
+            first[uid] = i
+
+
+class SolverError(Exception):
+    """The solver could not produce an allocation (a status we cannot map, or a crash)."""

@@ -1,0 +1,130 @@
+"""Dominant Resource Fairness: the problem data, its checks and the exact leximin LP.
+
+Users need a fixed vector of resources per task (Leontief); DRF equalises the *weighted dominant
+shares* ``x_i * max_d(a_id / C_d) / w_i`` (eq. 5-6 in the EMRF paper), raising them together
+by progressive filling. Two stopping rules:
+
+* ``continue`` (Ghodsi et al.): when a resource saturates, its users freeze and the others keep
+  growing — the leximin of weighted dominant shares;
+* ``stop`` (EMRF paper eq. 7-8): everything stops at the first saturated resource.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from fairalloc.errors import Violations, check_unique_ids
+from fairalloc.models.leontief import Leontief, utilization
+from fairalloc.result import Allocation
+
+
+@dataclass(frozen=True, eq=False)
+class DrfProblem:
+    """Capacities, users (demand per task, weight, optional task cap) and the stopping rule."""
+
+    market: Leontief
+    saturation: str = "continue"
+
+    @property
+    def divisible(self) -> bool:
+        return not self.market.integral
+
+    @classmethod
+    def from_spec(cls, data: dict, found: Violations) -> DrfProblem | None:
+        """Build from a schema-valid spec, adding a violation for each broken precondition."""
+        resources = tuple(data["capacity"])
+        capacity = np.array([data["capacity"][r] for r in resources], dtype=float)
+        users = data["users"]
+        divisible = data.get("divisible", True)
+        check_unique_ids(users, "users", found)
+        demand = np.zeros((len(users), len(resources)))
+        caps = np.full(len(users), np.inf)
+        index = {r: d for d, r in enumerate(resources)}
+        for i, user in enumerate(users):
+            for r, amount in user["demand"].items():
+                if r not in index:
+                    found.add(["users", i, "demand", r], f"unknown resource (capacity has: "
+                              f"{', '.join(resources)})")
+                else:
+                    demand[i, index[r]] = amount
+            if not any(user["demand"].get(r, 0) > 0 for r in resources):
+                found.add(["users", i, "demand"], "must ask for a positive amount of some resource")
+            if "max_tasks" in user:
+                caps[i] = user["max_tasks"]
+                if not divisible and caps[i] != int(caps[i]):
+                    found.add(["users", i, "max_tasks"],
+                              "must be a whole number when divisible is false")
+        if found:
+            return None
+        market = Leontief(
+            ids=tuple(u["id"] for u in users),
+            resources=resources,
+            capacity=capacity,
+            demand=demand,
+            weights=np.array([u.get("weight", 1.0) for u in users], dtype=float),
+            caps=caps,
+            integral=not divisible,
+            unit_key="tasks",
+            bundle_key="resources",
+        )
+        return cls(market=market, saturation=data.get("saturation", "continue"))
+
+    def with_demand(self, i: int, demand: np.ndarray) -> DrfProblem:
+        """The same problem with user i reporting ``demand`` (for strategy-proofness probes)."""
+        rows = self.market.demand.copy()
+        rows[i] = demand
+        return replace(self, market=replace(self.market, demand=rows))
+
+    def allocation(self, tasks: np.ndarray) -> Allocation:
+        """Result-format allocation: tasks, dominant share, resources held."""
+        m = self.market
+        return m.allocation(tasks, {("dominant_share",): tasks * m.dominant()})
+
+    def read_allocation(self, data) -> Allocation:
+        return self.market.read(data, optional=(("dominant_share",),))
+
+
+def metrics(problem: DrfProblem, allocation: Allocation) -> dict:
+    """Utilisation per resource, total tasks, and the spread of weighted dominant shares."""
+    m = problem.market
+    x = m.units(allocation)
+    level = x * m.dominant() / m.weights
+    return {
+        **utilization(m, allocation),
+        "total_tasks": float(x.sum()),
+        "min_weighted_dominant_share": float(level.min()),
+        "max_weighted_dominant_share": float(level.max()),
+    }
+
+
+def leximin_model(problem: DrfProblem):
+    """The Pyomo LP behind one round of the exact DRF: maximise the common level ``t``.
+
+    Variables: tasks ``x_i`` (0 <= x_i <= max_tasks_i) and the level ``t``.
+    Constraints: capacity ``sum_i a_id x_i <= C_d`` and, for each user still growing,
+    ``x_i * s_i / w_i >= t`` (weighted dominant share at least the level; ``s_i`` eq. 5).
+    Frozen users are fixed by the caller; ``level[i]`` is deactivated for them.
+    """
+    import pyomo.environ as pyo
+
+    m = problem.market
+    s = m.dominant()
+    model = pyo.ConcreteModel(name="drf-leximin-round")
+    model.U = pyo.RangeSet(0, m.n - 1)
+    model.R = pyo.RangeSet(0, len(m.resources) - 1)
+    model.x = pyo.Var(
+        model.U, bounds=lambda _, i: (0, None if np.isinf(m.caps[i]) else float(m.caps[i]))
+    )
+    model.t = pyo.Var()
+    model.capacity = pyo.Constraint(
+        model.R,
+        rule=lambda mdl, d: sum(float(m.demand[i, d]) * mdl.x[i] for i in mdl.U
+                                if m.demand[i, d] > 0) <= float(m.capacity[d]),
+    )
+    model.level = pyo.Constraint(
+        model.U, rule=lambda mdl, i: mdl.x[i] * float(s[i] / m.weights[i]) >= mdl.t
+    )
+    model.objective = pyo.Objective(expr=model.t, sense=pyo.maximize)
+    return model

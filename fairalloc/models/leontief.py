@@ -1,0 +1,110 @@
+"""Users with Leontief preferences over divisible resources, the common ground of drf and emrf.
+
+User i runs ``x_i`` units (DRF: tasks; EMRF: GFLOPS) and each unit needs ``demand[i, d]`` of
+resource d, so a bundle ``b`` is worth ``min_d b_d / demand[i, d]`` units to i (eq. 19 in the
+EMRF paper is this formula for two devices). The axioms in ``validators/axioms.py`` are stated
+on this view, so they serve every kind that can be seen this way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairalloc.result import Allocation, Key, read_allocation
+
+
+@dataclass(frozen=True)
+class Classes:
+    """Users grouped by the direction of their demand vector (identical after scaling).
+
+    ``label[i]`` is user i's class, ``first[c]`` its first member, ``direction[c]`` the class's
+    demand per unit of dominant share (so ``demand[i] = dominant[i] * direction[label[i]]``).
+    """
+
+    label: np.ndarray
+    first: np.ndarray
+    direction: np.ndarray
+
+    @property
+    def count(self) -> int:
+        return len(self.direction)
+
+
+@dataclass(frozen=True, eq=False)
+class Leontief:
+    """n users, D divisible resources; ``caps[i]`` bounds user i's units (``inf`` for none)."""
+
+    ids: tuple[str, ...]
+    resources: tuple[str, ...]
+    capacity: np.ndarray
+    demand: np.ndarray
+    weights: np.ndarray
+    caps: np.ndarray
+    integral: bool = False
+    unit_key: str = "units"
+    bundle_key: str = "resources"
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    def dominant(self) -> np.ndarray:
+        """Dominant share of one unit for each user: max_d demand[i, d] / capacity[d] (eq. 5)."""
+        return (self.demand / self.capacity).max(axis=1)
+
+    def usage(self, x: np.ndarray) -> np.ndarray:
+        """Amount of each resource that ``x`` units per user consume."""
+        return x @ self.demand
+
+    def worth(self, users: np.ndarray, bundles: np.ndarray) -> np.ndarray:
+        """Units each of ``users`` can run from the matching row of ``bundles`` (cap included)."""
+        a = self.demand[users]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per = np.where(a > 0, bundles / a, np.inf)
+        units = np.minimum(per.min(axis=1), self.caps[users])
+        return np.floor(units + 1e-9) if self.integral else units
+
+    def weighted_slice(self) -> np.ndarray:
+        """Units user i gets from its weighted slice w_i / sum(w) of every resource."""
+        share = self.weights / self.weights.sum()
+        return self.worth(np.arange(self.n), share[:, None] * self.capacity[None, :])
+
+    def classes(self) -> Classes:
+        """Group users whose demand vectors point the same way (exact float comparison)."""
+        direction = self.demand / self.dominant()[:, None]
+        rows = np.ascontiguousarray(direction).view(
+            np.dtype((np.void, direction.dtype.itemsize * direction.shape[1]))
+        ).ravel()
+        _, first, label = np.unique(rows, return_index=True, return_inverse=True)
+        return Classes(label=label.ravel(), first=first, direction=direction[first])
+
+    def allocation(self, x: np.ndarray, extra: dict[Key, np.ndarray] | None = None) -> Allocation:
+        """The result-format allocation of ``x`` units per user: units, then the bundle."""
+        columns: dict[Key, np.ndarray] = {(self.unit_key,): x}
+        columns.update(extra or {})
+        for d, name in enumerate(self.resources):
+            columns[(self.bundle_key, name)] = x * self.demand[:, d]
+        return Allocation(self.ids, columns)
+
+    def units(self, allocation: Allocation) -> np.ndarray:
+        return np.asarray(allocation.column(self.unit_key), dtype=float)
+
+    def bundles(self, allocation: Allocation) -> np.ndarray:
+        """The resources each user holds: the bundle columns if given, else units × demand."""
+        keys = [(self.bundle_key, r) for r in self.resources]
+        if all(k in allocation.columns for k in keys):
+            return np.column_stack([allocation.columns[k] for k in keys]).astype(float)
+        return self.units(allocation)[:, None] * self.demand
+
+    def read(self, data, optional: tuple[Key, ...] = ()) -> Allocation:
+        """Read an external allocation: units required, the bundle and ``optional`` keys allowed."""
+        bundle = tuple((self.bundle_key, r) for r in self.resources)
+        return read_allocation(data, self.ids, [(self.unit_key,)], bundle + optional)
+
+
+def utilization(m: Leontief, allocation: Allocation) -> dict[str, float]:
+    """Fraction of each resource held by the users: ``utilization.<resource>``."""
+    used = m.bundles(allocation).sum(axis=0) / m.capacity
+    return {f"utilization.{r}": float(u) for r, u in zip(m.resources, used)}

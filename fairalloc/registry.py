@@ -1,0 +1,77 @@
+"""The registry of problem kinds: one entry per kind, the only thing the API and CLI talk to.
+
+An entry names the kind's ``from_spec`` constructor (``models/<kind>.py``), its methods
+(``name -> callable(problem, **options) -> Solution``, from ``solvers/<kind>.py``), the default
+and the exact method, the validators (``(problem, allocation, mechanism=None) -> Finding``) and
+the metrics computed from any allocation. Schemas live in ``schemas/<kind>.schema.json`` and
+commented templates in ``templates/<kind>.jsonc``.
+
+Kinds planned for later issues (etf, moldable, accelos, token) plug in here the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from fairalloc.models import drf as drf_model
+from fairalloc.models import emrf as emrf_model
+from fairalloc.solvers import drf as drf_solvers
+from fairalloc.solvers import emrf as emrf_solvers
+from fairalloc.validators import axioms
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How fairalloc handles one problem kind."""
+
+    name: str
+    summary: str
+    from_spec: Callable
+    methods: dict[str, Callable]
+    default: str
+    exact: str
+    validators: tuple[Callable, ...]
+    metrics: Callable
+    sweep_metrics: tuple[str, ...] = ()
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def register(kind: Kind) -> Kind:
+    KINDS[kind.name] = kind
+    return kind
+
+
+LEONTIEF_CHECKS = (
+    axioms.feasibility,
+    axioms.sharing_incentive,
+    axioms.envy_freeness,
+    axioms.pareto_efficiency,
+    axioms.strategy_proofness,
+)
+
+register(Kind(
+    name="drf",
+    summary="Dominant Resource Fairness by progressive filling (weighted, any resources)",
+    from_spec=drf_model.DrfProblem.from_spec,
+    methods={"progressive-filling": drf_solvers.progressive_filling, "lp": drf_solvers.leximin_lp},
+    default="progressive-filling",
+    exact="lp",
+    validators=LEONTIEF_CHECKS,
+    metrics=drf_model.metrics,
+    sweep_metrics=("total_tasks", "min_weighted_dominant_share", "utilization.*"),
+))
+
+register(Kind(
+    name="emrf",
+    summary="Elastic Multi-Resource Fairness: DRF plus an efficiency LP, with a fairness knob",
+    from_spec=emrf_model.EmrfProblem.from_spec,
+    methods={"lp": emrf_solvers.knob_policy, "wfq": emrf_solvers.wfq, "drf": emrf_solvers.drf},
+    default="lp",
+    exact="lp",
+    validators=LEONTIEF_CHECKS + (axioms.delta_fairness,),
+    metrics=emrf_model.metrics,
+    sweep_metrics=("delta_observed", "delta_bound", "utilization.*"),
+))

@@ -1,0 +1,333 @@
+"""The result contract (DESIGN.md) and its renderings: JSON, a rich table, Markdown.
+
+An :class:`Allocation` is stored by columns (one numpy array per output key) so that a million
+users cost arrays, not a million dicts; it still reads like the contract's mapping
+``allocation[id] -> {key: value, nested: {key: value}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fairalloc.errors import Violations
+
+STATUSES = ("optimal", "feasible", "heuristic", "infeasible", "time_limit")
+FAILED = ("infeasible", "time_limit")
+
+Key = tuple[str, ...]
+
+
+class Allocation(Mapping):
+    """An allocation keyed by the spec's ids, held as columns.
+
+    ``columns`` maps an output key path, e.g. ``("resources", "cpu")``, to an array with one
+    entry (or one row, for list-valued keys) per id.
+
+    >>> a = Allocation(["u1", "u2"], {("tasks",): np.array([3.0, 2.0]),
+    ...                               ("resources", "cpu"): np.array([3.0, 6.0])})
+    >>> a["u2"]
+    {'tasks': 2.0, 'resources': {'cpu': 6.0}}
+    """
+
+    def __init__(self, ids: Sequence[str], columns: dict[Key, np.ndarray]):
+        self.ids = list(ids)
+        self.columns = {key: np.asarray(col) for key, col in columns.items()}
+        self._index: dict[str, int] | None = None
+
+    def column(self, *key: str) -> np.ndarray:
+        return self.columns[key]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __getitem__(self, uid: str) -> dict:
+        if self._index is None:
+            self._index = {u: i for i, u in enumerate(self.ids)}
+        i = self._index[uid]
+        return self._row({key: col[i] for key, col in self.columns.items()})
+
+    @staticmethod
+    def _row(values: dict[Key, Any]) -> dict:
+        row: dict = {}
+        for key, value in values.items():
+            node = row
+            for part in key[:-1]:
+                node = node.setdefault(part, {})
+            node[key[-1]] = _plain(value)
+        return row
+
+    def to_dict(self) -> dict:
+        cols = {key: col.tolist() for key, col in self.columns.items()}
+        return {
+            uid: self._row({key: col[i] for key, col in cols.items()})
+            for i, uid in enumerate(self.ids)
+        }
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready Python value: numpy scalars unwrapped, non-finite numbers as null."""
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, (np.floating, float)):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def read_allocation(
+    data: Any,
+    ids: Sequence[str],
+    required: Sequence[Key],
+    optional: Sequence[Key] = (),
+    found: Violations | None = None,
+) -> Allocation:
+    """Read an allocation in the result's format (as produced elsewhere) into columns.
+
+    Every id of the spec must be present with every ``required`` key holding a finite number;
+    unknown ids and keys outside ``required + optional`` are reported. Raises ``SpecError``.
+    """
+    own = found is None
+    found = found if found is not None else Violations()
+    if isinstance(data, dict) and "allocation" in data and isinstance(data["allocation"], dict):
+        data, prefix = data["allocation"], ["allocation"]
+    else:
+        prefix = []
+    if not isinstance(data, dict):
+        found.add(prefix or "$", "an allocation must be an object keyed by the spec's ids")
+        found.raise_if_any()
+    known_keys = set(required) | set(optional)
+    spec_ids = set(ids)
+    for uid in data:
+        if uid not in spec_ids:
+            found.add(prefix + [uid], "id is not in the spec")
+    entries = [data.get(uid) for uid in ids]
+    for uid, entry in zip(ids, entries):
+        if not isinstance(entry, dict):
+            found.add(prefix + [uid], "missing" if entry is None else "must be an object")
+            continue
+        for key in _leaf_keys(entry):
+            if key not in known_keys:
+                found.add(prefix + [uid, *key], "unknown key")
+    columns = {}
+    for key in list(required) + list(optional):
+        values = [_get(e, key) if isinstance(e, dict) else None for e in entries]
+        given = sum(v is not None for v in values)
+        if key not in required and given == 0:
+            continue
+        column = np.full(len(ids), np.nan)
+        for i, value in enumerate(values):
+            where = prefix + [ids[i], *key]
+            if value is None:
+                if isinstance(entries[i], dict):
+                    found.add(where, "required number is missing" if key in required
+                              else "given for other ids, so needed here too")
+            elif isinstance(value, bool) or not isinstance(value, (int, float)):
+                found.add(where, "must be a number")
+            elif not math.isfinite(value):
+                found.add(where, "must be a finite number")
+            else:
+                column[i] = value
+        columns[key] = column
+    if own:
+        found.raise_if_any()
+    return Allocation(ids, columns)
+
+
+def _leaf_keys(entry: dict, prefix: Key = ()) -> list[Key]:
+    keys: list[Key] = []
+    for k, v in entry.items():
+        if isinstance(v, dict):
+            keys += _leaf_keys(v, prefix + (k,))
+        else:
+            keys.append(prefix + (k,))
+    return keys
+
+
+def _get(entry: dict, key: Key) -> Any:
+    node: Any = entry
+    for part in key:
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The verdict of one check on one allocation; a failure carries a witness."""
+
+    check: str
+    holds: bool
+    detail: str
+    witness: Any = None
+
+    def to_dict(self) -> dict:
+        return {
+            "check": self.check,
+            "holds": bool(self.holds),
+            "detail": self.detail,
+            "witness": _plain(self.witness),
+        }
+
+
+@dataclass
+class Solution:
+    """What a method returns: an allocation, its status and what the method knows about it."""
+
+    allocation: Allocation
+    status: str
+    objective: float | None = None
+    metrics: dict = field(default_factory=dict)
+    solver: dict = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    """One solved (or validated) spec: the contract's ``fairalloc solve --format json`` object."""
+
+    problem: str
+    method: str
+    status: str
+    objective: float | None
+    allocation: Allocation
+    metrics: dict
+    validation: list[Finding]
+    solver: dict
+    name: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status not in FAILED
+
+    def finding(self, check: str) -> Finding:
+        return next(f for f in self.validation if f.check == check)
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "problem": self.problem,
+            "method": self.method,
+            "status": self.status,
+            "objective": _plain(self.objective),
+            "allocation": self.allocation.to_dict(),
+            "metrics": _plain(self.metrics),
+            "validation": [f.to_dict() for f in self.validation],
+            "solver": _plain(self.solver),
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+
+def fmt(value: Any, width: int = 60) -> str:
+    """A compact human rendering of a number, list or dict."""
+    value = _plain(value)
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if value == int(value) and abs(value) < 1e15:
+            return f"{int(value)}"
+        return f"{value:.6g}"
+    if isinstance(value, (list, dict)):
+        text = json.dumps(value, separators=(", ", ": "))
+        return text if len(text) <= width else text[: width - 1] + "…"
+    return str(value)
+
+
+def _allocation_rows(allocation: Allocation, limit: int) -> tuple[list[str], list[list[str]]]:
+    keys = list(allocation.columns)
+    header = ["id"] + [".".join(k) for k in keys]
+    rows = [
+        [uid] + [fmt(allocation.columns[k][i]) for k in keys]
+        for i, uid in enumerate(allocation.ids[:limit])
+    ]
+    return header, rows
+
+
+def render_table(result: Result, console=None, rows: int = 25) -> None:
+    """Print a result as rich tables: summary, allocation (first ``rows`` ids), metrics, checks."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console(highlight=False)
+    title = f"{result.name or result.problem} — {result.problem} / {result.method}"
+    style = "green" if result.status in ("optimal", "heuristic", "feasible") else "bold red"
+    time_s = result.solver.get("time_s")
+    head = f"[{style}]{result.status}[/]  objective {fmt(result.objective)}"
+    if time_s is not None:
+        head += f"  ({result.solver.get('name', '?')}, {time_s:.3g} s)"
+    if "gap" in result.solver:
+        head += f"  gap {fmt(result.solver['gap'])}"
+    console.print(f"[bold]{title}[/]\n{head}")
+
+    header, body = _allocation_rows(result.allocation, rows)
+    table = Table(*header, box=box.SIMPLE_HEAD, title="allocation", title_justify="left")
+    for row in body:
+        table.add_row(*row)
+    console.print(table)
+    if len(result.allocation) > rows:
+        console.print(f"  … {len(result.allocation) - rows:,} more (use --format json for all)")
+
+    if result.metrics:
+        metrics = Table("metric", "value", box=box.SIMPLE_HEAD, title="metrics", title_justify="left")
+        for key, value in result.metrics.items():
+            metrics.add_row(key, fmt(value))
+        console.print(metrics)
+
+    if result.validation:
+        checks = Table("check", "holds", "detail", "witness", box=box.SIMPLE_HEAD,
+                       title="validation", title_justify="left")
+        for f in result.validation:
+            mark = "[green]✓[/]" if f.holds else "[red]✗[/]"
+            checks.add_row(f.check, mark, f.detail, fmt(f.witness, 50) if f.witness else "")
+        console.print(checks)
+
+
+def render_markdown(result: Result, rows: int = 50) -> str:
+    """A result as Markdown: a summary line and tables for allocation, metrics and checks."""
+
+    def table(header: list[str], body: list[list[str]]) -> list[str]:
+        esc = [[c.replace("|", "\\|") for c in r] for r in [header] + body]
+        out = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(header)]
+        return out + ["| " + " | ".join(r) + " |" for r in esc[1:]]
+
+    lines = [
+        f"## {result.name or result.problem} — {result.problem} / {result.method}",
+        "",
+        f"status **{result.status}**, objective {fmt(result.objective)}, "
+        f"solver {result.solver.get('name', '?')} in {fmt(result.solver.get('time_s'))} s",
+        "",
+    ]
+    header, body = _allocation_rows(result.allocation, rows)
+    lines += table(header, body)
+    if len(result.allocation) > rows:
+        lines.append(f"\n… {len(result.allocation) - rows:,} more ids")
+    if result.metrics:
+        lines += ["", *table(["metric", "value"], [[k, fmt(v)] for k, v in result.metrics.items()])]
+    if result.validation:
+        body = [
+            [f.check, "✓" if f.holds else "✗", f.detail, fmt(f.witness, 80) if f.witness else ""]
+            for f in result.validation
+        ]
+        lines += ["", *table(["check", "holds", "detail", "witness"], body)]
+    return "\n".join(lines) + "\n"

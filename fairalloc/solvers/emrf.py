@@ -1,0 +1,144 @@
+"""EMRF methods: the knob-based LP policy (default) and the paper's two baselines.
+
+``lp`` solves the efficiency LP (15)-(17) over *ratio classes*: users with the same split move
+together by (17), so one variable per class (its total F') carries the whole LP, whatever the
+number of users. The literal per-user Pyomo model (``models/emrf.efficiency_model``) is used for
+small inputs (``formulation: "auto"`` up to 100 users, or ``"literal"``); tests check that both
+reach the same optimum.
+
+The LP usually has many optima (its objective only counts GFLOPS). fairalloc picks the fairest:
+over the optimal face (total at the optimum, to HiGHS's tolerance) it lexicographically maximises the
+smallest F_i / S_i, class by class. Each round maximises the common ratio t of the classes still
+free; a class whose ratio row has a positive dual is tight in every optimum (complementary
+slackness) and freezes. The choice is deterministic and does not depend on the solver's vertex.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from fairalloc.errors import SolverError
+from fairalloc.models.emrf import (
+    EmrfProblem,
+    drf_ceiling,
+    efficiency_model,
+    fair_share,
+    proportional_share,
+    residual_capacity,
+)
+from fairalloc.models.leontief import Leontief
+from fairalloc.result import Solution
+from fairalloc.solvers.highs import INF, solve_matrix, solve_pyomo
+
+LITERAL_UP_TO = 100
+
+
+def fairest_optimum(
+    split: np.ndarray, shares: np.ndarray, residual: np.ndarray, optimum: float,
+    time_limit: float | None = None,
+) -> np.ndarray:
+    """Class totals y_c on the LP's optimal face that lexicographically maximise y_c / S_c.
+
+    ``split`` is (k, D) per class, ``shares`` S_c (sum of S_i in the class). Columns: y_0..y_k-1,
+    t. Rows: devices (16), the optimal face sum y >= optimum, and y_c - S_c t >= 0 for free
+    classes; frozen classes have their y fixed.
+    """
+    k, D = split.shape
+    y = np.zeros(k)
+    free = np.ones(k, dtype=bool)
+    floor = optimum
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    while free.any():
+        idx = np.flatnonzero(free)
+        rows = np.zeros((D + 1 + len(idx), k + 1))
+        rows[:D, :k] = split.T
+        rows[D, :k] = 1.0
+        rows[D + 1 + np.arange(len(idx)), idx] = 1.0
+        rows[D + 1 + np.arange(len(idx)), k] = -shares[idx]
+        lower = np.concatenate([np.full(D, -INF), [floor], np.zeros(len(idx))])
+        upper = np.concatenate([residual, [INF], np.full(len(idx), INF)])
+        col_lo = np.append(np.where(free, 0.0, y), 0.0)
+        col_hi = np.append(np.where(free, INF, y), INF)
+        cost = np.zeros(k + 1)
+        cost[k] = 1.0
+        left = None if deadline is None else deadline - time.perf_counter()
+        report = solve_matrix(cost, rows, lower, upper, col_lo, col_hi, time_limit=left)
+        if report.status != "optimal":
+            raise SolverError(f"EMRF fairest-optimum round: HiGHS says {report.status}")
+        t = report.x[k]
+        dual = np.abs(report.row_dual[D + 1:])
+        blocked = idx[dual > 1e-9 * max(dual.max(), 1e-300)]
+        if blocked.size == 0:
+            raise SolverError("EMRF fairest-optimum round: no bottleneck found in the duals")
+        y[blocked] = t * shares[blocked]
+        free[blocked] = False
+    return y
+
+
+def efficiency_allocation(
+    m: Leontief, residual: np.ndarray, formulation: str = "auto",
+    time_limit: float | None = None,
+) -> tuple[np.ndarray, float, str]:
+    """F'_i: the efficiency LP (15)-(17) on the residual capacity, fairest optimum chosen.
+
+    Returns (F', optimum of (15), formulation used).
+    """
+    classes = m.classes()
+    S = fair_share(m)
+    split = m.demand[classes.first]
+    shares = np.bincount(classes.label, weights=S, minlength=classes.count)
+    literal = formulation == "literal" or (formulation == "auto" and m.n <= LITERAL_UP_TO)
+    if literal:
+        report = solve_pyomo(efficiency_model(m, residual), time_limit=time_limit)
+        used = "literal (Pyomo, one variable per user)"
+    else:
+        report = solve_matrix(np.ones(classes.count), split.T, np.full(len(residual), -INF),
+                              residual, np.zeros(classes.count), np.full(classes.count, INF),
+                              time_limit=time_limit)
+        used = "ratio classes (highspy, one variable per class)"
+    if report.status != "optimal":
+        raise SolverError(f"EMRF efficiency LP: HiGHS says {report.status}")
+    y = fairest_optimum(split, shares, residual, report.objective, time_limit)
+    extra = S * (y / shares)[classes.label]
+    return extra, float(report.objective), used
+
+
+def knob_policy(problem: EmrfProblem, formulation: str = "auto",
+                time_limit: float | None = None, **_) -> Solution:
+    """EMRF: F_i = eta F_i^max + F'_i (eq. 10) with F' from the efficiency LP (15)-(17)."""
+    m = problem.market
+    knob = problem.effective_knob()
+    metrics = {"knob": knob}
+    if knob > 1:
+        metrics["knob"] = None
+        total = drf_ceiling(m)
+        return Solution(
+            problem.allocation(total), "infeasible", None, metrics,
+            {"name": "closed form (Theorem 1)",
+             "message": f"no knob in [0, 1] bounds the unfairness by {problem.max_unfairness}; "
+                        "shown: DRF (knob 1), the fairest EMRF allocation"},
+        )
+    residual = residual_capacity(m, knob)
+    extra, optimum, used = efficiency_allocation(m, residual, formulation, time_limit)
+    total = knob * drf_ceiling(m) + extra
+    metrics["efficiency_lp_optimum"] = optimum
+    for d, name in enumerate(m.resources):
+        metrics[f"residual.{name}"] = residual[d]
+    return Solution(problem.allocation(total), "optimal", float(total.sum()), metrics,
+                    {"name": "HiGHS", "formulation": used})
+
+
+def wfq(problem: EmrfProblem, **_) -> Solution:
+    """Baseline: weighted proportional sharing of total GFLOPS (WFQ, Fig. 2(a))."""
+    total = proportional_share(problem.market)
+    return Solution(problem.allocation(total), "heuristic", float(total.sum()),
+                    solver={"name": "closed form"})
+
+
+def drf(problem: EmrfProblem, **_) -> Solution:
+    """Baseline: DRF, i.e. EMRF with knob 1 and no efficiency part (eq. 8)."""
+    total = drf_ceiling(problem.market)
+    return Solution(problem.allocation(total), "heuristic", float(total.sum()), {"knob": 1.0},
+                    {"name": "closed form (eq. 8)"})

@@ -1,0 +1,187 @@
+"""Solve LPs and MILPs with HiGHS and translate what happened into fairalloc's statuses.
+
+Two doors to the same solver:
+
+* :func:`solve_pyomo` for the readable Pyomo formulations in ``models/`` (they mirror the papers);
+* :func:`solve_matrix` for models built directly as sparse matrices, where Pyomo's model building
+  would dominate at scale (DESIGN.md: add a matrix path and test that both give the same optimum).
+
+Statuses: ``optimal``; ``feasible`` (a MILP stopped with an incumbent before proving it);
+``time_limit`` (the time limit hit; the best solution, if any, is kept and labelled);
+``infeasible``. Anything else (unbounded, numerical trouble, ...) raises :class:`SolverError`
+with HiGHS's own words — never swallowed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import highspy
+import numpy as np
+
+from fairalloc.errors import SolverError
+
+INF = highspy.kHighsInf
+
+
+@dataclass
+class Report:
+    """What a solve produced: status, objective, proven bound, gap, time and (for LPs) duals."""
+
+    status: str
+    objective: float | None
+    time_s: float
+    bound: float | None = None
+    gap: float | None = None
+    x: np.ndarray | None = None
+    row_dual: np.ndarray | None = None
+    duals: dict = field(default_factory=dict)
+    raw: str = ""
+
+    @property
+    def has_solution(self) -> bool:
+        return self.status in ("optimal", "feasible") or (
+            self.status == "time_limit" and self.objective is not None
+        )
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """|objective - bound| / max(|objective|, 1e-10), the MIP gap HiGHS reports."""
+    if objective is None or bound is None or not math.isfinite(bound):
+        return None
+    return abs(objective - bound) / max(abs(objective), 1e-10)
+
+
+_MODEL_STATUS = {
+    highspy.HighsModelStatus.kOptimal: "optimal",
+    highspy.HighsModelStatus.kInfeasible: "infeasible",
+    highspy.HighsModelStatus.kTimeLimit: "time_limit",
+}
+
+
+def solve_matrix(
+    cost: np.ndarray,
+    rows: np.ndarray,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_lower: np.ndarray,
+    col_upper: np.ndarray,
+    *,
+    maximize: bool = True,
+    integer: np.ndarray | None = None,
+    time_limit: float | None = None,
+) -> Report:
+    """Solve ``max/min cost·x  s.t.  row_lower <= rows @ x <= row_upper, col bounds`` with HiGHS.
+
+    ``rows`` is a dense (m, n) array (models solved this way are small: one column per class of
+    users). Returns primal values and row duals (for LPs); raises SolverError on other outcomes.
+
+    >>> r = solve_matrix(np.array([1.0, 1.0]), np.array([[1.0, 2.0], [3.0, 1.0]]),
+    ...                  np.full(2, -INF), np.array([4.0, 6.0]), np.zeros(2), np.full(2, INF))
+    >>> r.status, round(r.objective, 9)
+    ('optimal', 2.8)
+    """
+    rows = np.atleast_2d(np.asarray(rows, dtype=float))
+    m, n = rows.shape
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = n, m
+    lp.col_cost_ = np.asarray(cost, dtype=float)
+    lp.col_lower_ = np.asarray(col_lower, dtype=float)
+    lp.col_upper_ = np.asarray(col_upper, dtype=float)
+    lp.row_lower_ = np.asarray(row_lower, dtype=float)
+    lp.row_upper_ = np.asarray(row_upper, dtype=float)
+    r, c = np.nonzero(rows)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.start_ = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=m))]).astype(np.int32)
+    lp.a_matrix_.index_ = c.astype(np.int32)
+    lp.a_matrix_.value_ = rows[r, c]
+    lp.sense_ = highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
+    if integer is not None and np.any(integer):
+        lp.integrality_ = [
+            highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous
+            for flag in integer
+        ]
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
+    h.passModel(lp)
+    start = time.perf_counter()
+    h.run()
+    elapsed = time.perf_counter() - start
+    model_status = h.getModelStatus()
+    status = _MODEL_STATUS.get(model_status)
+    if status is None:
+        raise SolverError(f"HiGHS: {h.modelStatusToString(model_status)}")
+    info = h.getInfo()
+    has_x = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    objective = info.objective_function_value if has_x else None
+    is_mip = integer is not None and np.any(integer)
+    bound = info.mip_dual_bound if is_mip else objective
+    sol = h.getSolution()
+    return Report(
+        status=status,
+        objective=objective,
+        time_s=elapsed,
+        bound=bound,
+        gap=relative_gap(objective, bound) if is_mip else None,
+        x=np.array(sol.col_value) if has_x else None,
+        row_dual=np.array(sol.row_dual) if has_x and not is_mip else None,
+        raw=h.modelStatusToString(model_status),
+    )
+
+
+def solve_pyomo(
+    model,
+    *,
+    time_limit: float | None = None,
+    mip_gap: float | None = None,
+    duals: bool = False,
+) -> Report:
+    """Solve a Pyomo model with HiGHS (``pyomo.contrib.solver``'s ``highs``) and load the solution.
+
+    Honours ``time_limit`` (seconds) and ``mip_gap`` (relative). With ``duals=True`` the report's
+    ``duals`` maps each constraint data object to its dual value (LPs only).
+    """
+    from pyomo.contrib.solver.common.factory import SolverFactory
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+    solver = SolverFactory("highs")
+    if not solver.available():
+        raise SolverError("HiGHS is not available to Pyomo (is highspy installed?)")
+    config: dict = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False}
+    if time_limit is not None:
+        config["time_limit"] = float(max(time_limit, 1e-3))
+    if mip_gap is not None:
+        config["rel_gap"] = float(mip_gap)
+    start = time.perf_counter()
+    res = solver.solve(model, **config)
+    elapsed = time.perf_counter() - start
+    tc = res.termination_condition
+    has_x = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
+    if tc == TerminationCondition.convergenceCriteriaSatisfied:
+        status = "optimal" if res.solution_status == SolutionStatus.optimal else "feasible"
+    elif tc == TerminationCondition.maxTimeLimit:
+        status = "time_limit"
+    elif tc in (
+        TerminationCondition.provenInfeasible,
+        TerminationCondition.locallyInfeasible,
+    ):
+        status = "infeasible"
+    else:
+        raise SolverError(f"HiGHS via Pyomo: {tc.name}")
+    report = Report(
+        status=status,
+        objective=res.incumbent_objective if has_x else None,
+        time_s=elapsed,
+        bound=res.objective_bound,
+        raw=tc.name,
+    )
+    if has_x:
+        res.solution_loader.load_vars()
+        if duals:
+            report.duals = res.solution_loader.get_duals()
+    report.gap = relative_gap(report.objective, report.bound)
+    return report

@@ -1,0 +1,242 @@
+"""Read a JSON spec strictly, check it against its kind's JSON Schema, and build the problem.
+
+A spec is checked in three stages and every problem found in a stage is reported together, each
+with its JSON path and the rule it breaks:
+
+1. parsing: JSON syntax, no ``NaN``/``Infinity`` (nor numbers too large for a float), no key given
+   twice in one object; whole lines starting with ``//`` are comments (``fairalloc new`` writes them);
+2. the kind's JSON Schema (``schemas/<kind>.schema.json``, draft 2020-12, unknown keys rejected);
+3. the model's preconditions (fractions summing to 1, unique ids, names that exist, ...).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from fairalloc.errors import SpecError, Violation, Violations, json_path
+
+_COMMENT_LINE = re.compile(r"^[ \t]*//.*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A checked spec: its kind, the built problem object and the raw JSON it came from."""
+
+    kind: str
+    problem: Any
+    options: dict
+    raw: dict
+    name: str | None = None
+    source: str | None = None
+
+
+class _NonFinite:
+    """Stands where the text had NaN, Infinity or an overflowing number, until it is reported."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+class _DuplicateKeys(dict):
+    """An object in which some key appeared twice; remembers which."""
+
+    duplicates: list[str] = []
+
+
+def _parse(text: str, source: str | None) -> Any:
+    trouble = False
+
+    def constant(name: str) -> _NonFinite:
+        nonlocal trouble
+        trouble = True
+        return _NonFinite(name)
+
+    def number(literal: str) -> float | _NonFinite:
+        nonlocal trouble
+        value = float(literal)
+        if math.isinf(value):
+            trouble = True
+            return _NonFinite(literal)
+        return value
+
+    def pairs(items: list[tuple[str, Any]]) -> dict:
+        nonlocal trouble
+        obj = dict(items)
+        if len(obj) != len(items):
+            trouble = True
+            seen: set[str] = set()
+            obj = _DuplicateKeys(items)
+            obj.duplicates = [k for k, _ in items if k in seen or seen.add(k)]
+        return obj
+
+    try:
+        data = json.loads(
+            _COMMENT_LINE.sub("", text),
+            parse_constant=constant,
+            parse_float=number,
+            object_pairs_hook=pairs,
+        )
+    except json.JSONDecodeError as exc:
+        raise SpecError(
+            [Violation("$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")],
+            source,
+        ) from None
+    if trouble:
+        found = Violations()
+        _report_parse_trouble(data, [], found)
+        found.raise_if_any(source)
+    return data
+
+
+def _report_parse_trouble(node: Any, path: list, found: Violations) -> None:
+    if isinstance(node, _NonFinite):
+        found.add(path, f"{node.text} is not a finite number (JSON allows finite numbers only)")
+    elif isinstance(node, dict):
+        for key in getattr(node, "duplicates", []):
+            found.add(path + [key], "key appears more than once in this object")
+        for key, value in node.items():
+            _report_parse_trouble(value, path + [key], found)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _report_parse_trouble(value, path + [i], found)
+
+
+def read_json(source: str | Path) -> tuple[Any, str]:
+    """Read and strictly parse JSON from a path or ``-`` (standard input); return (data, label)."""
+    label = "<stdin>" if str(source) == "-" else str(source)
+    try:
+        text = sys.stdin.read() if str(source) == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError([Violation("$", f"cannot read file: {exc.strerror or exc}")], label) from None
+    except UnicodeDecodeError:
+        raise SpecError([Violation("$", "file is not UTF-8 text")], label) from None
+    return _parse(text, label), label
+
+
+@lru_cache(maxsize=None)
+def schema(kind: str) -> dict:
+    """The JSON Schema of a problem kind, as shipped in ``fairalloc/schemas``."""
+    text = resources.files("fairalloc.schemas").joinpath(f"{kind}.schema.json").read_text()
+    return json.loads(text)
+
+
+@lru_cache(maxsize=None)
+def _validator(kind: str) -> Draft202012Validator:
+    return Draft202012Validator(schema(kind))
+
+
+def _schema_violations(error) -> list[tuple[list, str]]:
+    """Paths and short rule texts for a jsonschema error, never echoing the (maybe huge) instance."""
+    path = list(error.absolute_path)
+    kw, value = error.validator, error.validator_value
+    if kw == "required":
+        missing = [k for k in value if k not in error.instance]
+        return [(path + [k], "required key is missing") for k in missing]
+    if kw == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
+        return [(path + [k], f"unknown key{hint}") for k in error.instance if k not in allowed]
+    if kw == "oneOf" and all(set(branch) == {"required"} for branch in value):
+        names = ", ".join(k for branch in value for k in branch["required"])
+        return [(path, f"exactly one of {names} is required")]
+    rules = {
+        "type": lambda: f"must be of type {value}",
+        "minimum": lambda: f"must be >= {value}",
+        "exclusiveMinimum": lambda: f"must be > {value}",
+        "maximum": lambda: f"must be <= {value}",
+        "exclusiveMaximum": lambda: f"must be < {value}",
+        "enum": lambda: f"must be one of {', '.join(map(json.dumps, value))}",
+        "const": lambda: f"must be {json.dumps(value)}",
+        "minItems": lambda: f"must have at least {value} item{'s' if value != 1 else ''}",
+        "maxItems": lambda: f"must have at most {value} items",
+        "minProperties": lambda: f"must have at least {value} key{'s' if value != 1 else ''}",
+        "minLength": lambda: "must not be empty",
+        "multipleOf": lambda: f"must be a multiple of {value}",
+    }
+    rule = rules[kw]() if kw in rules else f"breaks schema rule '{kw}': {json.dumps(value)[:120]}"
+    return [(path, rule)]
+
+
+def check_schema(kind: str, data: dict, found: Violations) -> None:
+    """Add a violation for every place where ``data`` breaks the kind's JSON Schema."""
+    errors = sorted(_validator(kind).iter_errors(data), key=lambda e: list(map(str, e.path)))
+    for error in errors:
+        for path, rule in _schema_violations(error):
+            found.add(path, rule)
+
+
+def build(data: Any, source: str | None = None) -> Spec:
+    """Check parsed spec data (schema, then preconditions) and build its problem object."""
+    from fairalloc.registry import KINDS
+
+    found = Violations()
+    if not isinstance(data, dict):
+        found.add("$", "a spec must be a JSON object")
+        found.raise_if_any(source)
+    kind = data.get("problem")
+    if kind not in KINDS:
+        known = ", ".join(sorted(KINDS))
+        rule = "required key is missing" if kind is None else f"unknown problem kind (known: {known})"
+        found.add(["problem"], rule)
+        found.raise_if_any(source)
+    check_schema(kind, data, found)
+    found.raise_if_any(source)
+    problem = KINDS[kind].from_spec(data, found)
+    found.raise_if_any(source)
+    return Spec(
+        kind=kind,
+        problem=problem,
+        options=dict(data.get("options", {})),
+        raw=data,
+        name=data.get("name"),
+        source=source,
+    )
+
+
+def load_spec(source: str | Path | dict) -> Spec:
+    """Load a spec from a file path, ``-`` (stdin) or an already parsed dict, and check it.
+
+    Raises :class:`~fairalloc.errors.SpecError` listing every problem found.
+    """
+    if isinstance(source, dict):
+        return build(copy.deepcopy(source), None)
+    data, label = read_json(source)
+    return build(data, label)
+
+
+_PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def set_path(data: dict, path: str, value: Any) -> dict:
+    """A copy of ``data`` with the value at a path such as ``users[0].weight`` replaced.
+
+    >>> set_path({"knob": 0.5, "users": [{"weight": 1}]}, "users[0].weight", 3)
+    {'knob': 0.5, 'users': [{'weight': 3}]}
+    """
+    tokens = [int(i) if i else name for name, i in _PATH_TOKEN.findall(path)]
+    if not tokens:
+        raise SpecError([Violation(path or "$", "empty key path")])
+    out = copy.deepcopy(data)
+    node = out
+    for depth, token in enumerate(tokens[:-1]):
+        try:
+            node = node[token]
+        except (KeyError, IndexError, TypeError):
+            where = json_path(tokens[: depth + 1])
+            raise SpecError([Violation(where, "no such key in the spec")]) from None
+    try:
+        node[tokens[-1]] = value
+    except (IndexError, TypeError):
+        raise SpecError([Violation(json_path(tokens), "no such key in the spec")]) from None
+    return out

@@ -1,0 +1,299 @@
+"""Fairness axioms, each computed from its definition on the allocation at hand.
+
+Nothing here trusts a paper's theorem: every check reads the allocation it is given (which may
+come from any method, or from a file) and looks for a counterexample. A failed check carries a
+witness: who, against whom, by how much.
+
+The checks on Leontief users (drf, emrf) share one view, ``problem.market``
+(:class:`~fairalloc.models.leontief.Leontief`): user i values a bundle b at
+``min_d b_d / a_id`` units, capped at its ``max_tasks``. They exploit classes of users with the
+same demand direction, so they cost O(n D + K^2 D) for K classes instead of O(n^2).
+
+Tolerances: amounts are compared with a relative tolerance of 1e-7 (LP solutions are accurate to
+about 1e-9), whole tasks exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from fairalloc.models.leontief import Leontief
+from fairalloc.result import Allocation, Finding, Solution
+from fairalloc.solvers.highs import INF, solve_matrix
+
+RTOL = 1e-7
+PROBE_SOLVES = 24
+
+Mechanism = Callable[[object], Solution]
+
+
+def _exceeds(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a > b beyond the relative tolerance."""
+    return a > b + RTOL * np.maximum(1.0, np.abs(b))
+
+
+def _worst(mask: np.ndarray, amount: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[np.argmax(amount[mask])])
+
+
+def feasibility(problem, allocation: Allocation, **_) -> Finding:
+    """Bundles fit in the capacity, units are non-negative, within caps, whole where tasks are
+    indivisible, and each user's bundle supports the units it claims."""
+    m: Leontief = problem.market
+    x, bundles = m.units(allocation), m.bundles(allocation)
+    used = bundles.sum(axis=0)
+    problems: list[dict] = []
+    over = _exceeds(used, m.capacity)
+    for d in np.flatnonzero(over):
+        problems.append({"resource": m.resources[d], "used": used[d], "capacity": m.capacity[d]})
+    checks = [
+        (x < -RTOL, "negative units"),
+        (_exceeds(x, m.caps), "above its cap"),
+        (_exceeds(x, m.worth(np.arange(m.n), bundles)), "more units than its bundle supports"),
+        ((np.abs(x - np.round(x)) > 1e-9) if m.integral else np.zeros(m.n, bool),
+         "fractional tasks"),
+    ]
+    for mask, what in checks:
+        if mask.any():
+            i = int(np.flatnonzero(mask)[0])
+            problems.append({"user": m.ids[i], "problem": what, "units": x[i],
+                             "count": int(mask.sum())})
+    if problems:
+        return Finding("feasibility", False, f"{len(problems)} violation(s)", problems[:10])
+    return Finding("feasibility", True, "every bundle fits; units within caps and bundles")
+
+
+def sharing_incentive(problem, allocation: Allocation, **_) -> Finding:
+    """SI (eq. 1 of the EMRF paper, and DRF's): each user gets at least what it could run on its
+    weighted slice w_i / sum(w) of every resource."""
+    m: Leontief = problem.market
+    x, own = m.units(allocation), m.weighted_slice()
+    short = _exceeds(own, x)
+    if not short.any():
+        return Finding("sharing_incentive", True,
+                       f"all {m.n} users get at least their weighted slice's worth")
+    i = _worst(short, (own - x) / np.maximum(own, 1e-300))
+    return Finding(
+        "sharing_incentive", False,
+        f"{int(short.sum())} of {m.n} users get less than their weighted slice's worth",
+        {"user": m.ids[i], "gets": x[i], "slice_worth": own[i], "short_by": own[i] - x[i]},
+    )
+
+
+def _bundle_classes(m: Leontief, bundles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bundles as size × direction: size b_j = max_d B_jd / C_d, class label and directions."""
+    size = (bundles / m.capacity).max(axis=1)
+    safe = np.where(size > 0, size, 1.0)
+    direction = bundles / safe[:, None]
+    rows = np.ascontiguousarray(direction).view(
+        np.dtype((np.void, direction.dtype.itemsize * direction.shape[1]))).ravel()
+    _, first, label = np.unique(rows, return_index=True, return_inverse=True)
+    return size, label.ravel(), direction[first]
+
+
+def _best_two(u: np.ndarray, bdir: np.ndarray, v1: np.ndarray) -> tuple[np.ndarray, ...]:
+    """For each demand direction c: the bundle classes k with the largest and second largest
+    M(c, k) * v1[k], and those values; computed in chunks so memory stays bounded."""
+    C, K = len(u), len(bdir)
+    k1, k2 = np.zeros(C, int), np.zeros(C, int)
+    b1, b2 = np.zeros(C), np.full(C, -np.inf)
+    step = max(1, int(2e7 // max(1, K * u.shape[1])))
+    for lo in range(0, C, step):
+        uc = u[lo:lo + step]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            M = np.where(uc[:, None, :] > 0, bdir[None, :, :] / uc[:, None, :], np.inf).min(axis=2)
+        V = M * v1[None, :]
+        order = np.argsort(-V, axis=1, kind="stable")[:, :2]
+        rows = np.arange(len(uc))
+        k1[lo:lo + step], b1[lo:lo + step] = order[:, 0], V[rows, order[:, 0]]
+        if K > 1:
+            k2[lo:lo + step], b2[lo:lo + step] = order[:, 1], V[rows, order[:, 1]]
+    return k1, b1, k2, b2
+
+
+def envy_freeness(problem, allocation: Allocation, **_) -> Finding:
+    """Weighted EF (eq. 2 with mu of eq. 19, weighted): no user i could run more units with
+    another user's bundle scaled by w_i / w_j. With equal weights this is eq. 2 exactly.
+
+    i's worth of j's scaled bundle is (w_i / s_i) (b_j / w_j) M(c_i, k_j), where s_i is i's
+    dominant share per unit, b_j the size of j's bundle and M(c, k) = min_d v_kd / u_cd compares
+    demand direction c with bundle direction k. So per bundle class only the largest b_j / w_j
+    matters (the second largest, for the user who holds the largest): O(n D + C K D) for C
+    demand and K bundle classes, instead of O(n^2 D).
+    """
+    m: Leontief = problem.market
+    x, bundles = m.units(allocation), m.bundles(allocation)
+    classes = m.classes()
+    size, blabel, bdir = _bundle_classes(m, bundles)
+    K = len(bdir)
+    level = size / m.weights
+    order = np.lexsort((-level, blabel))                  # by bundle class, largest level first
+    starts = np.searchsorted(blabel[order], np.arange(K))
+    top1 = order[starts]
+    top2 = np.where(np.bincount(blabel, minlength=K) > 1,
+                    order[np.minimum(starts + 1, len(order) - 1)], -1)
+    v1 = level[top1]
+    v2 = np.where(top2 >= 0, level[np.maximum(top2, 0)], 0.0)
+    u = classes.direction
+    k1, b1, k2, b2 = _best_two(u, bdir, v1)
+    c = classes.label
+    best, rival = b1[c].copy(), top1[k1[c]].copy()
+    mine = np.flatnonzero(rival == np.arange(m.n))        # users who hold the best bundle
+    for i in mine:                                        # at most one per demand class
+        ci, k = c[i], k1[c[i]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            same = np.where(u[ci] > 0, bdir[k] / u[ci], np.inf).min() * v2[k]
+        if top2[k] >= 0 and same >= b2[ci]:
+            best[i], rival[i] = same, top2[k]
+        elif K > 1:
+            best[i], rival[i] = b2[ci], top1[k2[ci]]
+        else:
+            best[i], rival[i] = 0.0, i
+    worth = np.minimum(m.caps, m.weights / m.dominant() * best)
+    if m.integral:
+        worth = np.floor(worth + 1e-9)
+    envious = _exceeds(worth, x)
+    if not envious.any():
+        return Finding("envy_freeness", True,
+                       f"no user prefers another's weight-scaled bundle ({m.n} users, "
+                       f"{classes.count} demand classes, {K} bundle classes)")
+    gain = worth - x
+    worst = np.flatnonzero(envious)[np.argsort(-gain[envious], kind="stable")][:10]
+    pairs = [{"envious": m.ids[e], "of": m.ids[rival[e]], "has": x[e], "would_have": worth[e]}
+             for e in worst]
+    i = worst[0]
+    return Finding(
+        "envy_freeness", False,
+        f"{int(envious.sum())} of {m.n} users envy someone; worst: {m.ids[i]} envies "
+        f"{m.ids[rival[i]]} by {gain[i]:.6g} units",
+        {"envious": m.ids[i], "of": m.ids[rival[i]], "has": x[i], "would_have": worth[i],
+         "by": gain[i], "pairs": pairs},
+    )
+
+
+def pareto_efficiency(problem, allocation: Allocation, **_) -> Finding:
+    """PE: no user can grow without another shrinking. Divisible units: the LP
+    max sum_c G_c s.t. sum_c G_c u_c <= free capacity, 0 <= G_c <= room under the caps, over
+    classes c of users with the same demand direction (G_c in dominant-share units). Whole tasks:
+    can some user run one more task in the free capacity?"""
+    m: Leontief = problem.market
+    x, bundles = m.units(allocation), m.bundles(allocation)
+    slack = np.maximum(m.capacity - bundles.sum(axis=0), 0.0)
+    room = m.caps - x
+    if m.integral:
+        fits = (m.demand <= slack + 1e-9 * m.capacity).all(axis=1) & (room >= 1)
+        if fits.any():
+            i = int(np.flatnonzero(fits)[0])
+            return Finding("pareto_efficiency", False,
+                           f"{int(fits.sum())} users could run one more task in free capacity",
+                           {"user": m.ids[i], "tasks": x[i], "free": dict(zip(m.resources, slack))})
+        return Finding("pareto_efficiency", True, "no user's next task fits in the free capacity")
+    classes = m.classes()
+    growth_room = np.bincount(classes.label, weights=np.where(room > 0, room, 0.0) * m.dominant(),
+                              minlength=classes.count)
+    report = solve_matrix(np.ones(classes.count), classes.direction.T, np.full(len(slack), -INF),
+                          slack, np.zeros(classes.count), np.where(np.isinf(growth_room), INF,
+                                                                   growth_room))
+    gain = report.x if report.x is not None else np.zeros(classes.count)
+    growing = gain > RTOL * max(1.0, float(np.abs(x * m.dominant()).max(initial=0.0)))
+    if not growing.any():
+        return Finding("pareto_efficiency", True,
+                       f"LP over {classes.count} demand classes: nobody can grow "
+                       f"(max growth {report.objective:.3g})")
+    c = int(np.argmax(gain))
+    members = np.flatnonzero((classes.label == c) & (room > RTOL))
+    i = int(members[0])
+    alone = float(m.worth(np.array([i]), (x[i] * m.demand[i] + slack)[None, :])[0] - x[i])
+    return Finding(
+        "pareto_efficiency", False,
+        f"{m.ids[i]} can grow by {alone:.6g} units with nobody shrinking",
+        {"user": m.ids[i], "units": x[i], "can_add": alone,
+         "free": dict(zip(m.resources, slack))},
+    )
+
+
+def _misreports(demand: np.ndarray, names: tuple[str, ...]) -> list[tuple[str, np.ndarray]]:
+    """Ways a user may lie about its demand vector: inflate or deflate one resource, scale the
+    whole vector, swap the dominant resource with another."""
+    out: list[tuple[str, np.ndarray]] = []
+    positive = np.flatnonzero(demand > 0)
+    for d in positive:
+        for factor in (2.0, 0.5):
+            lie = demand.copy()
+            lie[d] *= factor
+            out.append((f"{names[d]} x{factor:g}", lie))
+    out.append(("all x2", demand * 2.0))
+    top = int(np.argmax(demand))
+    for d in range(len(demand)):
+        if d != top and demand[d] != demand[top]:
+            lie = demand.copy()
+            lie[[top, d]] = lie[[d, top]]
+            out.append((f"swap {names[top]} and {names[d]}", lie))
+    return out
+
+
+def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | None = None,
+                       **_) -> Finding | None:
+    """SP probe: users misreport their demand (``_misreports``), the mechanism that produced the
+    allocation is run again, and we measure the liar's *true* units from the bundle it gets.
+
+    A probe, not a proof: it reports the largest true gain found. It probes one user of each
+    distinct type (demand, weight, cap), at most ``PROBE_SOLVES`` re-solves in all; the detail
+    says how much was covered. Without a mechanism (an allocation read from a file) it is skipped.
+    """
+    if mechanism is None:
+        return None
+    m: Leontief = problem.market
+    x = m.units(allocation)
+    types = np.column_stack([m.demand, m.weights, m.caps])
+    _, reps = np.unique(types, axis=0, return_index=True)
+    reps = np.sort(reps)
+    best = {"gain": 0.0}
+    solves = probed = 0
+    for i in reps:
+        lies = _misreports(m.demand[i], m.resources)
+        if solves + len(lies) > PROBE_SOLVES and probed:
+            break
+        probed += 1
+        for label, lie in lies:
+            solves += 1
+            liar = problem.with_demand(int(i), lie)
+            outcome = mechanism(liar)
+            if outcome.status in ("infeasible", "time_limit"):
+                continue
+            held = liar.market.bundles(outcome.allocation)[i]
+            true_units = float(m.worth(np.array([i]), held[None, :])[0])
+            gain = true_units - x[i]
+            if gain > best["gain"]:
+                best = {"gain": gain, "user": m.ids[i], "misreport": label,
+                        "reported": dict(zip(m.resources, lie)),
+                        "true_units_truthful": x[i], "true_units_lying": true_units}
+    scope = f"probed {probed} of {len(reps)} user types with {solves} misreports"
+    if best["gain"] > RTOL * max(1.0, float(np.abs(x).max(initial=0.0))):
+        return Finding("strategy_proofness", False,
+                       f"{best['user']} gains {best['gain']:.6g} units by lying ({scope})", best)
+    return Finding("strategy_proofness", True, f"no profitable misreport found ({scope})")
+
+
+def delta_fairness(problem, allocation: Allocation, **_) -> Finding:
+    """delta-fairness (eq. 9 of the EMRF paper): max_i F_i/S_i - min_j F_j/S_j is at most the
+    guarantee: Theorem 1's bound at the spec's knob, or the spec's ``max_unfairness``."""
+    from fairalloc.models.emrf import delta_bound, share_ratio
+
+    m: Leontief = problem.market
+    ratio = share_ratio(m, m.units(allocation))
+    observed = float(ratio.max() - ratio.min())
+    knob = problem.effective_knob()
+    if knob <= 1:
+        limit, source = delta_bound(m, knob), f"Theorem 1 bound at knob {knob:.6g}"
+    else:
+        limit, source = float(problem.max_unfairness), "max_unfairness (no knob reaches it)"
+    hi, lo = int(np.argmax(ratio)), int(np.argmin(ratio))
+    detail = f"observed {observed:.6g} vs {source} {limit:.6g}"
+    if _exceeds(np.array(observed), np.array(limit)):
+        return Finding("delta_fairness", False, detail,
+                       {"most": m.ids[hi], "most_ratio": ratio[hi], "least": m.ids[lo],
+                        "least_ratio": ratio[lo], "observed": observed, "bound": limit})
+    return Finding("delta_fairness", True, detail)
