@@ -85,5 +85,17 @@ def check_unique_ids(items: list[dict], key: str, found: Violations) -> None:
             first[uid] = i
 
 
+def check_names(items: list[dict], key: str, field: str, known: tuple[str, ...], what: str,
+                found: Violations) -> None:
+    """Every name used in ``items[i][field]`` must be one of ``known`` (e.g. a resource)."""
+    allowed = set(known)
+    if set().union(*(item[field] for item in items)) <= allowed:
+        return
+    for i, item in enumerate(items):
+        for name in item[field]:
+            if name not in allowed:
+                found.add([key, i, field, name], f"unknown {what} (known: {', '.join(known)})")
+
+
 class SolverError(Exception):
     """The solver could not produce an allocation (a status we cannot map, or a crash)."""

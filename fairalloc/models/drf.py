@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fairalloc.errors import Violations, check_unique_ids
+from fairalloc.errors import Violations, check_names, check_unique_ids
 from fairalloc.models.leontief import Leontief, utilization
 from fairalloc.result import Allocation
 
@@ -39,23 +39,15 @@ class DrfProblem:
         users = data["users"]
         divisible = data.get("divisible", True)
         check_unique_ids(users, "users", found)
-        demand = np.zeros((len(users), len(resources)))
-        caps = np.full(len(users), np.inf)
-        index = {r: d for d, r in enumerate(resources)}
-        for i, user in enumerate(users):
-            for r, amount in user["demand"].items():
-                if r not in index:
-                    found.add(["users", i, "demand", r], f"unknown resource (capacity has: "
-                              f"{', '.join(resources)})")
-                else:
-                    demand[i, index[r]] = amount
-            if not any(user["demand"].get(r, 0) > 0 for r in resources):
-                found.add(["users", i, "demand"], "must ask for a positive amount of some resource")
-            if "max_tasks" in user:
-                caps[i] = user["max_tasks"]
-                if not divisible and caps[i] != int(caps[i]):
-                    found.add(["users", i, "max_tasks"],
-                              "must be a whole number when divisible is false")
+        check_names(users, "users", "demand", resources, "resource", found)
+        demand = np.array([[u["demand"].get(r, 0.0) for r in resources] for u in users], float)
+        for i in np.flatnonzero(~(demand > 0).any(axis=1)):
+            found.add(["users", int(i), "demand"], "must ask for a positive amount of some resource")
+        caps = np.array([u.get("max_tasks", np.inf) for u in users], dtype=float)
+        if not divisible:
+            for i in np.flatnonzero(np.isfinite(caps) & (caps != np.floor(caps))):
+                found.add(["users", int(i), "max_tasks"],
+                          "must be a whole number when divisible is false")
         if found:
             return None
         market = Leontief(

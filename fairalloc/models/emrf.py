@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fairalloc.errors import Violations, check_unique_ids
+from fairalloc.errors import Violations, check_names, check_unique_ids
 from fairalloc.models.leontief import Leontief, utilization
 from fairalloc.result import Allocation
 
@@ -52,18 +52,12 @@ class EmrfProblem:
         devices = tuple(data["capacity"])
         users = data["users"]
         check_unique_ids(users, "users", found)
-        split = np.zeros((len(users), len(devices)))
-        index = {d: k for k, d in enumerate(devices)}
-        for i, user in enumerate(users):
-            for dev, fraction in user["split"].items():
-                if dev not in index:
-                    found.add(["users", i, "split", dev],
-                              f"unknown device (capacity has: {', '.join(devices)})")
-                else:
-                    split[i, index[dev]] = fraction
-            total = sum(user["split"].values())
-            if abs(total - 1.0) > SPLIT_TOLERANCE:
-                found.add(["users", i, "split"], f"fractions must sum to 1 (they sum to {total:.12g})")
+        check_names(users, "users", "split", devices, "device", found)
+        split = np.array([[u["split"].get(d, 0.0) for d in devices] for u in users], float)
+        given = np.array([sum(u["split"].values()) for u in users], dtype=float)
+        for i in np.flatnonzero(np.abs(given - 1.0) > SPLIT_TOLERANCE):
+            found.add(["users", int(i), "split"],
+                      f"fractions must sum to 1 (they sum to {given[i]:.12g})")
         if found:
             return None
         market = Leontief(

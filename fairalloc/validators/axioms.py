@@ -25,6 +25,7 @@ from fairalloc.solvers.highs import INF, solve_matrix
 
 RTOL = 1e-7
 PROBE_SOLVES = 24
+PROBE_WORK = 600_000   # user-solves: at 1e5 users the probe re-solves 6 times
 
 Mechanism = Callable[[object], Solution]
 
@@ -95,21 +96,27 @@ def _bundle_classes(m: Leontief, bundles: np.ndarray) -> tuple[np.ndarray, np.nd
 
 def _best_two(u: np.ndarray, bdir: np.ndarray, v1: np.ndarray) -> tuple[np.ndarray, ...]:
     """For each demand direction c: the bundle classes k with the largest and second largest
-    M(c, k) * v1[k], and those values; computed in chunks so memory stays bounded."""
+    V[c, k] = M(c, k) * v1[k], and those values. O(C K D) time, computed in row chunks so that
+    memory stays bounded whatever C and K are."""
     C, K = len(u), len(bdir)
     k1, k2 = np.zeros(C, int), np.zeros(C, int)
     b1, b2 = np.zeros(C), np.full(C, -np.inf)
-    step = max(1, int(2e7 // max(1, K * u.shape[1])))
+    scaled = bdir * v1[:, None]                            # (K, D) best bundle of each class
+    step = max(1, int(4e6 // max(1, K)))
     for lo in range(0, C, step):
         uc = u[lo:lo + step]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            M = np.where(uc[:, None, :] > 0, bdir[None, :, :] / uc[:, None, :], np.inf).min(axis=2)
-        V = M * v1[None, :]
-        order = np.argsort(-V, axis=1, kind="stable")[:, :2]
+        V = np.full((len(uc), K), np.inf)
+        for d in range(u.shape[1]):
+            need = uc[:, d] > 0
+            if need.any():
+                V[need] = np.minimum(V[need], scaled[None, :, d] / uc[need, d][:, None])
         rows = np.arange(len(uc))
-        k1[lo:lo + step], b1[lo:lo + step] = order[:, 0], V[rows, order[:, 0]]
+        first = V.argmax(axis=1)
+        k1[lo:lo + step], b1[lo:lo + step] = first, V[rows, first]
         if K > 1:
-            k2[lo:lo + step], b2[lo:lo + step] = order[:, 1], V[rows, order[:, 1]]
+            V[rows, first] = -np.inf
+            second = V.argmax(axis=1)
+            k2[lo:lo + step], b2[lo:lo + step] = second, V[rows, second]
     return k1, b1, k2, b2
 
 
@@ -215,22 +222,25 @@ def pareto_efficiency(problem, allocation: Allocation, **_) -> Finding:
 
 
 def _misreports(demand: np.ndarray, names: tuple[str, ...]) -> list[tuple[str, np.ndarray]]:
-    """Ways a user may lie about its demand vector: inflate or deflate one resource, scale the
-    whole vector, swap the dominant resource with another."""
+    """Ways a user may lie about its demand vector, likeliest to pay first: inflate one resource,
+    swap the largest demand with another, deflate one resource, scale the whole vector."""
     out: list[tuple[str, np.ndarray]] = []
     positive = np.flatnonzero(demand > 0)
     for d in positive:
-        for factor in (2.0, 0.5):
-            lie = demand.copy()
-            lie[d] *= factor
-            out.append((f"{names[d]} x{factor:g}", lie))
-    out.append(("all x2", demand * 2.0))
+        lie = demand.copy()
+        lie[d] *= 2.0
+        out.append((f"{names[d]} x2", lie))
     top = int(np.argmax(demand))
     for d in range(len(demand)):
         if d != top and demand[d] != demand[top]:
             lie = demand.copy()
             lie[[top, d]] = lie[[d, top]]
             out.append((f"swap {names[top]} and {names[d]}", lie))
+    for d in positive:
+        lie = demand.copy()
+        lie[d] *= 0.5
+        out.append((f"{names[d]} x0.5", lie))
+    out.append(("all x2", demand * 2.0))
     return out
 
 
@@ -240,8 +250,9 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
     allocation is run again, and we measure the liar's *true* units from the bundle it gets.
 
     A probe, not a proof: it reports the largest true gain found. It probes one user of each
-    distinct type (demand, weight, cap), at most ``PROBE_SOLVES`` re-solves in all; the detail
-    says how much was covered. Without a mechanism (an allocation read from a file) it is skipped.
+    distinct type (demand, weight, cap) in spec order, with at most ``PROBE_SOLVES`` re-solves,
+    and fewer for large inputs (``PROBE_WORK`` / n, at least D + 1); the detail says exactly what
+    was covered. Without a mechanism (an allocation read from a file) it is skipped.
     """
     if mechanism is None:
         return None
@@ -250,11 +261,12 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
     types = np.column_stack([m.demand, m.weights, m.caps])
     _, reps = np.unique(types, axis=0, return_index=True)
     reps = np.sort(reps)
+    budget = min(PROBE_SOLVES, max(len(m.resources) + 1, PROBE_WORK // m.n))
     best = {"gain": 0.0}
     solves = probed = 0
     for i in reps:
-        lies = _misreports(m.demand[i], m.resources)
-        if solves + len(lies) > PROBE_SOLVES and probed:
+        lies = _misreports(m.demand[i], m.resources)[: budget - solves]
+        if not lies:
             break
         probed += 1
         for label, lie in lies:

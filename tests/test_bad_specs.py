@@ -1,0 +1,161 @@
+"""Every file in tests/bad_specs/ is a spec that breaks one rule (or, for the three-* files, three).
+
+Each is run through the real command line, ``fairalloc solve FILE``, in a subprocess: it must exit
+with code 2, print nothing on stdout, show no traceback, and name on stderr the JSON path of the
+problem together with the rule broken. The table below is the single place that says, per file,
+which path and which rule keyword are expected.
+
+The subprocesses run a few at a time in one module fixture, so the whole module costs about as
+much as a handful of sequential CLI calls.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+BAD = Path(__file__).parent / "bad_specs"
+
+# file -> (JSON path named on stderr, keyword of the rule), one rule per file.
+EXPECTED: dict[str, tuple[str, str]] = {
+    # model preconditions (stage 3)
+    "emrf-split-sum.json": ("users[1].split", "must sum to 1"),
+    "emrf-unknown-device.json": ("users[0].split.fpga", "unknown device"),
+    "emrf-quoted-device-name.json": ('users[1].split["gpu 1"]', "unknown device"),
+    "drf-unknown-resource.json": ("users[1].demand.disk", "unknown resource"),
+    "drf-duplicate-id.json": ("users[1].id", "duplicate id 'A'"),
+    "drf-zero-demand.json": ("users[0].demand", "positive amount"),
+    "drf-fractional-max-tasks.json": ("users[1].max_tasks", "whole number"),
+    # parsing (stage 1)
+    "emrf-nan.json": ("knob", "NaN is not a finite number"),
+    "drf-infinity.json": ("capacity.cpu", "Infinity is not a finite number"),
+    "drf-overflow.json": ("capacity.mem", "1e999 is not a finite number"),
+    "syntax-error.json": ("$", "invalid JSON at line 6"),
+    "drf-duplicate-key.json": ("capacity.cpu", "more than once"),
+    "not-an-object.json": ("$", "must be a JSON object"),
+    # kind and schema (stage 2)
+    "missing-problem.json": ("problem", "required key is missing"),
+    "unknown-problem-kind.json": ("problem", "unknown problem kind"),
+    "drf-missing-users.json": ("users", "required key is missing"),
+    "drf-negative-capacity.json": ("capacity.cpu", "must be > 0"),
+    "emrf-zero-capacity.json": ("capacity.gpu", "must be > 0"),
+    "emrf-typo-knobb.json": ("knobb", "unknown key"),
+    "drf-unknown-user-key.json": ("users[0].weigth", "unknown key"),
+    "drf-string-weight.json": ("users[1].weight", "must be of type number"),
+    "drf-divisible-not-boolean.json": ("divisible", "must be of type boolean"),
+    "emrf-knob-and-max-unfairness.json": ("$", "exactly one of knob, max_unfairness"),
+    "emrf-neither-knob-nor-max-unfairness.json": ("$", "exactly one of knob, max_unfairness"),
+    "emrf-knob-above-1.json": ("knob", "must be <= 1"),
+    "emrf-negative-max-unfairness.json": ("max_unfairness", "must be >= 0"),
+    "drf-empty-users.json": ("users", "at least 1 item"),
+    "emrf-empty-split.json": ("users[0].split", "at least 1 key"),
+    "emrf-negative-weight.json": ("users[0].weight", "must be > 0"),
+    "drf-empty-id.json": ("users[0].id", "must not be empty"),
+    "drf-unknown-method.json": ("options.method", "must be one of"),
+    "emrf-unknown-method.json": ("options.method", "must be one of"),
+    "drf-unknown-saturation.json": ("saturation", "must be one of"),
+}
+
+# Known library bugs: the same contract is expected, but today the CLI crashes with a traceback.
+# The rule keyword is left to the fix ("" = only the path is checked).
+BUGS: dict[str, tuple[str, str, str]] = {
+    "problem-not-a-string.json": (
+        "problem", "",
+        'BUG: "problem": ["drf"] (a list, or an object) crashes spec.build with '
+        "TypeError: unhashable type ('kind not in KINDS') instead of exit 2 naming `problem`",
+    ),
+    "drf-huge-integer.json": (
+        "capacity.mem", "",
+        "BUG: an integer literal too large for a float (1 followed by 400 zeros, no exponent) "
+        "passes the parser (only parse_float checks overflow) and crashes DrfProblem.from_spec "
+        "with OverflowError: int too large to convert to float",
+    ),
+}
+
+# Specs with three problems at once: all three must be reported in one run.
+MULTI: dict[str, list[tuple[str, str]]] = {
+    "three-schema-problems.json": [
+        ("capacity.cpu", "must be > 0"),
+        ("knob", "must be <= 1"),
+        ("users[1].wieght", "unknown key"),
+    ],
+    "three-model-problems.json": [
+        ("users[0].split", "must sum to 1"),
+        ("users[1].split.npu", "unknown device"),
+        ("users[2].id", "duplicate id 'user1'"),
+    ],
+}
+
+
+def _solve(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "fairalloc.cli", "solve", path.name],
+        cwd=path.parent, capture_output=True, text=True, timeout=60,
+    )
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, subprocess.CompletedProcess]:
+    files = sorted(BAD.glob("*.json"))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(zip((f.name for f in files), pool.map(_solve, files)))
+
+
+def _problem_lines(stderr: str) -> list[str]:
+    """The `  path: rule` lines of a SpecError report."""
+    return [line.strip() for line in stderr.splitlines() if line.startswith("  ")]
+
+
+def _assert_clean_exit_2(name: str, run: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in run.stderr, run.stderr
+    assert run.returncode == 2, (run.returncode, run.stderr)
+    assert run.stdout == ""
+    assert f"fairalloc: {name}: invalid spec" in run.stderr, run.stderr
+
+
+def _assert_names(stderr: str, path: str, keyword: str) -> None:
+    lines = _problem_lines(stderr)
+    hits = [line for line in lines if line.startswith(f"{path}: ") and keyword in line]
+    assert hits, f"no line '{path}: ...{keyword}...' in:\n{stderr}"
+
+
+def test_every_bad_spec_file_has_an_expectation():
+    on_disk = {f.name for f in BAD.glob("*.json")}
+    in_table = set(EXPECTED) | set(BUGS) | set(MULTI)
+    assert on_disk == in_table
+    assert len(EXPECTED) >= 20
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_bad_spec_exits_2_naming_path_and_rule(runs, name):
+    path, keyword = EXPECTED[name]
+    run = runs[name]
+    _assert_clean_exit_2(name, run)
+    assert "invalid spec (1 problem)" in run.stderr, run.stderr
+    assert len(_problem_lines(run.stderr)) == 1, run.stderr
+    _assert_names(run.stderr, path, keyword)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=BUGS[n][2])) for n in sorted(BUGS)],
+)
+def test_bad_spec_known_bugs(runs, name):
+    path, keyword, _ = BUGS[name]
+    run = runs[name]
+    _assert_clean_exit_2(name, run)
+    _assert_names(run.stderr, path, keyword)
+
+
+@pytest.mark.parametrize("name", sorted(MULTI))
+def test_three_problems_reported_in_one_run(runs, name):
+    run = runs[name]
+    _assert_clean_exit_2(name, run)
+    assert "invalid spec (3 problems)" in run.stderr, run.stderr
+    assert len(_problem_lines(run.stderr)) == 3, run.stderr
+    for path, keyword in MULTI[name]:
+        _assert_names(run.stderr, path, keyword)
