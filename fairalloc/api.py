@@ -95,7 +95,8 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None) -> list[tuple[
     """
     spec = _spec(spec)
     kind = KINDS[spec.kind]
-    names = list(methods) if methods else [kind.exact] + [m for m in kind.methods if m != kind.exact]
+    others = [m for m in kind.methods if m != kind.exact]
+    names = list(methods) if methods else [kind.exact, *others]
     for name in names:
         _method(kind, name)
     out: list[tuple[str, Result | str]] = []

@@ -100,7 +100,8 @@ class Allocation(Mapping):
         plain = self._plain_columns()
         cells = [_json_cells(plain[key], self.columns[key]) for key in keys]
         ids = map(json.dumps, self.ids)
-        body = ",\n".join(f"{indent}  {uid}: {template % row}" for uid, row in zip(ids, zip(*cells)))
+        lines = (f"{indent}  {uid}: {template % row}" for uid, row in zip(ids, zip(*cells)))
+        body = ",\n".join(lines)
         return "{\n" + body + f"\n{indent}}}"
 
 
@@ -337,7 +338,8 @@ def render_table(result: Result, console=None, rows: int = 25) -> None:
         console.print(f"  … {len(result.allocation) - rows:,} more (use --format json for all)")
 
     if result.metrics:
-        metrics = Table("metric", "value", box=box.SIMPLE_HEAD, title="metrics", title_justify="left")
+        metrics = Table("metric", "value", box=box.SIMPLE_HEAD, title="metrics",
+                        title_justify="left")
         for key, value in result.metrics.items():
             metrics.add_row(key, fmt(value))
         console.print(metrics)

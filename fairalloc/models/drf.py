@@ -42,7 +42,8 @@ class DrfProblem:
         check_names(users, "users", "demand", resources, "resource", found)
         demand = np.array([[u["demand"].get(r, 0.0) for r in resources] for u in users], float)
         for i in np.flatnonzero(~(demand > 0).any(axis=1)):
-            found.add(["users", int(i), "demand"], "must ask for a positive amount of some resource")
+            found.add(["users", int(i), "demand"],
+                      "must ask for a positive amount of some resource")
         caps = np.array([u.get("max_tasks", np.inf) for u in users], dtype=float)
         if not divisible:
             for i in np.flatnonzero(np.isfinite(caps) & (caps != np.floor(caps))):

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fairalloc.errors import Violations, check_names, check_unique_ids
-from fairalloc.models.leontief import Leontief, utilization
+from fairalloc.models.leontief import Leontief, per_market, row_max, row_min, utilization
 from fairalloc.result import Allocation
 
 SPLIT_TOLERANCE = 1e-9
@@ -100,17 +100,18 @@ def gamma(m: Leontief) -> np.ndarray:
     return m.demand / m.capacity
 
 
+@per_market
 def fair_share(m: Leontief) -> np.ndarray:
     """S_i = w_i / (sum_k w_k * max_d gamma_id): what i gets from its weighted slice (eq. 3)."""
-    return m.weights / (m.weights.sum() * gamma(m).max(axis=1))
+    return m.weights / (m.weights.sum() * m.dominant())
 
 
+@per_market
 def drf_ceiling(m: Leontief) -> np.ndarray:
     """F_i^max = w_i / (max_d sum_k w_k gamma_kd / g_k) / g_i, DRF stopped at the first
     saturated device (eq. 8)."""
-    g = gamma(m)
-    dominant = g.max(axis=1)
-    load = (m.weights[:, None] * g / dominant[:, None]).sum(axis=0)
+    dominant = m.dominant()
+    load = (m.weights / dominant) @ gamma(m)
     return m.weights / load.max() / dominant
 
 
@@ -124,7 +125,7 @@ def solo_ceiling(m: Leontief, residual: np.ndarray) -> np.ndarray:
     """F'_i^max = 1 / max_d (xi_id / C'_d): what user i gets holding all of C' alone (eq. 14)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(m.demand > 0, m.demand / residual, 0.0)
-        return 1.0 / ratio.max(axis=1)
+        return 1.0 / row_max(ratio)
 
 
 def delta_bound(m: Leontief, knob: float) -> float:
@@ -146,12 +147,12 @@ def knob_for_delta(m: Leontief, delta: float) -> float:
     is within delta as soon as one of its devices has C'_d <= delta xi_id / a_i, i.e. at
     eta_i = min_d (C_d - delta xi_id / a_i) / U_d; the answer is max(0, max_i eta_i).
     """
-    a = m.weights.sum() * gamma(m).max(axis=1) / m.weights
+    a = m.weights.sum() * m.dominant() / m.weights
     usage = drf_ceiling(m) @ m.demand
     need = m.capacity[None, :] - delta * m.demand / a[:, None]          # C'_d must fall to this
     with np.errstate(divide="ignore", invalid="ignore"):
         eta = np.where(usage > 0, need / usage, np.where(need <= 0, 0.0, np.inf))
-    eta = np.where(m.demand > 0, eta, np.inf).min(axis=1)
+    eta = row_min(np.where(m.demand > 0, eta, np.inf))
     return float(max(0.0, eta.max()))
 
 

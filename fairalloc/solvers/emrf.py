@@ -7,10 +7,11 @@ small inputs (``formulation: "auto"`` up to 100 users, or ``"literal"``); tests 
 reach the same optimum.
 
 The LP usually has many optima (its objective only counts GFLOPS). fairalloc picks the fairest:
-over the optimal face (total at the optimum, to HiGHS's tolerance) it lexicographically maximises the
-smallest F_i / S_i, class by class. Each round maximises the common ratio t of the classes still
-free; a class whose ratio row has a positive dual is tight in every optimum (complementary
-slackness) and freezes. The choice is deterministic and does not depend on the solver's vertex.
+over the optimal face (total at the optimum, to HiGHS's tolerance) it lexicographically
+maximises the smallest F_i / S_i, class by class. Each round maximises the common ratio t of the
+classes still free; a class whose ratio row has a positive dual is tight in every optimum
+(complementary slackness) and freezes. The choice is deterministic: it does not depend on the
+vertex the solver happens to return.
 """
 
 from __future__ import annotations

@@ -94,7 +94,8 @@ def solve_matrix(
     lp.row_upper_ = np.asarray(row_upper, dtype=float)
     r, c = np.nonzero(rows)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=m))]).astype(np.int32)
+    starts = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=m))])
+    lp.a_matrix_.start_ = starts.astype(np.int32)
     lp.a_matrix_.index_ = c.astype(np.int32)
     lp.a_matrix_.value_ = rows[r, c]
     lp.sense_ = highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize

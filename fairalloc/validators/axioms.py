@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from fairalloc.models.leontief import Leontief
+from fairalloc.models.leontief import Leontief, group_rows, row_max
 from fairalloc.result import Allocation, Finding, Solution
 from fairalloc.solvers.highs import INF, solve_matrix
 
@@ -85,13 +85,11 @@ def sharing_incentive(problem, allocation: Allocation, **_) -> Finding:
 
 def _bundle_classes(m: Leontief, bundles: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bundles as size × direction: size b_j = max_d B_jd / C_d, class label and directions."""
-    size = (bundles / m.capacity).max(axis=1)
+    size = row_max(bundles / m.capacity)
     safe = np.where(size > 0, size, 1.0)
     direction = bundles / safe[:, None]
-    rows = np.ascontiguousarray(direction).view(
-        np.dtype((np.void, direction.dtype.itemsize * direction.shape[1]))).ravel()
-    _, first, label = np.unique(rows, return_index=True, return_inverse=True)
-    return size, label.ravel(), direction[first]
+    first, label = group_rows(direction)
+    return size, label, direction[first]
 
 
 def _best_two(u: np.ndarray, bdir: np.ndarray, v1: np.ndarray) -> tuple[np.ndarray, ...]:
