@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ from fairalloc.result import Allocation, Result, Solution
 from fairalloc.spec import Spec, build, load_spec, read_json, set_path
 
 SpecLike = Spec | str | Path | dict
+MAX_SWEEP_POINTS = 10_000
 
 
 def _spec(spec: SpecLike) -> Spec:
@@ -70,10 +72,14 @@ def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) 
     spec = _spec(spec)
     if allocation is None:
         return solve(spec, method)
+    label = "allocation"
     if isinstance(allocation, (str, Path)):
-        allocation, _ = read_json(allocation)
+        allocation, label = read_json(allocation, what="allocation")
     kind = KINDS[spec.kind]
-    alloc = spec.problem.read_allocation(allocation)
+    try:
+        alloc = spec.problem.read_allocation(allocation)
+    except SpecError as exc:
+        raise SpecError(exc.violations, label, what="allocation") from None
     return Result(
         problem=spec.kind,
         method="external",
@@ -116,9 +122,13 @@ def sweep_values(start: float, stop: float, step: float) -> list[float]:
     >>> sweep_values(2, 10, 4)
     [2, 6, 10]
     """
+    if not all(math.isfinite(v) for v in (start, stop, step)):
+        raise ValueError("start, stop and step must be finite numbers")
     if step == 0 or (stop - start) / step < 0:
         raise ValueError("step must be non-zero and lead from start to stop")
     count = int(round((stop - start) / step + 1e-9)) + 1
+    if count > MAX_SWEEP_POINTS:
+        raise ValueError(f"{count} points; a sweep takes at most {MAX_SWEEP_POINTS}")
     values = [start + i * step for i in range(count)]
     if all(isinstance(v, int) for v in (start, stop, step)):
         return [int(v) for v in values]

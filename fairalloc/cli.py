@@ -88,10 +88,11 @@ def cmd_compare(args) -> int:
     checks = list(dict.fromkeys(f.check for r in results for f in r.validation))
     header = ["method", "status", "objective", "time (s)", f"÷ {exact_name}",
               *[_short(c) for c in checks]]
-    body = []
+    body, notes = [], []
     for name, r in rows:
         if not isinstance(r, Result):
-            body.append([name, "n/a", r, "", "", *[""] * len(checks)])
+            body.append([name, "n/a", "—", "", "", *[""] * len(checks)])
+            notes.append(f"{name}: {r}")
             continue
         ratio = None
         if exact is not None and exact.objective and r.objective is not None:
@@ -104,6 +105,8 @@ def cmd_compare(args) -> int:
         print(f"## {title}\n\n| " + " | ".join(header) + " |\n|" + "---|" * len(header))
         for row in body:
             print("| " + " | ".join(strip.get(c, c) for c in row) + " |")
+        for note in notes:
+            print(f"\n{note}")
     else:
         from rich import box
         from rich.table import Table
@@ -111,7 +114,10 @@ def cmd_compare(args) -> int:
         table = Table(*header, box=box.SIMPLE_HEAD, title=title, title_justify="left")
         for row in body:
             table.add_row(*row)
-        _console().print(table)
+        console = _console()
+        console.print(table)
+        for note in notes:
+            console.print(f"  n/a {note}")
     return _exit_status(results)
 
 

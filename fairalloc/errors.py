@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ def json_path(parts: Iterable[str | int]) -> str:
         elif _IDENTIFIER.match(part):
             out += f".{part}" if out else part
         else:
-            out += f'["{part}"]'
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
     return out or "$"
 
 
@@ -44,15 +45,17 @@ class Violation:
 class SpecError(Exception):
     """A spec that breaks its schema or its model's preconditions; carries every violation found."""
 
-    def __init__(self, violations: list[Violation], source: str | None = None):
+    def __init__(self, violations: list[Violation], source: str | None = None,
+                 what: str = "spec"):
         self.violations = violations
         self.source = source
+        self.what = what
         super().__init__(self.report())
 
     def report(self) -> str:
         where = f"{self.source}: " if self.source else ""
         n = len(self.violations)
-        lines = [f"{where}invalid spec ({n} problem{'s' if n != 1 else ''})"]
+        lines = [f"{where}invalid {self.what} ({n} problem{'s' if n != 1 else ''})"]
         lines += [f"  {v}" for v in self.violations]
         return "\n".join(lines)
 

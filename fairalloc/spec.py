@@ -28,6 +28,8 @@ import jsonschema_rs
 from fairalloc.errors import SpecError, Violation, Violations, json_path
 
 _COMMENT_LINE = re.compile(r"^[ \t]*//.*$", re.MULTILINE)
+# numbers that may not fit a float: long digit runs or three-digit exponents
+_MAYBE_HUGE = re.compile(r"\d{300}|[eE][+]?0*[1-9]\d{2}")
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ class _DuplicateKeys(dict):
     duplicates: list[str] = []
 
 
-def _parse(text: str, source: str | None) -> Any:
+def _parse(text: str, source: str | None, what: str = "spec") -> Any:
     trouble = False
 
     def constant(name: str) -> _NonFinite:
@@ -63,12 +65,15 @@ def _parse(text: str, source: str | None) -> Any:
         trouble = True
         return _NonFinite(name)
 
-    def number(literal: str) -> float | _NonFinite:
+    def number(literal: str) -> float | int | _NonFinite:
         nonlocal trouble
-        value = float(literal)
-        if math.isinf(value):
+        try:
+            value = int(literal) if literal.lstrip("-").isdigit() else float(literal)
+            if math.isinf(float(value)):
+                raise OverflowError
+        except OverflowError:
             trouble = True
-            return _NonFinite(literal)
+            return _NonFinite(literal if len(literal) < 20 else literal[:12] + "…")
         return value
 
     def pairs(items: list[tuple[str, Any]]) -> dict:
@@ -81,28 +86,26 @@ def _parse(text: str, source: str | None) -> Any:
             obj.duplicates = [k for k, _ in items if k in seen or seen.add(k)]
         return obj
 
+    text = _COMMENT_LINE.sub("", text) if "//" in text else text
+    huge = {"parse_float": number, "parse_int": number} if _MAYBE_HUGE.search(text) else {}
     try:
-        data = json.loads(
-            _COMMENT_LINE.sub("", text) if "//" in text else text,
-            parse_constant=constant,
-            parse_float=number,
-            object_pairs_hook=pairs,
-        )
+        data = json.loads(text, parse_constant=constant, object_pairs_hook=pairs, **huge)
     except json.JSONDecodeError as exc:
         raise SpecError(
             [Violation("$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")],
-            source,
+            source, what,
         ) from None
     if trouble:
         found = Violations()
         _report_parse_trouble(data, [], found)
-        found.raise_if_any(source)
+        if found:
+            raise SpecError(found.items, source, what)
     return data
 
 
 def _report_parse_trouble(node: Any, path: list, found: Violations) -> None:
     if isinstance(node, _NonFinite):
-        found.add(path, f"{node.text} is not a finite number (JSON allows finite numbers only)")
+        found.add(path, f"{node.text} is not a finite number (numbers must fit a 64-bit float)")
     elif isinstance(node, dict):
         for key in getattr(node, "duplicates", []):
             found.add(path + [key], "key appears more than once in this object")
@@ -113,17 +116,18 @@ def _report_parse_trouble(node: Any, path: list, found: Violations) -> None:
             _report_parse_trouble(value, path + [i], found)
 
 
-def read_json(source: str | Path) -> tuple[Any, str]:
-    """Read and strictly parse JSON from a path or ``-`` (standard input); return (data, label)."""
+def read_json(source: str | Path, what: str = "spec") -> tuple[Any, str]:
+    """Read and strictly parse JSON from a path or ``-`` (standard input); return (data, label).
+    ``what`` names the input in error messages ("spec", "allocation")."""
     label = "<stdin>" if str(source) == "-" else str(source)
     try:
         text = sys.stdin.read() if str(source) == "-" else Path(source).read_text(encoding="utf-8")
     except OSError as exc:
         problem = Violation("$", f"cannot read file: {exc.strerror or exc}")
-        raise SpecError([problem], label) from None
+        raise SpecError([problem], label, what) from None
     except UnicodeDecodeError:
-        raise SpecError([Violation("$", "file is not UTF-8 text")], label) from None
-    return _parse(text, label), label
+        raise SpecError([Violation("$", "file is not UTF-8 text")], label, what) from None
+    return _parse(text, label, what), label
 
 
 @cache
@@ -151,8 +155,7 @@ def _schema_violations(kind: str, data: Any, error) -> list[tuple[list, str]]:
     where = list(error.schema_path)
     kw, value, instance = where[-1], _at(schema(kind), where), _at(data, path)
     if kw == "required":
-        missing = [k for k in value if k not in instance]
-        return [(path + [k], "required key is missing") for k in missing]
+        return [(path + [error.kind.property], "required key is missing")]
     if kw == "additionalProperties":
         allowed = sorted(_at(schema(kind), where[:-1]).get("properties", {}))
         hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
@@ -198,7 +201,7 @@ def build(data: Any, source: str | None = None) -> Spec:
         found.add("$", "a spec must be a JSON object")
         found.raise_if_any(source)
     kind = data.get("problem")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         known = ", ".join(sorted(KINDS))
         rule = ("required key is missing" if kind is None
                 else f"unknown problem kind (known: {known})")

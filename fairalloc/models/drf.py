@@ -114,7 +114,8 @@ def leximin_model(problem: DrfProblem):
     model.capacity = pyo.Constraint(
         model.R,
         rule=lambda mdl, d: sum(float(m.demand[i, d]) * mdl.x[i] for i in mdl.U
-                                if m.demand[i, d] > 0) <= float(m.capacity[d]),
+                                if m.demand[i, d] > 0) <= float(m.capacity[d])
+        if (m.demand[:, d] > 0).any() else pyo.Constraint.Skip,
     )
     model.level = pyo.Constraint(
         model.U, rule=lambda mdl, i: mdl.x[i] * float(s[i] / m.weights[i]) >= mdl.t

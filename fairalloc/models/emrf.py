@@ -210,7 +210,8 @@ def efficiency_model(m: Leontief, residual: np.ndarray):
     model.capacity = pyo.Constraint(
         model.D,
         rule=lambda mdl, d: sum(float(m.demand[i, d]) * mdl.F[i] for i in mdl.U
-                                if m.demand[i, d] > 0) <= float(residual[d]),
+                                if m.demand[i, d] > 0) <= float(residual[d])
+        if (m.demand[:, d] > 0).any() else pyo.Constraint.Skip,
     )
     model.same_ratio = pyo.Constraint(
         range(len(chain)),

@@ -151,8 +151,8 @@ def leximin_lp(problem: DrfProblem, time_limit: float | None = None, **_) -> Sol
         objective = t if objective is None else objective
         x[~frozen] = np.minimum(t * rate[~frozen], m.caps[~frozen])
         level_dual = np.array([abs(report.duals.get(model.level[i], 0.0)) for i in range(m.n)])
-        cap_dual = max((abs(report.duals.get(model.capacity[d], 0.0))
-                        for d in range(len(m.resources))), default=0.0)
+        cap_dual = max((abs(report.duals.get(con, 0.0)) for con in model.capacity.values()),
+                       default=0.0)
         blocked = ~frozen & (level_dual > 1e-9 * max(level_dual.max(), 1e-300))
         if problem.saturation == "stop" and cap_dual > 1e-12:
             blocked = ~frozen
