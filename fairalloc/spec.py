@@ -181,12 +181,30 @@ def _schema_violations(kind: str, data: Any, error) -> list[tuple[list, str]]:
     return [(path, rule)]
 
 
+def _json_equivalent(node: Any) -> Any:
+    """The same data with numpy scalars as Python numbers and tuples as lists."""
+    if isinstance(node, dict):
+        return {k: _json_equivalent(v) for k, v in node.items()}
+    if isinstance(node, (list, tuple)):
+        return [_json_equivalent(v) for v in node]
+    if hasattr(node, "item") and hasattr(node, "dtype"):
+        return node.item()
+    return node
+
+
 def check_schema(kind: str, data: dict, found: Violations) -> None:
     """Add a violation for every place where ``data`` breaks the kind's JSON Schema."""
     validator = _validator(kind)
-    if validator.is_valid(data):
-        return
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.instance_path)))
+    try:
+        if validator.is_valid(data):
+            return
+        errors = list(validator.iter_errors(data))
+    except ValueError:  # Python callers' numpy numbers and tuples: check their JSON equivalent
+        data = _json_equivalent(data)
+        if validator.is_valid(data):
+            return
+        errors = list(validator.iter_errors(data))
+    errors.sort(key=lambda e: list(map(str, e.instance_path)))
     for error in errors:
         for path, rule in _schema_violations(kind, data, error):
             found.add(path, rule)

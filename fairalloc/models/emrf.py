@@ -36,6 +36,7 @@ from fairalloc.models.leontief import Leontief, per_market, row_max, row_min, ut
 from fairalloc.result import Allocation
 
 SPLIT_TOLERANCE = 1e-9
+RESIDUE = 1e-12
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,8 +118,10 @@ def drf_ceiling(m: Leontief) -> np.ndarray:
 
 def residual_capacity(m: Leontief, knob: float) -> np.ndarray:
     """C'_d = C_d - eta * sum_k F_k^max xi_kd, what the fairness-oriented part leaves
-    (section V-B). Clamped at 0: at eta = 1 the saturated device is exactly full."""
-    return np.maximum(m.capacity - knob * (drf_ceiling(m) @ m.demand), 0.0)
+    (section V-B). At eta = 1 the saturated device is exactly full: rounding residue below
+    ``RESIDUE`` of a capacity is zero, not a sliver of capacity for the efficiency LP."""
+    residual = m.capacity - knob * (drf_ceiling(m) @ m.demand)
+    return np.where(residual > RESIDUE * m.capacity, residual, 0.0)
 
 
 def solo_ceiling(m: Leontief, residual: np.ndarray) -> np.ndarray:
@@ -152,8 +155,8 @@ def knob_for_delta(m: Leontief, delta: float) -> float:
     need = m.capacity[None, :] - delta * m.demand / a[:, None]          # C'_d must fall to this
     with np.errstate(divide="ignore", invalid="ignore"):
         eta = np.where(usage > 0, need / usage, np.where(need <= 0, 0.0, np.inf))
-    eta = row_min(np.where(m.demand > 0, eta, np.inf))
-    return float(max(0.0, eta.max()))
+    eta = float(max(0.0, row_min(np.where(m.demand > 0, eta, np.inf)).max()))
+    return 1.0 if 1.0 < eta <= 1.0 + RESIDUE else eta  # DRF's own rounding, not a shortfall
 
 
 def share_ratio(m: Leontief, total: np.ndarray) -> np.ndarray:
