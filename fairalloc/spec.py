@@ -28,8 +28,6 @@ import jsonschema_rs
 from fairalloc.errors import SpecError, Violation, Violations, json_path
 
 _COMMENT_LINE = re.compile(r"^[ \t]*//.*$", re.MULTILINE)
-# numbers that may not fit a float: long digit runs or three-digit exponents
-_MAYBE_HUGE = re.compile(r"\d{300}|[eE][+]?0*[1-9]\d{2}")
 
 
 @dataclass(frozen=True)
@@ -68,9 +66,14 @@ def _parse(text: str, source: str | None, what: str = "spec") -> Any:
     def number(literal: str) -> float | int | _NonFinite:
         nonlocal trouble
         try:
-            value = int(literal) if literal.lstrip("-").isdigit() else float(literal)
-            if math.isinf(float(value)):
-                raise OverflowError
+            if "." in literal or "e" in literal or "E" in literal:
+                value = float(literal)
+                if math.isinf(value):
+                    raise OverflowError
+            else:
+                value = int(literal)
+                if len(literal) > 300:
+                    float(value)  # raises OverflowError beyond the float range
         except OverflowError:
             trouble = True
             return _NonFinite(literal if len(literal) < 20 else literal[:12] + "…")
@@ -87,9 +90,9 @@ def _parse(text: str, source: str | None, what: str = "spec") -> Any:
         return obj
 
     text = _COMMENT_LINE.sub("", text) if "//" in text else text
-    huge = {"parse_float": number, "parse_int": number} if _MAYBE_HUGE.search(text) else {}
     try:
-        data = json.loads(text, parse_constant=constant, object_pairs_hook=pairs, **huge)
+        data = json.loads(text, parse_constant=constant, object_pairs_hook=pairs,
+                          parse_float=number, parse_int=number)
     except json.JSONDecodeError as exc:
         raise SpecError(
             [Violation("$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")],

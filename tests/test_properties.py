@@ -418,3 +418,26 @@ def test_numpy_numbers_in_dict_spec():
     spec = {**CLASSIC, "users": [{"id": "A", "demand": {"cpu": np.float64(1), "mem": 4}},
                                  {"id": "B", "demand": {"cpu": 3, "mem": np.float64(1)}}]}
     np.testing.assert_allclose(tasks(fairalloc.solve(spec, validate=False)), [3, 2])
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_drf_sparse_demands_at_scale(seed):
+    """Users that leave resources out of their demand, a few hundred of them, with caps.
+    Regression: after the first saturation, rounding put the saturated resource a hair above
+    its capacity, progressive filling then froze the other users too early (not PE, and not
+    equal to the exact LP)."""
+    rng = np.random.default_rng(seed)
+    names = ["cpu", "mem", "disk", "net"]
+    users = []
+    for i in range(200):
+        demand = {r: float(rng.integers(1, 9)) for r in names if rng.random() < 0.6}
+        user = {"id": f"u{i}", "demand": demand or {"cpu": 1.0},
+                "weight": float(rng.integers(1, 4))}
+        if rng.random() < 0.1:
+            user["max_tasks"] = float(rng.integers(1, 20))
+        users.append(user)
+    spec = {"problem": "drf", "capacity": {r: 1e4 for r in names}, "users": users}
+    filled = fairalloc.solve(spec)
+    assert all(f.holds for f in filled.validation), [f for f in filled.validation if not f.holds]
+    exact = fairalloc.solve(spec, method="lp", validate=False)
+    np.testing.assert_allclose(tasks(filled), tasks(exact), rtol=1e-6, atol=1e-9)

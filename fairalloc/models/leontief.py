@@ -121,6 +121,13 @@ class Leontief:
             return np.column_stack([allocation.columns[k] for k in keys]).astype(float)
         return self.units(allocation)[:, None] * self.demand
 
+    def bundle_of(self, allocation: Allocation, i: int) -> np.ndarray:
+        """User i's bundle alone (what ``bundles(allocation)[i]`` is, without the rest)."""
+        keys = [(self.bundle_key, r) for r in self.resources]
+        if all(k in allocation.columns for k in keys):
+            return np.array([allocation.columns[k][i] for k in keys], dtype=float)
+        return self.units(allocation)[i] * self.demand[i]
+
     def read(self, data, optional: tuple[Key, ...] = ()) -> Allocation:
         """Read an external allocation: units required, the bundle and ``optional`` keys allowed."""
         bundle = tuple((self.bundle_key, r) for r in self.resources)

@@ -55,7 +55,9 @@ def fill_divisible(market: Leontief, stop: bool = False) -> np.ndarray:
         capped_use = np.vstack([np.zeros_like(capacity), np.cumsum(c[:k] * tau_s[:k, None], 0)])
         growing = c.sum(0) - np.vstack([np.zeros_like(capacity), np.cumsum(c[:k], 0)])
         at_breaks = base + capped_use[:k] + growing[:k] * tau_s[:k, None]
-        over = (at_breaks >= capacity).any(axis=1)
+        # only resources still growing can saturate next: a saturated one may sit a rounding
+        # error above its capacity and must not end the phase at its first break
+        over = ((at_breaks >= capacity) & (growing[:k] > 0)).any(axis=1)
         j = int(np.argmax(over)) if over.any() else k
         with np.errstate(divide="ignore", invalid="ignore"):
             t_d = np.where(growing[j] > 0, (capacity - base - capped_use[j]) / growing[j], np.inf)

@@ -273,7 +273,7 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
             outcome = mechanism(liar)
             if outcome.status in ("infeasible", "time_limit"):
                 continue
-            held = liar.market.bundles(outcome.allocation)[i]
+            held = liar.market.bundle_of(outcome.allocation, int(i))
             true_units = float(m.worth(np.array([i]), held[None, :])[0])
             gain = true_units - x[i]
             if gain > best["gain"]:
