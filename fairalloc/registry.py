@@ -6,7 +6,7 @@ and the exact method, the validators (``(problem, allocation, mechanism=None) ->
 the metrics computed from any allocation. Schemas live in ``schemas/<kind>.schema.json`` and
 commented templates in ``templates/<kind>.jsonc``.
 
-Kinds planned for later issues (etf, moldable, accelos, token) plug in here the same way.
+Kinds planned for later issues (moldable, accelos, token) plug in here the same way.
 """
 
 from __future__ import annotations
@@ -16,9 +16,12 @@ from dataclasses import dataclass
 
 from fairalloc.models import drf as drf_model
 from fairalloc.models import emrf as emrf_model
+from fairalloc.models import etf as etf_model
 from fairalloc.solvers import drf as drf_solvers
 from fairalloc.solvers import emrf as emrf_solvers
+from fairalloc.solvers import etf as etf_solvers
 from fairalloc.validators import axioms
+from fairalloc.validators import etf as etf_checks
 
 
 @dataclass(frozen=True)
@@ -74,4 +77,19 @@ register(Kind(
     validators=LEONTIEF_CHECKS + (axioms.delta_fairness,),
     metrics=emrf_model.metrics,
     sweep_metrics=("delta_observed", "delta_bound", "utilization.*"),
+))
+
+register(Kind(
+    name="etf",
+    summary="Energy-Time Fairness: GPU time slices between time-fair and energy-fair",
+    from_spec=etf_model.EtfProblem.from_spec,
+    methods={"waterfill": etf_solvers.waterfill, "greedy": etf_solvers.greedy,
+             "milp": etf_solvers.leximin_milp, "time-fair": etf_solvers.time_fair,
+             "energy-fair": etf_solvers.energy_fair},
+    default="waterfill",
+    exact="milp",
+    validators=(etf_checks.feasibility, etf_checks.time_guarantee, etf_checks.pareto_efficiency,
+                etf_checks.max_min, etf_checks.strategy_proofness),
+    metrics=etf_model.metrics,
+    sweep_metrics=("time_fairness", "energy_fairness", "system_fairness"),
 ))

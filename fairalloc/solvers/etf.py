@@ -1,0 +1,206 @@
+"""ETF methods: Algorithm 1 as printed, its closed form, the exact leximin MILP, two baselines.
+
+Every method returns whole slices. ``greedy`` and ``waterfill`` return the same allocation on
+every instance, ties included (property-tested): both hand the slices left after the guarantees
+to the apps in increasing order of (weighted energy before the slice, position in the spec).
+"""
+
+from __future__ import annotations
+
+import heapq
+import struct
+import time
+
+import numpy as np
+
+from fairalloc.errors import SolverError
+from fairalloc.models.etf import (
+    EtfProblem,
+    energy_fair_time,
+    energy_key,
+    guarantee,
+    water_level,
+)
+from fairalloc.result import Solution
+from fairalloc.solvers.highs import INF, solve_matrix
+
+
+def _solution(p: EtfProblem, t: np.ndarray, status: str, name: str, **extra) -> Solution:
+    weighted_energy = energy_key(np.asarray(t, dtype=float), p.power, p.weights)
+    return Solution(p.allocation(t), status, float(weighted_energy.min()),
+                    solver={"name": name, **extra})
+
+
+def greedy_slices(p: EtfProblem) -> np.ndarray:
+    """Algorithm 1: the guarantees (line 1), then one slice at a time to the app with the least
+    weighted energy among those below their demand (lines 4-8); ties to the app listed first.
+    A heap makes each slice O(log n); the loop runs once per leftover slice, so it grows with T.
+    """
+    t = guarantee(p).tolist()
+    power, weights, demand = p.power.tolist(), p.weights.tolist(), p.demand.tolist()
+    left = p.quantum - sum(t)
+    heap = [(energy_key(t[i], power[i], weights[i]), i) for i in range(p.n) if t[i] < demand[i]]
+    heapq.heapify(heap)
+    while left > 0 and heap:
+        _, i = heapq.heappop(heap)
+        t[i] += 1
+        left -= 1
+        if t[i] < demand[i]:
+            heapq.heappush(heap, (energy_key(t[i], power[i], weights[i]), i))
+    return np.array(t, dtype=np.int64)
+
+
+def _keys_below(p: EtfProblem, level: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """For each app, how many of its slice keys t = lo_i .. hi_i - 1 have energy_key(t) < level.
+
+    Keys increase with t, so this is (smallest t with key >= level) - lo_i, clamped; the
+    estimate ceil(level w / P) is corrected against the exact float keys, so that the count
+    agrees with the heap's comparisons to the last bit.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = np.ceil(level * p.weights / p.power)
+    t = np.clip(np.nan_to_num(t, posinf=2.0**62), 0, 2.0**62)
+    for _ in range(4):
+        down = (t > 0) & (energy_key(t - 1, p.power, p.weights) >= level)
+        up = energy_key(t, p.power, p.weights) < level
+        if not (down.any() or up.any()):
+            break
+        t = t - down + up
+    return np.clip(t - lo, 0, hi - lo)
+
+
+def _bits(x: float) -> int:
+    """The IEEE-754 bit pattern of a non-negative float as an int: ordered like the floats."""
+    return struct.unpack("<q", struct.pack("<d", x))[0]
+
+
+def _float(bits: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", bits))[0]
+
+
+def waterfill_slices(p: EtfProblem) -> np.ndarray:
+    """The greedy's allocation in closed form, at a cost that does not grow with T.
+
+    The greedy gives app i its (t+1)-th slice when its key energy_key(t) is the smallest of all
+    apps' current keys, and each app's keys increase with t: so it hands out exactly the R
+    smallest (key, index) pairs among t = g_i .. d_i - 1. Bisection on the bit patterns of the
+    float level finds the R-th smallest key K exactly (about 64 vectorised counts); apps get
+    every slice with a key below K, and the slices still owed go to the apps whose next key
+    equals K, in spec order — the greedy's tie-break.
+    """
+    g = guarantee(p).astype(float)
+    hi = np.minimum(p.demand, float(p.quantum))           # no app can use more than T
+    room = hi - g
+    left = min(p.quantum - g.sum(), room.sum())
+    if left <= 0:
+        return g.astype(np.int64)
+    top = float(energy_key(hi, p.power, p.weights).max())
+    lo_bits, hi_bits = 0, _bits(float(np.nextafter(top, np.inf)))
+    while hi_bits - lo_bits > 1:                           # keep: count(lo) < left <= count(hi)
+        mid = (lo_bits + hi_bits) // 2
+        if _keys_below(p, _float(mid), g, hi).sum() < left:
+            lo_bits = mid
+        else:
+            hi_bits = mid
+    level = _float(lo_bits)                                # the R-th smallest key itself
+    taken = _keys_below(p, level, g, hi)
+    owed = int(left - taken.sum())
+    at_level = (g + taken < hi) & (energy_key(g + taken, p.power, p.weights) == level)
+    ties = np.flatnonzero(at_level)[:owed]
+    taken[ties] += 1
+    return (g + taken).astype(np.int64)
+
+
+def greedy(p: EtfProblem, **_) -> Solution:
+    """Algorithm 1 as printed (a heap; cost grows with T)."""
+    return _solution(p, greedy_slices(p), "heuristic", "Algorithm 1 (heap)")
+
+
+def waterfill(p: EtfProblem, **_) -> Solution:
+    """Algorithm 1's allocation in closed form (default; cost independent of T)."""
+    return _solution(p, waterfill_slices(p), "heuristic", "water-filling (closed form)")
+
+
+def largest_remainder(p: EtfProblem, shares: np.ndarray) -> np.ndarray:
+    """Whole slices from continuous ones: round down, then one more slice each to the largest
+    remainders (ties: spec order) while slices are left and the app can use one."""
+    whole = np.floor(shares + 1e-9)
+    left = int(min(p.quantum, np.minimum(p.demand, p.quantum).sum()) - whole.sum())
+    remainder = np.where(whole < p.demand, shares - whole, -np.inf)
+    order = np.argsort(-remainder, kind="stable")[:max(left, 0)]
+    whole[order[np.isfinite(remainder[order])]] += 1
+    return whole.astype(np.int64)
+
+
+def time_fair(p: EtfProblem, **_) -> Solution:
+    """Baseline: time-fair shares (eq. 5), capped by demands, time nobody can use given to those
+    who can (water-filling on time / weight), whole slices by largest remainder."""
+    shares = water_level(p.weights.copy(), p.demand, p.quantum)
+    return _solution(p, largest_remainder(p, shares), "heuristic", "time-fair (eq. 5)")
+
+
+def energy_fair(p: EtfProblem, **_) -> Solution:
+    """Baseline: energy-fair time, proportional to w_i / P_i (eq. 3; not eq. 2), capped by
+    demands and work-conserving, whole slices by largest remainder."""
+    return _solution(p, largest_remainder(p, energy_fair_time(p)), "heuristic",
+                     "energy-fair (t proportional to w/P)")
+
+
+def leximin_milp(p: EtfProblem, time_limit: float | None = None, **_) -> Solution:
+    """Exact leximin of weighted energy under the guarantees, demands and the quantum.
+
+    Ogryczak's ordered outcomes: the k-th MILP maximises theta_k, the sum of the k smallest
+    weighted energies, written as k r_k - sum_i d_ik with d_ik >= r_k - e_i, d_ik >= 0, while
+    theta_1..theta_{k-1} keep their optima. n MILPs; the first one is the max-min (Theorem 3).
+    Meant for small instances (O(n^2) variables).
+    """
+    n, T = p.n, p.quantum
+    c = p.power / p.weights                           # weighted energy per slice
+    g = guarantee(p)
+    hi = np.minimum(p.demand, T)
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    thetas: list[float] = []
+    t = g.astype(float)
+    status = "optimal"
+    gap = 0.0
+    for k in range(1, n + 1):
+        # columns: t (n, integer), then for each j <= k: r_j, d_1j..d_nj
+        cols = n + k * (n + 1)
+        rows, lo_r, hi_r = [], [], []
+        total = np.zeros(cols)
+        total[:n] = 1
+        rows.append(total), lo_r.append(-INF), hi_r.append(T)
+        for j in range(1, k + 1):
+            base = n + (j - 1) * (n + 1)
+            for i in range(n):                         # d_ij - r_j + c_i t_i >= 0
+                row = np.zeros(cols)
+                row[base + 1 + i], row[base], row[i] = 1.0, -1.0, c[i]
+                rows.append(row), lo_r.append(0.0), hi_r.append(INF)
+            if j < k:                                  # theta_j >= its optimum
+                row = np.zeros(cols)
+                row[base], row[base + 1: base + 1 + n] = j, -1.0
+                rows.append(row), lo_r.append(thetas[j - 1] - 1e-9 * max(1, abs(thetas[j - 1])))
+                hi_r.append(INF)
+        cost = np.zeros(cols)
+        base = n + (k - 1) * (n + 1)
+        cost[base], cost[base + 1: base + 1 + n] = k, -1.0
+        col_lo = np.concatenate([g, np.tile(np.concatenate([[-INF], np.zeros(n)]), k)])
+        col_hi = np.concatenate([hi, np.tile(np.full(n + 1, INF), k)])
+        integer = np.concatenate([np.ones(n, bool), np.zeros(k * (n + 1), bool)])
+        left = None if deadline is None else deadline - time.perf_counter()
+        report = solve_matrix(cost, np.array(rows), np.array(lo_r), np.array(hi_r), col_lo,
+                              col_hi, integer=integer, time_limit=left)
+        if report.status == "infeasible":
+            raise SolverError("ETF leximin MILP infeasible (guarantees exceed the quantum?)")
+        if report.x is None:
+            status = report.status
+            break
+        t = np.round(report.x[:n])
+        thetas.append(float(report.objective))
+        gap = max(gap, report.gap or 0.0)
+        if report.status != "optimal":
+            status = report.status
+            break
+    sol = _solution(p, t, status, "HiGHS MILP (ordered outcomes)", gap=gap, rounds=len(thetas))
+    sol.metrics["leximin"] = thetas
+    return sol

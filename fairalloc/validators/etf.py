@@ -1,0 +1,170 @@
+"""ETF checks, each from its definition on the slices at hand (section 3.3 of the ETF paper).
+
+Weighted energy of app i: t_i P_i / w_i. Guarantees are whole slices (``models.etf.guarantee``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairalloc.models.etf import EtfProblem, energy_key, guarantee
+from fairalloc.result import Allocation, Finding
+from fairalloc.solvers.highs import INF, solve_matrix
+
+EXACT_UP_TO = 40      # apps: above this the max-min check is local only
+PROBE_CALLS = 64      # re-runs of the mechanism the strategy-proofness probe may make
+RTOL = 1e-9
+
+
+def _slices(allocation: Allocation) -> np.ndarray:
+    return np.asarray(allocation.column("time"), dtype=float)
+
+
+def feasibility(p: EtfProblem, allocation: Allocation, **_) -> Finding:
+    """Whole, non-negative slices, within demands, adding up to at most the quantum."""
+    t = _slices(allocation)
+    problems = []
+    if np.any(np.abs(t - np.round(t)) > 1e-9):
+        problems.append("fractional slices")
+    if np.any(t < 0):
+        problems.append("negative slices")
+    over = np.flatnonzero(t > p.demand)
+    if over.size:
+        problems.append(f"{p.ids[over[0]]} gets {t[over[0]]:g} > its demand {p.demand[over[0]]:g}")
+    if t.sum() > p.quantum:
+        problems.append(f"{t.sum():g} slices handed out, quantum is {p.quantum}")
+    if problems:
+        return Finding("feasibility", False, "; ".join(problems), {"problems": problems})
+    return Finding("feasibility", True, f"{t.sum():g} of {p.quantum} slices, whole, within demands")
+
+
+def time_guarantee(p: EtfProblem, allocation: Allocation, **_) -> Finding:
+    """Every app gets its phi-share of the time-fair slices (eq. 7, whole slices) or its demand."""
+    t, g = _slices(allocation), guarantee(p)
+    short = np.flatnonzero(t < g)
+    if short.size:
+        i = int(short[np.argmax((g - t)[short])])
+        return Finding("time_guarantee", False,
+                       f"{short.size} apps below their guarantee; worst {p.ids[i]}",
+                       {"app": p.ids[i], "time": t[i], "guarantee": int(g[i])})
+    return Finding("time_guarantee", True,
+                   f"every app has at least min(floor(phi T_i^TF), demand) slices (phi={p.phi:g})")
+
+
+def pareto_efficiency(p: EtfProblem, allocation: Allocation, **_) -> Finding:
+    """No slice is left over while some app's demand is unmet (Theorem 1's definition)."""
+    t = _slices(allocation)
+    left = p.quantum - t.sum()
+    wanting = np.flatnonzero(t < p.demand)
+    if left >= 1 and wanting.size:
+        return Finding("pareto_efficiency", False,
+                       f"{left:g} slices idle while {wanting.size} apps want more",
+                       {"idle": left, "wanting": [p.ids[i] for i in wanting[:10]]})
+    return Finding("pareto_efficiency", True,
+                   "no slice idle while a demand is unmet" if left >= 1 else "every slice used")
+
+
+def max_min_value(p: EtfProblem, time_limit: float | None = 30.0) -> float | None:
+    """The largest smallest weighted energy any whole-slice allocation with the guarantees can
+    reach: max z s.t. z <= t_i P_i / w_i, g_i <= t_i <= d_i, sum t <= T (a MILP)."""
+    n = p.n
+    c = p.power / p.weights
+    rows = np.zeros((n + 1, n + 1))
+    rows[:n, :n] = np.diag(c)
+    rows[:n, n] = -1.0                                   # c_i t_i - z >= 0
+    rows[n, :n] = 1.0                                    # sum t <= T
+    lower = np.append(np.zeros(n), -INF)
+    upper = np.append(np.full(n, INF), p.quantum)
+    cost = np.zeros(n + 1)
+    cost[n] = 1.0
+    hi = np.minimum(p.demand, p.quantum)
+    report = solve_matrix(cost, rows, lower, upper, np.append(guarantee(p), 0.0),
+                          np.append(hi, INF), integer=np.append(np.ones(n, bool), False),
+                          time_limit=time_limit)
+    return report.objective if report.status == "optimal" else None
+
+
+def max_min(p: EtfProblem, allocation: Allocation, **_) -> Finding:
+    """Max-min weighted energy (Theorem 3). Always: moving one slice from an app above its
+    guarantee to one below its demand cannot raise the smallest weighted energy. Up to
+    ``EXACT_UP_TO`` apps also: the smallest weighted energy equals the MILP max-min value."""
+    t = _slices(allocation)
+    e = energy_key(t, p.power, p.weights)
+    c = p.power / p.weights
+    low = float(e.min())
+    at_min = np.flatnonzero(e <= low * (1 + RTOL))
+    donors = (t > guarantee(p)) & (e - c > low * (1 + RTOL))
+    if at_min.size == 1 and t[at_min[0]] < p.demand[at_min[0]] and donors.any():
+        m, i = int(at_min[0]), int(np.flatnonzero(donors)[0])
+        raised = min(e[m] + c[m], e[i] - c[i], np.delete(e, [m, i]).min(initial=np.inf))
+        return Finding("max_min", False,
+                       f"moving a slice from {p.ids[i]} to {p.ids[m]} raises the minimum "
+                       f"weighted energy from {low:.6g} to {raised:.6g}",
+                       {"from": p.ids[i], "to": p.ids[m], "minimum": low, "raised_to": raised})
+    if p.n > EXACT_UP_TO:
+        return Finding("max_min", True, f"no single-slice move raises the minimum ({low:.6g}); "
+                       f"{p.n} apps: exact comparison skipped (above {EXACT_UP_TO})")
+    best = max_min_value(p)
+    if best is None:
+        return Finding("max_min", True, f"no single-slice move raises the minimum ({low:.6g}); "
+                       "the exact MILP did not finish")
+    if best > low * (1 + 1e-7) + 1e-9:
+        return Finding("max_min", False,
+                       f"minimum weighted energy {low:.6g}, but {best:.6g} is reachable",
+                       {"minimum": low, "max_min": best})
+    return Finding("max_min", True, f"minimum weighted energy {low:.6g} equals the exact max-min")
+
+
+def _misreports(p: EtfProblem, i: int) -> list[tuple[str, dict]]:
+    power, demand = float(p.power[i]), float(p.demand[i])
+    lies = [(f"power {power:g} -> {power * f:g} W", {"power": power * f})
+            for f in (1.25, 1.5, 2.0, 0.8, 0.5)]
+    if np.isfinite(demand):
+        lies += [(f"demand {demand:g} -> {v:g}", {"demand": v})
+                 for v in sorted({demand * 2, demand + 1, float(p.quantum)} - {demand})]
+    else:
+        lies.append((f"demand backlogged -> {p.quantum // max(p.n, 1)}",
+                     {"demand": float(p.quantum // max(p.n, 1))}))
+    return lies
+
+
+def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
+                       **_) -> Finding | None:
+    """SP probe: an app reports another power (it really runs at that power: Lemma 2's
+    "energy-gluttonous" app) or another demand; the mechanism is re-run. A gain is a better
+    (useful time, energy) pair: useful time min(t', true demand) not less, energy at the power
+    it runs at not less, one of them more (the paper's definition in Lemma 1's proof). The
+    largest relative gain found is reported. Apps in spec order, five powers and up to three
+    demands each, at most ``PROBE_CALLS`` re-runs; the detail says how many apps were probed."""
+    if mechanism is None:
+        return None
+    t = _slices(allocation)
+    energy = t * p.power
+    best: dict = {"gain": 0.0}
+    probed = calls = 0
+    for i in range(p.n):
+        lies = _misreports(p, i)
+        if calls + len(lies) > PROBE_CALLS:
+            break
+        probed += 1
+        calls += len(lies)
+        for label, report in lies:
+            liar = p.with_report(i, **report)
+            outcome = mechanism(liar)
+            if outcome.status in ("infeasible", "time_limit"):
+                continue
+            t_new = min(float(outcome.allocation.column("time")[i]), float(p.demand[i]))
+            e_new = t_new * float(liar.power[i])
+            if t_new >= t[i] and e_new >= energy[i] and (t_new > t[i] or e_new > energy[i]):
+                gain = max((t_new - t[i]) / max(t[i], 1.0),
+                           (e_new - energy[i]) / max(energy[i], 1e-12))
+                if gain > best["gain"]:
+                    best = {"gain": gain, "app": p.ids[i], "misreport": label,
+                            "time": [t[i], t_new], "energy": [energy[i], e_new]}
+    scope = f"probed {probed} of {p.n} apps"
+    if best["gain"] > 1e-9:
+        return Finding("strategy_proofness", False,
+                       f"{best['app']} gains by misreporting ({best['misreport']}): time "
+                       f"{best['time'][0]:g} -> {best['time'][1]:g}, energy "
+                       f"{best['energy'][0]:g} -> {best['energy'][1]:g} ({scope})", best)
+    return Finding("strategy_proofness", True, f"no profitable misreport found ({scope})")
