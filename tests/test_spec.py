@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import fairalloc
+from fairalloc.registry import KINDS
 from fairalloc.cli import main
 from fairalloc.errors import SpecError, Violation, json_path
 from fairalloc.models.drf import DrfProblem
@@ -264,8 +265,9 @@ def test_unknown_keys_each_reported_with_the_allowed_ones():
 def test_api_accepts_a_spec_or_raises_spec_error():
     with pytest.raises(SpecError):
         fairalloc.solve({"problem": "nosuch"})
+    known = ", ".join(sorted(KINDS))
     assert violations({"problem": "nosuch"}) == [
-        ("problem", "unknown problem kind (known: drf, emrf)")]
+        ("problem", f"unknown problem kind (known: {known})")]
     assert violations({}) == [("problem", "required key is missing")]
 
 

@@ -1,0 +1,997 @@
+"""Scaling benchmarks for fairalloc: measure, compare with the targets, write RESULTS.md.
+
+Benchmarks are not tests: a missed target is reported (MISS), never raised, and a case that
+fails is shown as ERROR while the others go on. Timings use ``time.perf_counter``; a case whose
+first run is fast (under ``FAST`` seconds) is run three times and the best is kept, a slow one
+once. Every random spec comes from a fixed seed.
+
+    python benchmarks/run.py                       # everything, tables on stdout
+    python benchmarks/run.py --write benchmarks/RESULTS.md
+    python benchmarks/run.py --quick               # small sizes only (a smoke run)
+    python benchmarks/run.py --only cli            # one benchmark (see --list)
+
+Benchmarks (the issue's targets):
+
+* ``drf``          progressive filling (``fill_divisible``) at 1e5 and 1e6 users, ``continue`` and
+                   ``stop``; whole-task filling (``fill_whole_tasks``) at the size that takes ~1 s;
+* ``emrf``         ``fairalloc.solve(spec, validate=False)`` on a loaded spec at 1e5 and 1e6 users
+                   (~10 distinct splits), and each validator separately at 1e5;
+* ``formulation``  the EMRF efficiency LP, literal Pyomo model vs ratio classes;
+* ``cli``          ``fairalloc solve SPEC --format json`` as a subprocess at 1e5 users, and where
+                   its time goes (parse, schema, preconditions, solve, each validator, JSON);
+* ``drf-lp``       the exact DRF (leximin LPs through Pyomo) vs progressive filling.
+
+When a target is missed the case is run once more under cProfile and its hot spots are listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime as dt
+import gc
+import importlib.metadata
+import io
+import json
+import math
+import os
+import platform
+import pstats
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FAST = 2.0            # a first run faster than this is repeated (best of REPEAT)
+REPEAT = 3
+STAGE_BUDGET = 60.0   # seconds: a breakdown stage predicted to take longer is extrapolated
+PROBE_CAP = 3.0       # seconds: probes for the extrapolation grow while faster than this
+CLI_BUDGET = 120.0    # seconds: the command is not started when its stages add up to more
+SEED = 20240531
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def log(message: str) -> None:
+    """Progress on stderr, so that stdout holds only the tables."""
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- random specs
+
+
+DRF_RESOURCES = ("cpu", "mem", "disk", "net")
+# capacity per user for each resource: cpu is the scarcest, so the first saturation ("stop")
+# and Ghodsi's filling ("continue") end in different places
+DRF_CAPACITY_PER_USER = (1.5, 2.5, 4.0, 6.0)
+
+
+def drf_spec(n: int, seed: int = SEED, divisible: bool = True, saturation: str = "continue",
+             types: int | None = None) -> dict:
+    """A random DRF spec: 4 resources; each user needs a resource with probability 3/4 (and at
+    least one), in an amount uniform in [0.1, 4) per task (3 decimals); weights uniform in
+    [0.5, 4) (2 decimals); ~10% of users with max_tasks in 1..5. Resources a user does not need
+    are left out of its demand, so users of a saturated resource freeze while others go on.
+
+    ``types``: draw the demand vectors from that many task types instead (a cluster with a few
+    job shapes)."""
+    rng = np.random.default_rng(seed)
+    D = len(DRF_RESOURCES)
+
+    def demands(rng, count):
+        amount = np.round(rng.uniform(0.1, 4.0, (count, D)), 3)
+        needs = rng.random((count, D)) < 0.75
+        needs[np.arange(count), rng.integers(0, D, count)] = True
+        return np.where(needs, amount, 0.0)
+
+    demand = demands(rng, n)
+    weight = np.round(rng.uniform(0.5, 4.0, n), 2)
+    capped = rng.random(n) < 0.10
+    caps = rng.integers(1, 6, n)
+    if types:
+        demand = demands(np.random.default_rng(seed + 1), types)[rng.integers(0, types, n)]
+    demand_l, weight_l = demand.tolist(), weight.tolist()
+    users = []
+    for i in range(n):
+        user = {"id": f"u{i}", "weight": weight_l[i],
+                "demand": {r: a for r, a in zip(DRF_RESOURCES, demand_l[i]) if a > 0}}
+        if capped[i]:
+            user["max_tasks"] = int(caps[i])
+        users.append(user)
+    return {
+        "problem": "drf",
+        "name": f"random drf, {n} users",
+        "capacity": {r: round(c * n, 6) for r, c in zip(DRF_RESOURCES, DRF_CAPACITY_PER_USER)},
+        "users": users,
+        "divisible": divisible,
+        "saturation": saturation,
+    }
+
+
+# ~10 distinct splits over 2 devices (the paper's cpu/gpu pair, GFLOPS capacities 100/800 per
+# 10 users); the gpu fraction is written so that the two sum to exactly 1.0 in floating point
+EMRF_CPU_FRACTIONS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def emrf_spec(n: int, seed: int = SEED, knob: float = 0.5,
+              formulation: str | None = None) -> dict:
+    """A random EMRF spec: 2 devices, each user's split one of 10 ratios, weights uniform in
+    [0.5, 4) (2 decimals), knob 0.5."""
+    rng = np.random.default_rng(seed)
+    kind = rng.integers(0, len(EMRF_CPU_FRACTIONS), n).tolist()
+    weight = np.round(rng.uniform(0.5, 4.0, n), 2).tolist()
+    splits = [{"cpu": c, "gpu": 1.0 - c} for c in EMRF_CPU_FRACTIONS]
+    users = [{"id": f"u{i}", "weight": weight[i], "split": dict(splits[kind[i]])}
+             for i in range(n)]
+    spec = {
+        "problem": "emrf",
+        "name": f"random emrf, {n} users",
+        "capacity": {"cpu": 10.0 * n, "gpu": 80.0 * n},
+        "knob": knob,
+        "users": users,
+    }
+    if formulation:
+        spec["options"] = {"formulation": formulation}
+    return spec
+
+
+def market_of(data: dict):
+    """The problem object of a spec built straight from its kind's constructor (no schema
+    check, no deep copy: setup for benchmarks that time the solver alone)."""
+    from fairalloc.errors import Violations
+    from fairalloc.registry import KINDS
+
+    found = Violations()
+    problem = KINDS[data["problem"]].from_spec(data, found)
+    found.raise_if_any("benchmark spec")
+    return problem
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+@dataclass
+class Timing:
+    best: float
+    runs: int
+    value: Any = None
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    gc.collect()
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def measure(fn: Callable[[], Any], fast: float = FAST, repeat: int = REPEAT) -> Timing:
+    """Best of ``repeat`` runs when the first is under ``fast`` seconds, else the one run."""
+    first, value = timed(fn)
+    times = [first]
+    if first < fast:
+        times += [timed(fn)[0] for _ in range(repeat - 1)]
+    return Timing(min(times), len(times), value)
+
+
+@dataclass
+class Row:
+    """One line of a table. ``target`` in seconds (PASS when ``seconds <= target``)."""
+
+    case: str
+    seconds: float | None = None
+    target: float | None = None
+    runs: int = 0
+    note: str = ""
+    error: str | None = None
+    estimate: bool = False           # ``seconds`` is extrapolated, not measured
+    share: float | None = None       # breakdown tables: fraction of the whole
+    profile: Callable[[], Any] | None = field(default=None, repr=False)
+    profile_label: str = ""
+
+    @property
+    def status(self) -> str:
+        if self.error:
+            return "ERROR"
+        if self.target is None or self.seconds is None:
+            return "—"
+        return "PASS" if self.seconds <= self.target and not self.estimate else "MISS"
+
+
+@dataclass
+class Table:
+    key: str
+    title: str
+    intro: str
+    rows: list[Row]
+    breakdown: bool = False          # a "where the time goes" table (share column, no targets)
+
+    def markdown(self) -> str:
+        out = [f"### {self.title}", "", self.intro, ""]
+        if self.breakdown:
+            out += ["| stage | time | share | notes |", "| --- | ---: | ---: | --- |"]
+            for r in self.rows:
+                share = "" if r.share is None else f"{100 * r.share:.1f}%"
+                out.append(f"| {r.case} | {fmt_time(r)} | {share} | {notes(r)} |")
+        else:
+            out += ["| case | target | measured | result | runs | notes |",
+                    "| --- | ---: | ---: | :---: | ---: | --- |"]
+            for r in self.rows:
+                target = f"< {fmt_seconds(r.target)}" if r.target is not None else "—"
+                out.append(f"| {r.case} | {target} | {fmt_time(r)} | {r.status} | "
+                           f"{r.runs or ''} | {notes(r)} |")
+        return "\n".join(out) + "\n"
+
+
+def fmt_seconds(s: float | None) -> str:
+    if s is None or not math.isfinite(s):
+        return "—"
+    if s < 0:
+        return "-" + fmt_seconds(-s)
+    if s < 1e-3:
+        return f"{s * 1e6:.0f} µs"
+    if s < 1.0:
+        return f"{s * 1e3:.1f} ms"
+    if s < 10.0:
+        return f"{s:.3f} s"
+    return f"{s:.1f} s"
+
+
+def fmt_time(r: Row) -> str:
+    if r.error:
+        return "error"
+    text = fmt_seconds(r.seconds)
+    return f"≈ {text} (extrapolated)" if r.estimate and r.seconds is not None else text
+
+
+def notes(r: Row) -> str:
+    text = r.note
+    if r.error:
+        text = f"{text}; {r.error}" if text else r.error
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def safe(case: str, fn: Callable[[], Row], **defaults) -> Row:
+    """Run a case; an exception becomes an ERROR row (benchmarks never raise)."""
+    try:
+        return fn()
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        log(f"{case}: {type(exc).__name__}: {exc}")
+        traceback.print_exc(file=sys.stderr)
+        return Row(case, error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}",
+                   **defaults)
+
+
+def timed_row(case: str, fn: Callable[[], Any], target: float | None = None, note: str = "",
+              describe: Callable[[Any, Timing], str] | None = None, profile: bool = True) -> Row:
+    def run() -> Row:
+        log(f"{case} ...")
+        t = measure(fn)
+        text = describe(t.value, t) if describe else note
+        row = Row(case, t.best, target, t.runs, text, profile=fn if profile else None)
+        log(f"{case}: {fmt_seconds(t.best)} ({t.runs} run{'s' if t.runs > 1 else ''})")
+        return row
+
+    return safe(case, run, target=target, note=note)
+
+
+def nice(n: float) -> int:
+    """n rounded to two significant digits."""
+    if n < 100:
+        return max(1, int(round(n)))
+    digits = int(math.floor(math.log10(n))) - 1
+    return int(round(n / 10 ** digits) * 10 ** digits)
+
+
+def size(n: int) -> str:
+    """1000000 -> 1e6, 30000 -> 3e4, 12345 -> 12345."""
+    exp = int(math.floor(math.log10(n))) if n > 0 else 0
+    mant = n / 10 ** exp
+    if n >= 1000 and mant == int(mant):
+        return f"{int(mant)}e{exp}" if mant != 1 else f"1e{exp}"
+    return str(n)
+
+
+# --------------------------------------------------------------------------- profiles
+
+
+@dataclass
+class HotSpot:
+    case: str
+    profiled_as: str
+    total: float
+    lines: list[tuple[str, int, float, float]]   # function, calls, own time, cumulative time
+
+
+def _short_path(filename: str) -> str:
+    for marker in ("/fairalloc/", "/site-packages/", "/lib/python"):
+        if marker in filename:
+            return filename[filename.index(marker) + 1:]
+    return filename
+
+
+def profile_call(case: str, fn: Callable[[], Any], label: str = "") -> HotSpot | None:
+    """Run ``fn`` once under cProfile: the fairalloc functions with the most cumulative time
+    (where to look) and the functions with the most own time (what actually burns it)."""
+    log(f"profiling {case} ...")
+    prof = cProfile.Profile()
+    try:
+        start = time.perf_counter()
+        prof.runcall(fn)
+        total = time.perf_counter() - start
+    except Exception as exc:  # noqa: BLE001
+        log(f"profiling {case} failed: {exc}")
+        return None
+    stats = pstats.Stats(prof, stream=io.StringIO())
+    entries = []
+    for (filename, line, name), (_, calls, own, cum, _) in stats.stats.items():
+        where = _short_path(filename)
+        label_fn = f"{where}:{line}({name})" if line else name
+        entries.append((label_fn, calls, own, cum, "fairalloc/" in where))
+    ours = sorted((e for e in entries if e[4]), key=lambda e: -e[3])[:8]
+    own = sorted(entries, key=lambda e: -e[2])[:6]
+    lines, seen = [], set()
+    for e in ours + own:
+        if e[0] not in seen:
+            seen.add(e[0])
+            lines.append(e[:4])
+    return HotSpot(case, label or case, total, lines)
+
+
+def hotspot_markdown(spots: list[HotSpot]) -> str:
+    if not spots:
+        return ""
+    out = ["## Hot spots of the missed targets", "",
+           "Each missed case run once more under cProfile (profiling slows pure-Python code down, "
+           "so read the proportions, not the totals). First the fairalloc functions by cumulative "
+           "time, then the functions (anywhere) with the most time of their own.", ""]
+    for s in spots:
+        out += [f"#### {s.profiled_as} — {fmt_seconds(s.total)} under the profiler", "",
+                "| function | calls | own | cumulative |", "| --- | ---: | ---: | ---: |"]
+        for name, calls, own, cum in s.lines:
+            out.append(f"| `{name}` | {calls} | {fmt_seconds(own)} | {fmt_seconds(cum)} |")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------- 1. DRF filling
+
+
+def bench_drf(quick: bool) -> list[Table]:
+    """Target 1: DRF progressive filling, 1e6 users x 4 resources, under 0.5 s."""
+    from fairalloc.solvers.drf import fill_divisible, fill_whole_tasks
+
+    target_n, target = 10**6, 0.5
+    sizes = (10**4, 10**5) if quick else (10**5, 10**6)
+    rows: list[Row] = []
+    for n in sizes:
+        log(f"drf: building a {size(n)}-user market")
+        market = market_of(drf_spec(n)).market
+        goal = target if n == target_n else None
+        for stop in (False, True):
+            mode = "stop" if stop else "continue"
+
+            def describe(x, t, market=market):
+                capped = int(np.sum(np.isfinite(market.caps) & (x >= market.caps - 1e-9)))
+                return f"{x.sum():.6g} tasks in all, {capped} users at max_tasks"
+
+            rows.append(timed_row(
+                f"`fill_divisible`, {size(n)} users, saturation={mode}",
+                lambda market=market, stop=stop: fill_divisible(market, stop),
+                goal, describe=describe))
+        del market
+        gc.collect()
+
+    def whole(n: int) -> Row:
+        market = market_of(drf_spec(n, divisible=False)).market
+        return timed_row(
+            f"`fill_whole_tasks`, {size(n)} users",
+            lambda: fill_whole_tasks(market),
+            describe=lambda x, t: f"{x.sum():.0f} whole tasks, {x.sum() / t.best:,.0f} tasks/s",
+            profile=False)
+
+    # whole tasks: grow the size towards one second (the heap makes it a little superlinear)
+    n = 5000 if quick else 10**4
+    tried: dict[int, float] = {}
+    for _ in range(1 if quick else 4):
+        row = whole(n)
+        rows.append(row)
+        if not row.seconds:
+            break
+        tried[n] = row.seconds
+        if 0.8 <= row.seconds <= 1.25:
+            break
+        n = nice(n / row.seconds)
+        if n in tried:
+            break
+    near = [r for r in rows if r.case.startswith("`fill_whole_tasks`") and r.seconds]
+    if not quick and near:
+        best = min(near, key=lambda r: abs(math.log(r.seconds)))
+        best.note += " (the size nearest ~1 s)"
+    return [Table(
+        "drf", "1. DRF progressive filling (`fairalloc.solvers.drf`)",
+        "Random demands (4 resources, each needed with probability 3/4, uniform amounts; capacity "
+        "per user 1.5/2.5/4/6), random weights, "
+        "~10% of users with max_tasks in 1..5. Timed: the filling on the problem's market "
+        "(building the market is setup). Target from the issue: 1e6 users under 0.5 s "
+        "(applied to both saturation modes).",
+        rows)]
+
+
+# --------------------------------------------------------------------------- 2. EMRF solve
+
+
+def emrf_mechanism(problem):
+    """The mechanism the brief asks for: the EMRF ``lp`` method with default options."""
+    from fairalloc.registry import KINDS
+
+    return KINDS["emrf"].methods["lp"](problem)
+
+
+def bench_emrf(quick: bool) -> list[Table]:
+    """Target 2: fairalloc.solve on a loaded EMRF spec, 1e6 users / ~10 ratios, under 1 s."""
+    import fairalloc
+    from fairalloc.registry import KINDS
+
+    target_n, target = 10**6, 1.0
+    sizes = (10**4, 10**5) if quick else (10**5, 10**6)
+    validate_n = sizes[0]
+    rows: list[Row] = []
+    for n in sizes:
+        data = emrf_spec(n)
+        case = f"load_spec(dict), {size(n)} users (setup, not timed below)"
+        log(f"emrf: {case}")
+        loaded: dict = {}
+
+        def load(data=data, loaded=loaded):
+            loaded["spec"] = fairalloc.load_spec(data)
+            return loaded["spec"]
+
+        rows.append(safe(case, lambda case=case, load=load: Row(
+            case, timed(load)[0], runs=1, note="deep copy + schema check + preconditions")))
+        spec = loaded.get("spec")
+        del data
+        if spec is None:
+            continue
+        goal = target if n == target_n else None
+
+        def describe(r, t):
+            formulation = r.solver.get("formulation", r.solver.get("name", ""))
+            return f"status {r.status}, objective {r.objective:.6g}; {formulation}"
+
+        rows.append(timed_row(f"solve(spec, validate=False), {size(n)} users",
+                              lambda spec=spec: fairalloc.solve(spec, validate=False),
+                              goal, describe=describe))
+        if n == validate_n:
+            rows.append(timed_row(
+                f"solve(spec, validate=True), {size(n)} users",
+                lambda spec=spec: fairalloc.solve(spec, validate=True),
+                describe=lambda r, t: "checks: " + ", ".join(
+                    f"{f.check} {'holds' if f.holds else 'fails'}" for f in r.validation),
+                profile=False))
+            result = fairalloc.solve(spec, validate=False)
+            kind = KINDS["emrf"]
+
+            for check in kind.validators:
+                def call(check=check, spec=spec, result=result):
+                    return check(spec.problem, result.allocation, mechanism=emrf_mechanism)
+
+                rows.append(timed_row(
+                    f"validator `{check.__name__}`, {size(n)} users", call,
+                    describe=lambda f, t: "skipped (None)" if f is None else
+                    f"{'holds' if f.holds else 'fails'}: {f.detail}",
+                    profile=False))
+        del spec
+        gc.collect()
+    return [Table(
+        "emrf", "2. EMRF solve through the API (spec already loaded)",
+        "Random splits from 10 distinct cpu/gpu ratios, random weights, knob 0.5. Timed: "
+        "`fairalloc.solve(spec, validate=False)` after `fairalloc.load_spec(dict)`; each "
+        "validator of `KINDS['emrf']` separately on the same allocation with "
+        "`mechanism = lambda p: KINDS['emrf'].methods['lp'](p)`. "
+        "Target from the issue: 1e6 users under 1 s.",
+        rows)]
+
+
+# --------------------------------------------------------------------------- 3. formulations
+
+
+def bench_formulation(quick: bool) -> list[Table]:
+    """Target 3: the literal Pyomo LP vs the ratio-class LP for EMRF."""
+    import fairalloc
+    from fairalloc.models.emrf import efficiency_model, residual_capacity
+
+    sizes = (100, 1000) if quick else (100, 1000, 10000)
+    rows: list[Row] = []
+    # warm-up: the first Pyomo solve pays for importing and registering the HiGHS interface
+    fairalloc.solve(fairalloc.load_spec(emrf_spec(10, formulation="literal")), validate=False)
+    for n in sizes:
+        objectives = {}
+        for formulation in ("classes", "literal"):
+            spec = fairalloc.load_spec(emrf_spec(n, formulation=formulation))
+
+            def describe(r, t, formulation=formulation, objectives=objectives):
+                objectives[formulation] = r.objective
+                return f"objective {r.objective:.10g}"
+
+            row = timed_row(f"EMRF {formulation}, {size(n)} users",
+                            lambda spec=spec: fairalloc.solve(spec, validate=False),
+                            describe=describe, profile=False)
+            if formulation == "literal" and rows and rows[-1].seconds and row.seconds:
+                row.note += f"; {row.seconds / rows[-1].seconds:.0f}x the class path"
+                a, b = objectives.get("classes"), objectives.get("literal")
+                if a is not None and b is not None:
+                    row.note += f", objectives differ by {abs(a - b) / max(abs(a), 1e-300):.1e}"
+            rows.append(row)
+            if formulation == "literal":
+                m = spec.problem.market
+                residual = residual_capacity(m, spec.problem.effective_knob())
+                rows.append(timed_row(
+                    f"&nbsp;&nbsp;of which building the Pyomo model, {size(n)} users",
+                    lambda m=m, residual=residual: efficiency_model(m, residual),
+                    describe=lambda model, t: f"{model.nconstraints()} constraints, "
+                                              f"{model.nvariables()} variables",
+                    profile=False))
+    return [Table(
+        "formulation", "3. EMRF efficiency LP: literal Pyomo model vs ratio classes",
+        "Same random specs as target 2 (10 ratio classes), `options.formulation` set to "
+        "`classes` or `literal`; timed: `fairalloc.solve(spec, validate=False)`. The literal "
+        "model has one variable per user and chains F_i/S_i = F_j/S_j user to user; the class "
+        "path has one variable per ratio class whatever n is.",
+        rows)]
+
+
+# --------------------------------------------------------------------------- 4. the command
+
+
+def fairalloc_command() -> list[str]:
+    script = Path(sys.executable).parent / "fairalloc"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("fairalloc")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "import sys; from fairalloc.cli import main; sys.exit(main())"]
+
+
+@dataclass
+class Context:
+    """One spec at one size, solved: what the validators need."""
+
+    problem: Any
+    allocation: Any
+    mechanism: Callable
+
+
+def solved_context(kind_name: str, data: dict) -> tuple[Context, Any]:
+    from fairalloc.registry import KINDS
+
+    kind = KINDS[kind_name]
+    problem = market_of(data)
+    options = {k: v for k, v in data.get("options", {}).items() if k != "method"}
+    run = kind.methods[kind.default]
+    solution = run(problem, **options)
+    return Context(problem, solution.allocation, lambda p: run(p, **options)), solution
+
+
+def guarded_stage(name: str, n: int, call_at: Callable[[int], Callable[[], Any]],
+                  budget: float = STAGE_BUDGET) -> tuple[Row, Any]:
+    """Time ``call_at(n)()``, unless probes predict more than ``budget`` seconds: then report
+    the extrapolation instead. Probes start at n/40 and double while they stay cheap (under
+    ``PROBE_CAP`` s, up to n/5); the growth exponent comes from the last two, so fixed costs
+    at small sizes do not flatter it. Returns the row and the stage's value (None if
+    extrapolated)."""
+    sizes, times = [max(2, n // 40)], []
+    times.append(timed(call_at(sizes[0]))[0])
+    if times[0] * (n / sizes[0]) ** 2 > budget:          # quadratic growth would blow the budget
+        while times[-1] < PROBE_CAP and 2 * sizes[-1] <= n // 5:
+            sizes.append(2 * sizes[-1])
+            times.append(timed(call_at(sizes[-1]))[0])
+        if len(sizes) > 1:
+            k = math.log(max(times[-1], 1e-9) / max(times[-2], 1e-9)) / math.log(2)
+        else:
+            k = 2.0
+        k = min(max(k, 1.0), 3.0)
+        predicted = times[-1] * (n / sizes[-1]) ** k
+        if predicted > budget:
+            probes = ", ".join(f"{fmt_seconds(t)} at {m}" for m, t in zip(sizes, times))
+            note = (f"not run (predicted > {budget:.0f} s): {probes} users; "
+                    f"grows like n^{k:.2f}")
+            log(f"{name}: ≈ {fmt_seconds(predicted)} predicted; {note}")
+            return Row(name, predicted, note=note, estimate=True, profile=call_at(sizes[-1]),
+                       profile_label=f"{name} at {sizes[-1]} users (the largest probe)"), None
+    fn = call_at(n)
+    t = measure(fn)
+    return Row(name, t.best, runs=t.runs, profile=fn), t.value
+
+
+def breakdown(kind_name: str, path: Path, make: Callable[[int], dict], n: int,
+              startup: Row | None) -> list[Row]:
+    """Where the time of ``fairalloc solve SPEC --format json`` goes, stage by stage, in the
+    order the command runs them."""
+    from fairalloc.errors import Violations
+    from fairalloc.registry import KINDS
+    from fairalloc.result import Result
+    from fairalloc.spec import check_schema, read_json
+
+    kind = KINDS[kind_name]
+    rows: list[Row] = [startup] if startup is not None else []
+
+    def stage(name: str, fn: Callable[[], Any], note: str = "") -> Any:
+        log(f"cli/{kind_name}: {name} ...")
+        t = measure(fn)
+        rows.append(Row(name, t.best, runs=t.runs, note=note, profile=fn))
+        return t.value
+
+    data, _ = stage("JSON parse: `spec.read_json`", lambda: read_json(path),
+                    f"{path.stat().st_size / 1e6:.1f} MB file")
+    stage("schema check: `spec.check_schema`", lambda: check_schema(kind_name, data, Violations()))
+    problem = stage(f"preconditions: `KINDS['{kind_name}'].from_spec`",
+                    lambda: kind.from_spec(data, Violations()))
+    options = {k: v for k, v in data.get("options", {}).items() if k != "method"}
+    run = kind.methods[kind.default]
+    solution = stage(f"solve: method `{kind.default}` (`{run.__name__}`)",
+                     lambda: run(problem, **options))
+    allocation = solution.allocation
+    metrics = stage(f"metrics: `{kind.metrics.__module__}.{kind.metrics.__name__}`",
+                    lambda: kind.metrics(problem, allocation))
+    contexts = {n: Context(problem, allocation, lambda p: run(p, **options))}
+
+    def at(m: int) -> Context:
+        if m not in contexts:
+            contexts[m], _ = solved_context(kind_name, make(m))
+        return contexts[m]
+
+    findings = []
+    for check in kind.validators:
+        def call_at(m: int, check=check) -> Callable[[], Any]:
+            c = at(m)
+            return lambda: check(c.problem, c.allocation, mechanism=c.mechanism)
+
+        name = f"validator `{check.__name__}`"
+        log(f"cli/{kind_name}: {name} ...")
+        got: dict = {}
+
+        def guarded(name=name, call_at=call_at, got=got) -> Row:
+            row, got["finding"] = guarded_stage(name, n, call_at)
+            return row
+
+        rows.append(safe(name, guarded))
+        finding = got.get("finding")
+        if finding is not None:
+            findings.append(finding)
+            rows[-1].note = f"{'holds' if finding.holds else 'fails'}: {finding.detail}"
+    result = Result(problem=kind_name, method=kind.default, status=solution.status,
+                    objective=solution.objective, allocation=allocation,
+                    metrics={**metrics, **solution.metrics}, validation=findings,
+                    solver={**solution.solver, "time_s": 0.0}, name=data.get("name"))
+    text = stage("JSON rendering: `Result.to_json`", lambda: result.to_json())
+    with open(os.devnull, "w", encoding="utf-8") as sink:
+        stage("write to stdout (/dev/null)", lambda: sink.write(text + "\n"),
+              f"{len(text) / 1e6:.1f} MB of JSON")
+    return rows
+
+
+def bench_cli(quick: bool) -> list[Table]:
+    """Target 4: the whole command on 1e5-user specs under 3 s, and where the time goes."""
+    target_n, target = 10**5, 3.0
+    n = 10**4 if quick else target_n
+    goal = target if n == target_n else None
+    command = fairalloc_command()
+    cases = [
+        ("emrf", f"EMRF, {size(n)} users, 10 ratio classes", lambda m: emrf_spec(m)),
+        ("drf", f"DRF, {size(n)} users, random demands (every user its own demand class)",
+         lambda m: drf_spec(m)),
+        ("drf", f"DRF, {size(n)} users, 20 task types (extra: few demand classes)",
+         lambda m: drf_spec(m, types=20)),
+    ]
+    log("cli: python start-up + imports")
+    startup = safe("startup", lambda: startup_row())
+    summary: list[Row] = []
+    tables: list[Table] = []
+    for k, (kind_name, label, make) in enumerate(cases):
+        path = workdir() / f"{kind_name}-{k}-{n}.json"
+        log(f"cli: writing {label} to {path}")
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(make(n), fh)
+        try:
+            stages = breakdown(kind_name, path, make, n, None if startup.error else startup)
+        except Exception as exc:  # noqa: BLE001
+            traceback.print_exc(file=sys.stderr)
+            stages = [Row("breakdown", error=f"{type(exc).__name__}: {exc}")]
+        total = sum(r.seconds or 0.0 for r in stages)
+        estimated = any(r.estimate for r in stages)
+        top = max(stages, key=lambda r: r.seconds or 0.0)
+        stages = [Row(r.case, r.seconds, r.target, r.runs, r.note, r.error, r.estimate,
+                      (r.seconds or 0.0) / total if total else None, r.profile, r.profile_label)
+                  for r in stages]
+        stages.append(Row("**sum of the stages**", total, estimate=estimated, share=1.0,
+                          note=f"largest: {top.case}"))
+        row = run_command(command, path, label, goal, total, top)
+        if top.profile is not None:
+            row.profile = top.profile
+            row.profile_label = f"{label}: its largest stage, {top.profile_label or top.case}"
+        summary.append(row)
+        tables.append(Table(
+            f"cli-{k}", f"4.{k + 1} Where the time goes: {label}",
+            "Each stage of `fairalloc solve SPEC --format json` timed in-process, in the order "
+            "the command runs them (validators get the default method as mechanism, as the "
+            "command does). A validator whose probes (n/40, doubling) predict more than "
+            f"{STAGE_BUDGET:.0f} s is extrapolated, not run.",
+            stages, breakdown=True))
+    intro = ("`fairalloc solve SPEC --format json > /dev/null` as a subprocess (wall clock, "
+             "this venv's `fairalloc` script), specs written as JSON to a temp dir. Target "
+             f"from the issue: 1e5 users under {target:.0f} s each. The third spec is an extra "
+             "(same generator, demands drawn from 20 task types), not a target of the issue.")
+    return [Table("cli", "4. The whole command", intro, summary), *tables]
+
+
+def startup_row() -> Row:
+    """Python start plus ``import fairalloc.cli`` (what every command pays before any work)."""
+    def run():
+        subprocess.run([sys.executable, "-c", "import fairalloc.cli"], check=True)
+
+    t = measure(run)
+    return Row("python start + `import fairalloc.cli` (subprocess)", t.best, runs=t.runs)
+
+
+_WORKDIR: list[Path] = []
+
+
+def workdir() -> Path:
+    """A temporary directory for spec files, removed when the run ends."""
+    if not _WORKDIR:
+        _WORKDIR.append(Path(tempfile.mkdtemp(prefix="fairalloc-bench-")))
+    return _WORKDIR[0]
+
+
+def run_command(command: list[str], path: Path, label: str, goal: float | None, predicted: float,
+                top: Row) -> Row:
+    case = f"`fairalloc solve` {label}"
+    largest = f"largest stage: {top.case} ({fmt_time(top)})"
+    if predicted > CLI_BUDGET:
+        log(f"cli: not starting the command: its stages add up to ≈ {fmt_seconds(predicted)}")
+        return Row(case, predicted, goal, estimate=True,
+                   note=f"not run: its stages add up to ≈ {fmt_seconds(predicted)}; {largest}")
+
+    def run():
+        with open(os.devnull, "wb") as sink:
+            done = subprocess.run([*command, "solve", str(path), "--format", "json"],
+                                  stdout=sink, stderr=subprocess.PIPE,
+                                  timeout=max(60.0, 3 * predicted))
+        if done.returncode not in (0, 1):
+            raise RuntimeError(f"exit {done.returncode}: {done.stderr.decode()[-300:]}")
+        return done.returncode
+
+    def make_row() -> Row:
+        log(f"cli: running {case}")
+        t = measure(run)
+        extra = t.best - predicted
+        note = (f"exit {t.value}; stages in-process add up to {fmt_seconds(predicted)} "
+                f"(the command takes {fmt_seconds(abs(extra))} "
+                f"{'more' if extra >= 0 else 'less'}); {largest}")
+        return Row(case, t.best, goal, t.runs, note)
+
+    return safe(case, make_row, target=goal)
+
+
+# --------------------------------------------------------------------------- 5. DRF exact
+
+
+def bench_drf_lp(quick: bool) -> list[Table]:
+    """Target 5: the exact DRF (leximin LP rounds through Pyomo) vs progressive filling."""
+    import fairalloc
+
+    sizes = (10, 100) if quick else (10, 100, 1000)
+    rows: list[Row] = []
+    fairalloc.solve(fairalloc.load_spec(drf_spec(5)), method="lp", validate=False)  # warm-up
+    for n in sizes:
+        spec = fairalloc.load_spec(drf_spec(n))
+        found = {}
+        for method in ("progressive-filling", "lp"):
+            def describe(r, t, method=method, found=found):
+                found[method] = np.asarray(r.allocation.column("tasks"), dtype=float)
+                rounds = r.solver.get("rounds")
+                return f"status {r.status}" + (f", {rounds} LP rounds" if rounds else "")
+
+            row = timed_row(f"DRF {method}, {size(n)} users",
+                            lambda spec=spec, method=method: fairalloc.solve(
+                                spec, method=method, validate=False),
+                            describe=describe, profile=False)
+            if method == "lp" and rows and rows[-1].seconds and row.seconds:
+                a, b = found.get("progressive-filling"), found.get("lp")
+                row.note += f"; {row.seconds / rows[-1].seconds:,.0f}x progressive filling"
+                if a is not None and b is not None:
+                    gap = float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(a)))))
+                    row.note += f"; tasks differ by at most {gap:.1e} (relative)"
+                    if gap > 1e-6:
+                        row.note += " — **the two methods disagree**"
+            rows.append(row)
+    return [Table(
+        "drf-lp", "5. DRF: exact leximin LP (Pyomo + HiGHS) vs progressive filling",
+        "Same random DRF specs as target 1 (divisible, saturation continue); timed: "
+        "`fairalloc.solve(spec, method=..., validate=False)`.",
+        rows)]
+
+
+# --------------------------------------------------------------------------- report
+
+
+BENCHMARKS: dict[str, Callable[[bool], list[Table]]] = {
+    "drf": bench_drf,
+    "emrf": bench_emrf,
+    "formulation": bench_formulation,
+    "cli": bench_cli,
+    "drf-lp": bench_drf_lp,
+}
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _memory() -> str:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                return f"{int(line.split()[1]) / 2**20:.1f} GiB"
+    except OSError:
+        pass
+    return "unknown"
+
+
+def _commit() -> str:
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, timeout=10)
+        if head.returncode:
+            return "unknown"
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--"], cwd=ROOT, env=env,
+                               capture_output=True, timeout=10).returncode
+        return head.stdout.strip() + (" + uncommitted changes" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+LOAD_AT_START = _load()
+
+
+def machine_notes() -> list[str]:
+    cores = os.cpu_count()
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = cores
+    coretype = os.environ.get("OPENBLAS_CORETYPE")
+    return [
+        f"- CPU: {_cpu_model()}",
+        f"- cores: {cores} ({usable} usable by this process)",
+        f"- memory: {_memory()}",
+        f"- OS: {platform.system()} {platform.release()} ({platform.machine()})",
+        f"- Python: {platform.python_version()} ({platform.python_implementation()})",
+        f"- numpy {np.__version__}, highspy {_version('highspy')}, pyomo {_version('pyomo')}, "
+        f"jsonschema-rs {_version('jsonschema-rs')}, orjson {_version('orjson')}, "
+        f"fairalloc {_version('fairalloc')}",
+        f"- OPENBLAS_CORETYPE: {'set to ' + repr(coretype) if coretype else 'not set'}",
+        f"- date: {dt.datetime.now().astimezone().isoformat(timespec='seconds')}",
+        f"- load average (1/5/15 min) at start: {LOAD_AT_START}, at the end: {_load()} "
+        "(other work on the machine makes timings noisy)",
+        f"- fairalloc commit: {_commit()}",
+    ]
+
+
+def render(tables: list[Table], spots: list[HotSpot], argv: list[str], elapsed: float) -> str:
+    misses = [(t, r) for t in tables if not t.breakdown for r in t.rows
+              if r.status in ("MISS", "ERROR")]
+    out = [
+        "# fairalloc benchmarks", "",
+        f"Written by `python benchmarks/run.py {' '.join(argv)}`".rstrip() + f" in "
+        f"{elapsed / 60:.1f} min. Benchmarks, not tests: a MISS is reported, never raised. "
+        f"Timings: `time.perf_counter`, best of {REPEAT} runs when the first run takes under "
+        f"{FAST:.0f} s, else one run (column `runs`); fixed seeds.", "",
+        "## Machine", "", *machine_notes(), "",
+        "## Targets", "",
+    ]
+    if misses:
+        out += ["Missed: " + "; ".join(f"{r.case} ({fmt_time(r)} vs {fmt_seconds(r.target)})"
+                                       if r.status == "MISS" else f"{r.case} (error)"
+                                       for _, r in misses), ""]
+    else:
+        out += ["Every target measured here is met.", ""]
+    for t in tables:
+        out.append(t.markdown())
+    out.append(hotspot_markdown(spots))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    global CLI_BUDGET
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--write", metavar="FILE", help="write the Markdown report to FILE")
+    ap.add_argument("--quick", action="store_true", help="smaller sizes only (a smoke run)")
+    ap.add_argument("--only", action="append", metavar="NAME",
+                    help=f"run only this benchmark (repeatable or comma-separated): "
+                         f"{', '.join(BENCHMARKS)}")
+    ap.add_argument("--max-command", type=float, default=CLI_BUDGET, metavar="SECONDS",
+                    help="target 4: do not start the command when its stages add up to more "
+                         f"(default {CLI_BUDGET:.0f})")
+    ap.add_argument("--no-profile", action="store_true",
+                    help="do not profile the cases that miss their targets")
+    ap.add_argument("--list", action="store_true", help="list the benchmarks and exit")
+    args = ap.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if args.list:
+        for name, fn in BENCHMARKS.items():
+            print(f"{name:12} {(fn.__doc__ or '').strip().splitlines()[0]}")
+        return 0
+    CLI_BUDGET = args.max_command
+    names = [n for item in args.only or [] for n in item.split(",") if n] or list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        ap.error(f"unknown benchmark(s) {', '.join(unknown)} (known: {', '.join(BENCHMARKS)})")
+
+    start = time.perf_counter()
+    tables: list[Table] = []
+    spots: list[HotSpot] = []
+    try:
+        for name in names:
+            log(f"=== {name}{' (quick)' if args.quick else ''}")
+            try:
+                produced = BENCHMARKS[name](args.quick)
+            except Exception as exc:  # noqa: BLE001 - a broken benchmark is reported, not raised
+                traceback.print_exc(file=sys.stderr)
+                produced = [Table(name, f"{name}: failed", "", [Row(name, error=f"{exc}")])]
+            for table in produced:
+                print(table.markdown(), flush=True)
+            tables += produced
+            for table in produced:
+                for r in table.rows:
+                    if (r.status == "MISS" and r.profile is not None and not args.no_profile
+                            and not table.breakdown):
+                        spot = profile_call(r.case, r.profile, r.profile_label)
+                        if spot:
+                            spots.append(spot)
+                            print(hotspot_markdown([spot]), flush=True)
+                    r.profile = None            # let the benchmark's data go
+            del produced
+            gc.collect()
+    finally:
+        for path in _WORKDIR:
+            shutil.rmtree(path, ignore_errors=True)
+    text = render(tables, spots, argv, time.perf_counter() - start)
+    if args.write:
+        Path(args.write).write_text(text, encoding="utf-8")
+        log(f"wrote {args.write}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
