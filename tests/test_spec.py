@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 import fairalloc
-from fairalloc.registry import KINDS
 from fairalloc.cli import main
 from fairalloc.errors import SpecError, Violation, json_path
 from fairalloc.models.drf import DrfProblem
 from fairalloc.models.emrf import EmrfProblem
+from fairalloc.registry import KINDS
 from fairalloc.result import read_allocation
 from fairalloc.spec import Spec, load_spec, set_path
 
