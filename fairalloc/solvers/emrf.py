@@ -31,7 +31,7 @@ from fairalloc.models.emrf import (
 )
 from fairalloc.models.leontief import Leontief
 from fairalloc.result import Solution
-from fairalloc.solvers.highs import INF, solve_matrix, solve_pyomo
+from fairalloc.solvers.highs import INF, solve_pyomo, solve_wide
 
 LITERAL_UP_TO = 100
 
@@ -42,37 +42,40 @@ def fairest_optimum(
 ) -> np.ndarray:
     """Class totals y_c on the LP's optimal face that lexicographically maximise y_c / S_c.
 
-    ``split`` is (k, D) per class, ``shares`` S_c (sum of S_i in the class). Columns: y_0..y_k-1,
-    t. Rows: devices (16), the optimal face sum y >= optimum, and y_c - S_c t >= 0 for free
-    classes; frozen classes have their y fixed.
+    ``split`` is (k, D) per class, ``shares`` S_c (sum of S_i in the class). Each round writes
+    the free classes as y_c = t S_c + z_c (z_c >= 0) and maximises t subject to the devices (16)
+    and the optimal face (sum y >= optimum), frozen classes moved to the right-hand sides: D + 1
+    rows whatever k is. A z_c with a non-zero reduced cost is 0 in every optimum (complementary
+    slackness), so its class cannot rise above t: it freezes at t S_c. t's own reduced cost is
+    zero, so each round freezes at least one class; classes off the optimal face freeze at 0 in
+    the first round, leaving few rounds.
     """
     k, D = split.shape
     y = np.zeros(k)
     free = np.ones(k, dtype=bool)
-    floor = optimum
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     while free.any():
         idx = np.flatnonzero(free)
-        rows = np.zeros((D + 1 + len(idx), k + 1))
-        rows[:D, :k] = split.T
-        rows[D, :k] = 1.0
-        rows[D + 1 + np.arange(len(idx)), idx] = 1.0
-        rows[D + 1 + np.arange(len(idx)), k] = -shares[idx]
-        lower = np.concatenate([np.full(D, -INF), [floor], np.zeros(len(idx))])
-        upper = np.concatenate([residual, [INF], np.full(len(idx), INF)])
-        col_lo = np.append(np.where(free, 0.0, y), 0.0)
-        col_hi = np.append(np.where(free, INF, y), INF)
-        cost = np.zeros(k + 1)
-        cost[k] = 1.0
+        held = y[~free] @ split[~free]                      # devices used by frozen classes
+        rows = np.empty((D + 1, len(idx) + 1))
+        rows[:D, :-1] = split[idx].T
+        rows[:D, -1] = shares[idx] @ split[idx]
+        rows[D, :-1] = 1.0
+        rows[D, -1] = shares[idx].sum()
+        lower = np.append(np.full(D, -INF), optimum - y[~free].sum())
+        upper = np.append(np.maximum(residual - held, 0.0), INF)
+        cost = np.zeros(len(idx) + 1)
+        cost[-1] = 1.0
         left = None if deadline is None else deadline - time.perf_counter()
-        report = solve_matrix(cost, rows, lower, upper, col_lo, col_hi, time_limit=left)
+        report = solve_wide(cost, rows, lower, upper, np.full(len(idx) + 1, INF),
+                            keep=np.array([len(idx)]), time_limit=left)
         if report.status != "optimal":
             raise SolverError(f"EMRF fairest-optimum round: HiGHS says {report.status}")
-        t = report.x[k]
-        dual = np.abs(report.row_dual[D + 1:])
-        blocked = idx[dual > 1e-9 * max(dual.max(), 1e-300)]
+        t = report.x[-1]
+        reduced = np.abs(report.col_dual[:-1])
+        blocked = idx[reduced > 1e-9 * max(reduced.max(initial=0.0), 1e-300)]
         if blocked.size == 0:
-            raise SolverError("EMRF fairest-optimum round: no bottleneck found in the duals")
+            raise SolverError("EMRF fairest-optimum round: no bottleneck in the reduced costs")
         y[blocked] = t * shares[blocked]
         free[blocked] = False
     return y
@@ -95,9 +98,8 @@ def efficiency_allocation(
         report = solve_pyomo(efficiency_model(m, residual), time_limit=time_limit)
         used = "literal (Pyomo, one variable per user)"
     else:
-        report = solve_matrix(np.ones(classes.count), split.T, np.full(len(residual), -INF),
-                              residual, np.zeros(classes.count), np.full(classes.count, INF),
-                              time_limit=time_limit)
+        report = solve_wide(np.ones(classes.count), split.T, np.full(len(residual), -INF),
+                            residual, np.full(classes.count, INF), time_limit=time_limit)
         used = "ratio classes (highspy, one variable per class)"
     if report.status != "optimal":
         raise SolverError(f"EMRF efficiency LP: HiGHS says {report.status}")

@@ -24,6 +24,7 @@ import numpy as np
 from fairalloc.errors import SolverError
 
 INF = highspy.kHighsInf
+WIDE = 50  # columns per row beyond which an LP goes to the primal simplex
 
 
 @dataclass
@@ -37,6 +38,7 @@ class Report:
     gap: float | None = None
     x: np.ndarray | None = None
     row_dual: np.ndarray | None = None
+    col_dual: np.ndarray | None = None
     duals: dict = field(default_factory=dict)
     raw: str = ""
 
@@ -76,7 +78,8 @@ def solve_matrix(
     """Solve ``max/min cost·x  s.t.  row_lower <= rows @ x <= row_upper, col bounds`` with HiGHS.
 
     ``rows`` is a dense (m, n) array (models solved this way are small: one column per class of
-    users). Returns primal values and row duals (for LPs); raises SolverError on other outcomes.
+    users). Returns primal values, row duals and reduced costs (LPs); raises SolverError on
+    other outcomes.
 
     >>> r = solve_matrix(np.array([1.0, 1.0]), np.array([[1.0, 2.0], [3.0, 1.0]]),
     ...                  np.full(2, -INF), np.array([4.0, 6.0]), np.zeros(2), np.full(2, INF))
@@ -108,6 +111,8 @@ def solve_matrix(
     h.setOptionValue("output_flag", False)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
+    if n > WIDE * max(m, 1) and not (integer is not None and np.any(integer)):
+        h.setOptionValue("simplex_strategy", 4)  # primal: 0.6 s where dual takes 15 s (2 x 1e5)
     h.passModel(lp)
     start = time.perf_counter()
     h.run()
@@ -130,6 +135,7 @@ def solve_matrix(
         gap=relative_gap(objective, bound) if is_mip else None,
         x=np.array(sol.col_value) if has_x else None,
         row_dual=np.array(sol.row_dual) if has_x and not is_mip else None,
+        col_dual=np.array(sol.col_dual) if has_x and not is_mip else None,
         raw=h.modelStatusToString(model_status),
     )
 
@@ -186,3 +192,51 @@ def solve_pyomo(
             report.duals = res.solution_loader.get_duals()
     report.gap = relative_gap(report.objective, report.bound)
     return report
+
+
+def solve_wide(
+    cost: np.ndarray,
+    rows: np.ndarray,
+    row_lower: np.ndarray,
+    row_upper: np.ndarray,
+    col_upper: np.ndarray,
+    *,
+    keep: np.ndarray | None = None,
+    time_limit: float | None = None,
+    batch: int = 64,
+) -> Report:
+    """Maximise an LP with few rows and very many columns (all with lower bound 0) by column
+    generation: solve on a working set of columns, price every column with the row duals
+    (reduced cost cost_c - rows[:, c] . y, numpy), add the best improving ones, repeat until
+    none improves. Exact; the report covers all columns (x is 0 outside the working set, and
+    ``col_dual`` holds every column's reduced cost). ``keep`` columns are always in the set.
+
+    At 2 rows x 1e5 columns this takes milliseconds where one HiGHS solve takes 0.5-15 s.
+    """
+    m, n = rows.shape
+    work = np.zeros(n, dtype=bool)
+    for r in range(m):
+        work[np.argmax(rows[r])] = work[np.argmin(rows[r])] = True
+    work[np.argsort(-cost, kind="stable")[:batch]] = True
+    if keep is not None:
+        work[keep] = True
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    elapsed = 0.0
+    while True:
+        idx = np.flatnonzero(work)
+        left = None if deadline is None else deadline - time.perf_counter()
+        part = solve_matrix(cost[idx], rows[:, idx], row_lower, row_upper, np.zeros(len(idx)),
+                            col_upper[idx], time_limit=left)
+        elapsed += part.time_s
+        if part.status != "optimal":
+            return part
+        reduced = cost - rows.T @ part.row_dual
+        scale = max(1.0, float(np.abs(cost).max()))
+        improving = np.flatnonzero(~work & (reduced > 1e-9 * scale))
+        if improving.size == 0:
+            x = np.zeros(n)
+            x[idx] = part.x
+            reduced[idx] = part.col_dual
+            return Report("optimal", part.objective, elapsed, part.bound, None, x,
+                          part.row_dual, reduced, raw=part.raw)
+        work[improving[np.argsort(-reduced[improving], kind="stable")[:batch]]] = True

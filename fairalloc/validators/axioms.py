@@ -21,9 +21,10 @@ import numpy as np
 
 from fairalloc.models.leontief import Leontief, group_rows, row_max
 from fairalloc.result import Allocation, Finding, Solution
-from fairalloc.solvers.highs import INF, solve_matrix
+from fairalloc.solvers.highs import INF, solve_wide
 
 RTOL = 1e-7
+CLASS_PAIRS = 4_000_000  # demand x bundle classes above which envy is found by dominance
 PROBE_SOLVES = 24
 PROBE_WORK = 600_000   # user-solves: at 1e5 users the probe re-solves 6 times
 
@@ -118,6 +119,88 @@ def _best_two(u: np.ndarray, bdir: np.ndarray, v1: np.ndarray) -> tuple[np.ndarr
     return k1, b1, k2, b2
 
 
+def _dominated(points: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """For each query q: is there a point p with p > q in every coordinate?
+
+    Divide and conquer on the first coordinate (split at the points' median): points above it
+    beat every query at or below it there, leaving a problem with one coordinate less; the two
+    halves recurse. O((m + q) log^(k-1)) for k coordinates, small blocks by brute force.
+    """
+    out = np.zeros(len(queries), dtype=bool)
+    if len(points) == 0 or len(queries) == 0:
+        return out
+    if points.shape[1] == 1:
+        return queries[:, 0] < points[:, 0].max()
+    # only queries below the points' maximum, and points above the queries' minimum, matter
+    live = np.flatnonzero((queries < points.max(axis=0)).all(axis=1))
+    if live.size == 0:
+        return out
+    queries_live = queries[live]
+    points = points[(points > queries_live.min(axis=0)).all(axis=1)]
+    if len(points) * len(live) <= 1 << 16:
+        out[live] = (points[None, :, :] > queries_live[:, None, :]).all(axis=2).any(axis=1)
+        return out
+    out[live] = _dominated_split(points, queries_live)
+    return out
+
+
+def _dominated_split(points: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(queries), dtype=bool)
+    first = points[:, 0]
+    split = float(np.partition(first, len(first) // 2)[len(first) // 2])
+    upper = first > split
+    if not upper.any():                              # the median is the largest value
+        top = first == split
+        below = queries[:, 0] < split
+        hit = _dominated(points[top, 1:], queries[below, 1:])
+        rest = np.flatnonzero(below)[~hit]
+        out[below] = hit
+        out[rest] = _dominated(points[~top], queries[rest])
+        return out
+    low = queries[:, 0] <= split
+    hit = _dominated(points[upper, 1:], queries[low, 1:])
+    rest = np.flatnonzero(low)[~hit]
+    out[low] = hit
+    out[rest] = _dominated(points[~upper], queries[rest])
+    out[~low] = _dominated(points[upper], queries[~low])
+    return out
+
+
+def _envy_worth(m: Leontief, bundles: np.ndarray, i: int) -> np.ndarray:
+    """What user i could run with each user's bundle scaled by w_i / w_j (itself: -inf)."""
+    scaled = bundles * (m.weights[i] / m.weights)[:, None]
+    worth = m.worth(np.full(m.n, i), scaled)
+    worth[i] = -np.inf
+    return worth
+
+
+def _envious_by_dominance(m: Leontief, x: np.ndarray, bundles: np.ndarray) -> np.ndarray:
+    """The envious users, for any number of demand and bundle classes.
+
+    i envies j iff j's weight-normalised bundle B_j / w_j beats q_i = (x_i + tol) / w_i * a_i
+    in every resource i uses (for whole tasks, x_i + 1 - 1e-9 in place of x_i + tol): an orthant
+    query, answered for all users at once by ``_dominated``, one support pattern at a time.
+    """
+    scaled = bundles / m.weights[:, None]
+    if m.integral:
+        target = x + 1 - 1e-9
+    else:
+        target = x + RTOL * np.maximum(1.0, np.abs(x))
+    query = (target / m.weights)[:, None] * m.demand
+    free = m.caps > target                           # a capped user cannot use more
+    envious = np.zeros(m.n, dtype=bool)
+    support = m.demand > 0
+    code = support @ (1 << np.arange(len(m.resources)))
+    for pattern in np.unique(code):
+        users = np.flatnonzero((code == pattern) & free)
+        dims = support[users[0]] if users.size else support[0]
+        envious[users] = _dominated(scaled[:, dims], query[users][:, dims])
+    own = envious & (scaled > query).all(axis=1, where=support)
+    for i in np.flatnonzero(own):                    # dominated by its own bundle: ask the rest
+        envious[i] = bool(_exceeds(_envy_worth(m, bundles, int(i)).max(), x[i]))
+    return envious
+
+
 def envy_freeness(problem, allocation: Allocation, **_) -> Finding:
     """Weighted EF (eq. 2 with mu of eq. 19, weighted): no user i could run more units with
     another user's bundle scaled by w_i / w_j. With equal weights this is eq. 2 exactly.
@@ -126,13 +209,17 @@ def envy_freeness(problem, allocation: Allocation, **_) -> Finding:
     dominant share per unit, b_j the size of j's bundle and M(c, k) = min_d v_kd / u_cd compares
     demand direction c with bundle direction k. So per bundle class only the largest b_j / w_j
     matters (the second largest, for the user who holds the largest): O(n D + C K D) for C
-    demand and K bundle classes, instead of O(n^2 D).
+    demand and K bundle classes, instead of O(n^2 D). When C K is large (every user its own
+    class) the envious users come from an orthant-dominance sweep instead
+    (``_envious_by_dominance``, O(n log^(D-1) n)), and the witness from the first ten of them.
     """
     m: Leontief = problem.market
     x, bundles = m.units(allocation), m.bundles(allocation)
     classes = m.classes()
     size, blabel, bdir = _bundle_classes(m, bundles)
     K = len(bdir)
+    if classes.count * K > CLASS_PAIRS:
+        return _envy_from_dominance(m, x, bundles, classes.count, K)
     level = size / m.weights
     order = np.lexsort((-level, blabel))                  # by bundle class, largest level first
     starts = np.searchsorted(blabel[order], np.arange(K))
@@ -178,6 +265,27 @@ def envy_freeness(problem, allocation: Allocation, **_) -> Finding:
     )
 
 
+def _envy_from_dominance(m: Leontief, x: np.ndarray, bundles: np.ndarray, C: int,
+                         K: int) -> Finding:
+    envious = _envious_by_dominance(m, x, bundles)
+    scope = f"{m.n} users, {C} demand and {K} bundle classes: orthant-dominance sweep"
+    if not envious.any():
+        return Finding("envy_freeness", True,
+                       f"no user prefers another's weight-scaled bundle ({scope})")
+    pairs = []
+    for e in np.flatnonzero(envious)[:10]:
+        worth = _envy_worth(m, bundles, int(e))
+        j = int(np.argmax(worth))
+        pairs.append({"envious": m.ids[e], "of": m.ids[j], "has": x[e], "would_have": worth[j]})
+    top = max(pairs, key=lambda q: q["would_have"] - q["has"])
+    return Finding(
+        "envy_freeness", False,
+        f"{int(envious.sum())} of {m.n} users envy someone; e.g. {top['envious']} envies "
+        f"{top['of']} by {top['would_have'] - top['has']:.6g} units ({scope})",
+        {**top, "by": top["would_have"] - top["has"], "pairs": pairs},
+    )
+
+
 def pareto_efficiency(problem, allocation: Allocation, **_) -> Finding:
     """PE: no user can grow without another shrinking. Divisible units: the LP
     max sum_c G_c s.t. sum_c G_c u_c <= free capacity, 0 <= G_c <= room under the caps, over
@@ -198,9 +306,8 @@ def pareto_efficiency(problem, allocation: Allocation, **_) -> Finding:
     classes = m.classes()
     growth_room = np.bincount(classes.label, weights=np.where(room > 0, room, 0.0) * m.dominant(),
                               minlength=classes.count)
-    report = solve_matrix(np.ones(classes.count), classes.direction.T, np.full(len(slack), -INF),
-                          slack, np.zeros(classes.count), np.where(np.isinf(growth_room), INF,
-                                                                   growth_room))
+    report = solve_wide(np.ones(classes.count), classes.direction.T, np.full(len(slack), -INF),
+                        slack, np.where(np.isinf(growth_room), INF, growth_room))
     gain = report.x if report.x is not None else np.zeros(classes.count)
     growing = gain > RTOL * max(1.0, float(np.abs(x * m.dominant()).max(initial=0.0)))
     if not growing.any():
