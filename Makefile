@@ -13,11 +13,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	@for spec in specs/drf/*.json specs/emrf/*.json; do \
+	@for spec in specs/drf/*.json specs/emrf/*.json specs/etf/*.json; do \
 		$(BIN)/fairalloc solve $$spec || exit $$?; \
 	done
 	$(BIN)/fairalloc compare specs/emrf/example1-knob0.5.json
 	$(BIN)/fairalloc sweep specs/emrf/example1-knob0.5.json --set knob=0:1:0.1 --plot sweep-example1.png
+	$(BIN)/fairalloc compare specs/etf/example.json
+	$(BIN)/fairalloc sweep specs/etf/resnet-mobilenet.json --set phi=0:1:0.05 --plot sweep-etf-tradeoff.png
 
 test: $(STAMP)
 	$(BIN)/pytest
