@@ -69,6 +69,9 @@ def _keys_below(p: EtfProblem, level: float, lo: np.ndarray, hi: np.ndarray) -> 
     return np.clip(t - lo, 0, hi - lo)
 
 
+SMALLEST = float(np.nextafter(0.0, 1.0))
+
+
 def _bits(x: float) -> int:
     """The IEEE-754 bit pattern of a non-negative float as an int: ordered like the floats."""
     return struct.unpack("<q", struct.pack("<d", x))[0]
@@ -76,6 +79,22 @@ def _bits(x: float) -> int:
 
 def _float(bits: int) -> float:
     return struct.unpack("<d", struct.pack("<q", bits))[0]
+
+
+def _rth_smallest_key(p: EtfProblem, g: np.ndarray, hi: np.ndarray, r: float) -> float:
+    """The r-th smallest slice key, by bisection on float bit patterns (invariant:
+    fewer than r keys below lo, at least r below hi)."""
+    if _keys_below(p, SMALLEST, g, hi).sum() >= r:
+        return 0.0          # all at energy 0 (fewer slices than apps): skip the subnormals
+    top = float(energy_key(hi, p.power, p.weights).max())
+    lo_bits, hi_bits = 0, _bits(float(np.nextafter(top, np.inf)))
+    while hi_bits - lo_bits > 1:
+        mid = (lo_bits + hi_bits) // 2
+        if _keys_below(p, _float(mid), g, hi).sum() < r:
+            lo_bits = mid
+        else:
+            hi_bits = mid
+    return _float(lo_bits)
 
 
 def waterfill_slices(p: EtfProblem) -> np.ndarray:
@@ -94,15 +113,7 @@ def waterfill_slices(p: EtfProblem) -> np.ndarray:
     left = min(p.quantum - g.sum(), room.sum())
     if left <= 0:
         return g.astype(np.int64)
-    top = float(energy_key(hi, p.power, p.weights).max())
-    lo_bits, hi_bits = 0, _bits(float(np.nextafter(top, np.inf)))
-    while hi_bits - lo_bits > 1:                           # keep: count(lo) < left <= count(hi)
-        mid = (lo_bits + hi_bits) // 2
-        if _keys_below(p, _float(mid), g, hi).sum() < left:
-            lo_bits = mid
-        else:
-            hi_bits = mid
-    level = _float(lo_bits)                                # the R-th smallest key itself
+    level = _rth_smallest_key(p, g, hi, left)
     taken = _keys_below(p, level, g, hi)
     owed = int(left - taken.sum())
     at_level = (g + taken < hi) & (energy_key(g + taken, p.power, p.weights) == level)
@@ -189,7 +200,7 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None, **_) -> Solutio
         integer = np.concatenate([np.ones(n, bool), np.zeros(k * (n + 1), bool)])
         left = None if deadline is None else deadline - time.perf_counter()
         report = solve_matrix(cost, np.array(rows), np.array(lo_r), np.array(hi_r), col_lo,
-                              col_hi, integer=integer, time_limit=left)
+                              col_hi, integer=integer, time_limit=left, mip_gap=0.0)
         if report.status == "infeasible":
             raise SolverError("ETF leximin MILP infeasible (guarantees exceed the quantum?)")
         if report.x is None:
