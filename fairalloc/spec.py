@@ -234,7 +234,7 @@ def build(data: Any, source: str | None = None) -> Spec:
         # schema violations already say why, so the failure of this stage adds nothing.
         try:
             KINDS[kind].from_spec(data, found)
-        except (KeyError, TypeError, AttributeError, ValueError, IndexError):
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError, ArithmeticError):
             pass
         found.raise_if_any(source)
     problem = KINDS[kind].from_spec(data, found)

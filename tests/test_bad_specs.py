@@ -60,6 +60,21 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "drf-unknown-saturation.json": ("saturation", "must be one of"),
     "problem-not-a-string.json": ("problem", "unknown problem kind"),
     "drf-huge-integer.json": ("capacity.mem", "is not a finite number"),
+    # etf
+    "etf-duplicate-id.json": ("apps[2].id", "duplicate id 'A'"),
+    "etf-zero-quantum.json": ("quantum", "must be >= 1"),
+    "etf-fractional-quantum.json": ("quantum", "must be of type integer"),
+    "etf-phi-above-1.json": ("phi", "must be <= 1"),
+    "etf-negative-power.json": ("apps[1].power", "must be > 0"),
+    "etf-zero-power.json": ("apps[2].power", "must be > 0"),
+    "etf-missing-power.json": ("apps[1].power", "required key is missing"),
+    "etf-fractional-demand.json": ("apps[1].demand", "must be of type integer"),
+    "etf-negative-demand.json": ("apps[2].demand", "must be >= 0"),
+    "etf-unknown-app-key.json": ("apps[1].wieght", "unknown key"),
+    "etf-empty-apps.json": ("apps", "at least 1 item"),
+    "etf-unknown-method.json": ("options.method", "must be one of"),
+    "etf-extreme-power.json": ("apps[0].power", "weighted energies must be ordinary floats"),
+    "etf-quantum-beyond-2-53.json": ("quantum", "must be <= 9007199254740992"),
 }
 
 # Specs with three problems at once: all three must be reported in one run.

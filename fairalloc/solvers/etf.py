@@ -206,8 +206,10 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None, **_) -> Solutio
         if report.x is None:
             status = report.status
             break
+        # whole slices, and theta_k recomputed from them: HiGHS's integrality tolerance must
+        # not carry a theta no whole-slice allocation reaches into the next round
         t = np.round(report.x[:n])
-        thetas.append(float(report.objective))
+        thetas.append(float(np.sort(c * t)[:k].sum()))
         gap = max(gap, report.gap or 0.0)
         if report.status != "optimal":
             status = report.status
