@@ -34,8 +34,12 @@ def _options(spec: Spec) -> dict:
     return {k: v for k, v in spec.options.items() if k != "method"}
 
 
-def _judge(kind: Kind, spec: Spec, allocation: Allocation, mechanism) -> list:
-    findings = (check(spec.problem, allocation, mechanism=mechanism) for check in kind.validators)
+def _judge(kind: Kind, spec: Spec, allocation: Allocation, mechanism,
+           claims: dict | None = None) -> list:
+    """Every check of the kind; ``mechanism`` re-runs the method (strategy-proofness probes),
+    ``claims`` are the method's own metrics (a theorem bound it promises, checked here)."""
+    findings = (check(spec.problem, allocation, mechanism=mechanism, claims=claims)
+                for check in kind.validators)
     return [f for f in findings if f is not None]
 
 
@@ -52,7 +56,8 @@ def solve(spec: SpecLike, method: str | None = None, validate: bool = True) -> R
     metrics = {**kind.metrics(spec.problem, solution.allocation), **solution.metrics}
     validation = []
     if validate:
-        validation = _judge(kind, spec, solution.allocation, lambda p: run(p, **options))
+        validation = _judge(kind, spec, solution.allocation, lambda p: run(p, **options),
+                            solution.metrics)
     return Result(
         problem=spec.kind,
         method=name,
@@ -101,8 +106,8 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None) -> list[tuple[
     """
     spec = _spec(spec)
     kind = KINDS[spec.kind]
-    others = [m for m in kind.methods if m != kind.exact]
-    names = list(methods) if methods else [kind.exact, *others]
+    exact = [kind.exact] if kind.exact else []
+    names = list(methods) if methods else exact + [m for m in kind.methods if m != kind.exact]
     for name in names:
         _method(kind, name)
     out: list[tuple[str, Result | str]] = []

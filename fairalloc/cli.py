@@ -86,7 +86,7 @@ def cmd_compare(args) -> int:
     exact_name = KINDS[spec.kind].exact
     exact = next((r for m, r in rows if m == exact_name and isinstance(r, Result)), None)
     checks = list(dict.fromkeys(f.check for r in results for f in r.validation))
-    header = ["method", "status", "objective", "time (s)", f"÷ {exact_name}",
+    header = ["method", "status", "objective", "time (s)", f"÷ {exact_name or 'exact'}",
               *[_short(c) for c in checks]]
     body, notes = [], []
     for name, r in rows:

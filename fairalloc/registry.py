@@ -6,7 +6,7 @@ and the exact method, the validators (``(problem, allocation, mechanism=None) ->
 the metrics computed from any allocation. Schemas live in ``schemas/<kind>.schema.json`` and
 commented templates in ``templates/<kind>.jsonc``.
 
-Kinds planned for later issues (moldable, accelos, token) plug in here the same way.
+Kinds planned for later issues (accelos, token) plug in here the same way.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from fairalloc.models import drf as drf_model
 from fairalloc.models import emrf as emrf_model
 from fairalloc.models import etf as etf_model
+from fairalloc.models import moldable as moldable_model
 from fairalloc.solvers import drf as drf_solvers
 from fairalloc.solvers import emrf as emrf_solvers
 from fairalloc.solvers import etf as etf_solvers
-from fairalloc.validators import axioms
+from fairalloc.solvers import moldable as moldable_solvers
+from fairalloc.validators import axioms, schedule
 from fairalloc.validators import etf as etf_checks
 
 
@@ -33,7 +35,7 @@ class Kind:
     from_spec: Callable
     methods: dict[str, Callable]
     default: str
-    exact: str
+    exact: str | None
     validators: tuple[Callable, ...]
     metrics: Callable
     sweep_metrics: tuple[str, ...] = ()
@@ -92,4 +94,19 @@ register(Kind(
                 etf_checks.max_min, etf_checks.strategy_proofness),
     metrics=etf_model.metrics,
     sweep_metrics=("time_fairness", "energy_fairness", "system_fairness"),
+))
+
+register(Kind(
+    name="moldable",
+    summary="Makespan of moldable jobs with serial host-to-accelerator offload",
+    from_spec=moldable_model.MoldableProblem.from_spec,
+    methods={"gpusched1-star": moldable_solvers.gpusched1_star,
+             "gpusched1": moldable_solvers.gpusched1,
+             "gpusched2": moldable_solvers.gpusched2,
+             "work-conserving": moldable_solvers.work_conserving},
+    default="gpusched1-star",
+    exact=None,
+    validators=(schedule.feasibility, schedule.claimed_bounds),
+    metrics=moldable_solvers.metrics,
+    sweep_metrics=("makespan", "lower_bound", "ratio"),
 ))

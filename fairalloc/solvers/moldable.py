@@ -1,0 +1,248 @@
+"""Moldable-job methods: the paper's list algorithms on one event-driven simulation core.
+
+The core keeps the bus as a single server (offloads back to back, in the order they are
+released) and the processors as a pool of ids (lowest free ids first), so every schedule names
+the processors each job holds — for the Gantt chart and the feasibility check.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from fairalloc.models.moldable import (
+    MoldableProblem,
+    lower_bound,
+    theorem1_bound,
+    theorem2_bound,
+    theorem5_bound,
+)
+from fairalloc.result import Solution
+
+DEFAULT_RHO = math.sqrt(2) - 1
+
+
+class Platform:
+    """The bus and the processor pool while a list algorithm runs."""
+
+    def __init__(self, p: MoldableProblem):
+        self.p = p
+        self.free = list(range(p.processors))          # a heap of free processor ids
+        self.running: list[tuple[float, int, list[int]]] = []   # (end, job, ids)
+        self.bus_free = 0.0
+        self.now = 0.0
+        n = p.n
+        self.offload_start, self.offload_end = np.zeros(n), np.zeros(n)
+        self.start, self.end = np.zeros(n), np.zeros(n)
+        self.k = np.zeros(n, dtype=np.int64)
+        self.ids: list[list[int]] = [[] for _ in range(n)]
+
+    def release_until(self, t: float) -> None:
+        """Return the processors of every job that ends at or before t."""
+        while self.running and self.running[0][0] <= t:
+            _, _, ids = heapq.heappop(self.running)
+            for pid in ids:
+                heapq.heappush(self.free, pid)
+
+    def wait_for(self, count: float) -> None:
+        """Advance ``now`` until at least ``count`` processors are free."""
+        while len(self.free) < count - 1e-9 and self.running:
+            self.now = max(self.now, self.running[0][0])
+            self.release_until(self.now)
+
+    def free_at(self, count: float) -> float:
+        """The earliest time from now on at which at least ``count`` processors are free."""
+        free = len(self.free)
+        if free >= count - 1e-9:
+            return self.now
+        for end, _, ids in sorted(self.running):
+            free += len(ids)
+            if free >= count - 1e-9:
+                return max(self.now, end)
+        return math.inf
+
+    def offload(self, i: int, ready: float) -> float:
+        """Put job i's data on the bus as soon as both it and the bus are ready."""
+        self.offload_start[i] = max(ready, self.bus_free)
+        self.offload_end[i] = self.bus_free = self.offload_start[i] + self.p.offload[i]
+        return self.offload_end[i]
+
+    def run(self, i: int, k: int, at: float) -> None:
+        """Job i holds k free processors from now and runs on them from ``at``."""
+        ids = [heapq.heappop(self.free) for _ in range(k)]
+        self.k[i], self.ids[i] = k, ids
+        self.start[i] = at
+        self.end[i] = at + self.p.duration(i, k)
+        heapq.heappush(self.running, (self.end[i], i, ids))
+
+    def solution(self, name: str, **metrics) -> Solution:
+        p = self.p
+        makespan = float(self.end.max()) if p.n else 0.0
+        alloc = p.allocation(self.offload_start, self.offload_end, self.start, self.end, self.k,
+                             self.ids)
+        return Solution(alloc, "heuristic", makespan, metrics, {"name": name})
+
+
+def gpusched1_schedule(p: MoldableProblem, order: np.ndarray, alpha: float,
+                       lookahead: bool = False) -> Platform:
+    """Algorithm 1, GPUSched1(alpha, Q): take the jobs in the order of Q; once at least alpha m
+    processors are free, give the head job min(free, chi) of them, offload it (the bus in Q
+    order) and run it as soon as its offload ends. Processors are held from assignment on.
+
+    ``lookahead`` (section V): the head job starts offloading early, as soon as alpha m
+    processors will be free when its offload ends; it takes its processors then."""
+    plat = Platform(p)
+    need = alpha * p.processors
+    for i in map(int, order):
+        if lookahead:
+            ready = plat.free_at(need)
+            begin = plat.offload(i, max(plat.now, ready - p.offload[i]))
+            plat.now = max(plat.now, begin)
+            plat.release_until(plat.now)
+            plat.wait_for(need)
+            plat.release_until(plat.now)
+            k = min(len(plat.free), int(p.chi[i]))
+            plat.run(i, k, max(begin, plat.now))
+            plat.now = plat.start[i]
+        else:
+            plat.wait_for(need)
+            plat.release_until(plat.now)
+            k = min(len(plat.free), int(p.chi[i]))
+            plat.run(i, k, plat.offload(i, plat.now))
+    return plat
+
+
+def impl1_order(p: MoldableProblem) -> np.ndarray:
+    """Impl-I's queue: the spec's order with the job of largest W moved last (section III-A;
+    the paper leaves the rest of Q open)."""
+    top = int(np.argmax(p.full_work))
+    return np.array([i for i in range(p.n) if i != top] + [top])
+
+
+def impl1_star_order(p: MoldableProblem, alpha: float) -> np.ndarray:
+    """Impl-I*'s queue: the job of largest W first, the rest by decreasing
+    z_i = max(W_i / (alpha m), y_i) - W_i / ((1 - alpha) m) (eq. 20, Algorithm 2); ties in
+    spec order."""
+    m = p.processors
+    W, y = p.full_work, p.full_length
+    top = int(np.argmax(W))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.maximum(W / (alpha * m), y) - W / ((1 - alpha) * m)
+    rest = [i for i in np.argsort(-z, kind="stable") if i != top]
+    return np.array([top] + rest)
+
+
+def gpusched1(p: MoldableProblem, lookahead: bool = False, **_) -> Solution:
+    """Impl-I: alpha = W_max / W_sum (eq. 1), the largest job last in Q."""
+    alpha = p.work_max / p.work_sum
+    plat = gpusched1_schedule(p, impl1_order(p), alpha, lookahead)
+    metrics = {"alpha": alpha}
+    if p.linear:
+        metrics["bound:theorem1"] = theorem1_bound(p)
+    return plat.solution("GPUSched1 (Impl-I)", **metrics)
+
+
+def gpusched1_star(p: MoldableProblem, lookahead: bool = False, **_) -> Solution:
+    """Impl-I*: alpha = W_sec / W_sum (eq. 10), the largest job first, the rest by Algorithm 2."""
+    alpha = p.work_sec / p.work_sum if p.n > 1 else 1.0
+    order = impl1_star_order(p, alpha)
+    plat = gpusched1_schedule(p, order, alpha, lookahead)
+    metrics = {"alpha": alpha}
+    if p.linear and 0 < alpha < 1:
+        metrics["bound:theorem2"] = theorem2_bound(p, order, alpha)
+    return plat.solution("GPUSched1* (Impl-I*)", **metrics)
+
+
+def work_conserving(p: MoldableProblem, **_) -> Solution:
+    """Baseline of Example 1: offload every job back to back in spec order and start each,
+    in that order, as soon as it is offloaded and some processor is idle, on min(idle, chi)."""
+    plat = Platform(p)
+    for i in range(p.n):
+        ready = plat.offload(i, 0.0)
+        plat.now = max(plat.now, ready)
+        plat.release_until(plat.now)
+        plat.wait_for(1)
+        plat.release_until(plat.now)
+        plat.run(i, min(len(plat.free), int(p.chi[i])), plat.now)
+    return plat.solution("work-conserving")
+
+
+def johnson_order(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Johnson's rule for a two-stage flow shop: jobs with x <= y by increasing x, then the
+    others by decreasing y (ties in spec order)."""
+    first = np.flatnonzero(x <= y)
+    last = np.flatnonzero(x > y)
+    return np.concatenate([first[np.argsort(x[first], kind="stable")],
+                           last[np.argsort(-y[last], kind="stable")]]).astype(np.int64)
+
+
+def ffdh_shelves(p: MoldableProblem, jobs: np.ndarray) -> list[list[int]]:
+    """First-fit decreasing height: jobs by decreasing y_i, each on the first shelf with
+    chi_i processors left, else on a new shelf (Coffman et al.)."""
+    shelves: list[list[int]] = []
+    room: list[int] = []
+    for i in jobs[np.argsort(-p.full_length[jobs], kind="stable")]:
+        for s, left in enumerate(room):
+            if p.chi[i] <= left:
+                shelves[s].append(int(i))
+                room[s] -= int(p.chi[i])
+                break
+        else:
+            shelves.append([int(i)])
+            room.append(p.processors - int(p.chi[i]))
+    return shelves
+
+
+def gpusched2(p: MoldableProblem, rho: float = DEFAULT_RHO, **_) -> Solution:
+    """Impl-II, GPUSched2(rho) (Algorithm 3): jobs with chi_i >= rho m (T_GE) are offloaded first
+    in Johnson's order and run rigidly on chi_i processors in that order, each once offloaded and
+    chi_i processors are free; the others (T_LT) are offloaded next (in FFDH order) and run
+    after every T_GE job ends, on FFDH shelves: a shelf starts when the previous one ends and its
+    jobs' data is on the device."""
+    plat = Platform(p)
+    ge = np.flatnonzero(p.chi >= rho * p.processors)
+    lt = np.flatnonzero(p.chi < rho * p.processors)
+    ge_order = johnson_order(p.offload[ge], p.full_length[ge])
+    ge = ge[ge_order]
+    shelves = ffdh_shelves(p, lt)
+    for i in ge:
+        plat.offload(int(i), 0.0)
+    for shelf in shelves:
+        for i in shelf:
+            plat.offload(i, 0.0)
+    for i in ge:
+        plat.now = max(plat.now, plat.offload_end[i])
+        plat.release_until(plat.now)
+        plat.wait_for(int(p.chi[i]))
+        plat.release_until(plat.now)
+        plat.run(int(i), int(p.chi[i]), plat.now)
+    shelf_start = float(plat.end[ge].max()) if ge.size else 0.0
+    for shelf in shelves:
+        shelf_start = max(shelf_start, float(plat.offload_end[shelf].max()))
+        plat.release_until(shelf_start)
+        for i in shelf:
+            plat.run(i, int(p.chi[i]), shelf_start)
+        shelf_start = float(plat.end[shelf].max())
+    metrics = {"rho": rho}
+    if p.linear:
+        metrics["bound:theorem5"] = theorem5_bound(p, rho)
+    return plat.solution("GPUSched2 (Impl-II)", **metrics)
+
+
+def metrics(p: MoldableProblem, allocation) -> dict:
+    """Makespan, the lower bound and their ratio, processor utilisation, bus busy fraction."""
+    end = np.asarray(allocation.column("end"), dtype=float)
+    start = np.asarray(allocation.column("start"), dtype=float)
+    k = np.asarray(allocation.column("processors"), dtype=float)
+    makespan = float(end.max())
+    lb = lower_bound(p)
+    return {
+        "makespan": makespan,
+        "lower_bound": lb,
+        "ratio": makespan / lb if lb > 0 else None,
+        "utilization": float(((end - start) * k).sum() / (p.processors * makespan))
+        if makespan > 0 else 0.0,
+        "bus_utilization": p.total_offload / makespan if makespan > 0 else 0.0,
+    }
