@@ -14,7 +14,7 @@ from importlib import resources
 
 from rich.console import Console
 
-from fairalloc import api
+from fairalloc import api, plots
 from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS
 from fairalloc.result import FAILED, Result, fmt, render_markdown, render_table
@@ -55,6 +55,9 @@ def _exit_status(results: list[Result]) -> int:
 def cmd_solve(args) -> int:
     result = api.solve(args.spec, args.method, validate=not args.no_validate)
     _emit(result, args.format, args.rows)
+    if args.plot:
+        plots.gantt(result, args.plot)
+        print(f"Gantt chart written to {args.plot}", file=sys.stderr)
     if result.status in FAILED:
         print(f"fairalloc: status {result.status}: {result.solver.get('message', '')}".rstrip(": "),
               file=sys.stderr)
@@ -168,47 +171,49 @@ def cmd_sweep(args) -> int:
                           *[_check_mark(r, c) for c in checks])
         _console().print(table)
     if args.plot:
-        plot_sweep(points, key, names, checks, args.plot, spec.name or spec.kind)
+        plots.sweep(points, key, names, checks, args.plot, spec.name or spec.kind)
         print(f"plot written to {args.plot}", file=sys.stderr)
     return _exit_status([r for _, r in points])
 
 
-def plot_sweep(points, key: str, names: list[str], checks: list[str], path: str,
-               title: str) -> None:
-    """Objective and chosen metrics against the swept value, with a strip of check verdicts."""
-    import matplotlib
+def cmd_experiment(args) -> int:
+    from rich.progress import Progress
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from fairalloc import experiment
 
-    xs = [v for v, _ in points]
-    fig, (top, mid, strip) = plt.subplots(
-        3, 1, sharex=True, figsize=(8, 7.5), gridspec_kw={"height_ratios": [3, 3, 1.4]})
-    top.plot(xs, [r.objective if r.objective is not None else float("nan") for _, r in points],
-             "o-", color="black")
-    top.set_ylabel("objective")
-    top.grid(alpha=0.3)
-    for n in names:
-        ys = [r.metrics.get(n) for _, r in points]
-        mid.plot(xs, [y if isinstance(y, (int, float)) else float("nan") for y in ys], "o-",
-                 label=n, markersize=3)
-    mid.set_ylabel("metrics")
-    mid.grid(alpha=0.3)
-    if names:
-        mid.legend(fontsize=8, loc="best")
-    for row, check in enumerate(checks):
-        for x, (_, r) in zip(xs, points):
-            f = [f for f in r.validation if f.check == check]
-            if f:
-                strip.scatter([x], [row], marker="o" if f[0].holds else "x",
-                              color="tab:green" if f[0].holds else "tab:red", s=18)
-    strip.set_yticks(range(len(checks)), checks, fontsize=7)
-    strip.set_ylim(-0.7, len(checks) - 0.3)
-    strip.set_xlabel(key)
-    fig.suptitle(f"{title}: sweep of {key}  (checks: green o holds, red x fails)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    kind = KINDS[args.kind]
+    # the exact method only when asked for: proven optima are for small instances
+    methods = (args.methods.split(",") if args.methods
+               else [m for m in kind.methods if m != kind.exact])
+    unknown = [m for m in methods if m not in kind.methods]
+    if unknown:
+        raise SpecError([Violation("--methods", f"unknown method(s) {', '.join(unknown)} "
+                                   f"(known: {', '.join(kind.methods)})")])
+    with Progress(transient=True, console=Console(stderr=True)) as progress:
+        task = progress.add_task(f"{args.instances} instances", total=args.instances)
+        ratios = experiment.run_moldable(
+            args.jobs, args.processors, args.beta, args.speedup, args.instances, args.seed,
+            methods, args.workers, on_done=lambda: progress.advance(task))
+    stats = experiment.summary(ratios)
+    title = (f"moldable: {args.jobs} jobs, m = {args.processors}, beta = {args.beta}, "
+             f"{args.speedup} speedup, {args.instances} instances (seed {args.seed}): "
+             "makespan / lower bound")
+    if args.format == "json":
+        print(json.dumps({"title": title, "summary": stats,
+                          "ratios": {k: v.tolist() for k, v in ratios.items()}}, indent=2))
+    else:
+        from rich import box
+        from rich.table import Table
+
+        table = Table("method", "mean", "p10", "p50", "p90", box=box.SIMPLE_HEAD, title=title,
+                      title_justify="left")
+        for name, st in stats.items():
+            table.add_row(name, *(f"{st[k]:.4f}" for k in ("mean", "p10", "p50", "p90")))
+        _console().print(table)
+    if args.plot:
+        plots.ratios(ratios, title, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
 
 
 def cmd_schema(args) -> int:
@@ -265,6 +270,8 @@ def parser() -> argparse.ArgumentParser:
     sp = add("solve", cmd_solve, "solve a spec and check the allocation")
     sp.add_argument("--method", help="method name (see `fairalloc list`)")
     sp.add_argument("--no-validate", action="store_true", help="skip the checks")
+    sp.add_argument("--plot", metavar="FILE.png",
+                    help="Gantt chart of a timed schedule (moldable): bus lane + processors")
     output(sp)
     sp = add("compare", cmd_compare, "every method of the kind side by side")
     sp.add_argument("--methods", help="comma-separated subset, e.g. lp,wfq")
@@ -280,6 +287,20 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--method")
     sp.add_argument("--metrics", help="comma-separated metric names or patterns (utilization.*)")
     output(sp, rows=False)
+    sp = add("experiment", cmd_experiment, "random workloads of a paper's experiment, every "
+             "method, statistics of makespan / lower bound", spec=False)
+    sp.add_argument("kind", choices=["moldable"])
+    sp.add_argument("--jobs", type=int, default=20, help="jobs per instance (n)")
+    sp.add_argument("--processors", type=int, default=8, help="m")
+    sp.add_argument("--beta", type=float, default=0.5,
+                    help="offload share: a in [beta/2, beta], x = a z")
+    sp.add_argument("--speedup", choices=["linear", "two-phase"], default="linear")
+    sp.add_argument("--instances", type=int, default=100)
+    sp.add_argument("--seed", type=int, default=1)
+    sp.add_argument("--methods", help="comma-separated subset (default: every method)")
+    sp.add_argument("--workers", type=int, help="processes (default: one per core)")
+    sp.add_argument("--plot", metavar="FILE.png", help="box plot of the ratios per method")
+    sp.add_argument("--format", choices=("table", "json"), default="table")
     kinds = sorted(KINDS)
     sp = add("schema", cmd_schema, "print a kind's JSON Schema", spec=False)
     sp.add_argument("kind", choices=kinds)

@@ -231,6 +231,42 @@ def gpusched2(p: MoldableProblem, rho: float = DEFAULT_RHO, **_) -> Solution:
     return plat.solution("GPUSched2 (Impl-II)", **metrics)
 
 
+def ludwig_tiwari_allotment(p: MoldableProblem) -> np.ndarray:
+    """Processors per job minimising max(sum_i w_i(k_i) / m, max_i w_i(k_i) / k_i) (Ludwig and
+    Tiwari's allotment step): for a target length d every job takes the fewest processors that
+    run it within d, which also minimises its work; the best d is one of the w_i(k) / k."""
+    lengths = np.unique(np.concatenate([t / np.arange(1, len(t) + 1) for t in p.work]))
+    best, best_k = math.inf, None
+    for d in lengths[lengths >= max(t[-1] / len(t) for t in p.work)]:
+        k = np.array([int(np.argmax(t / np.arange(1, len(t) + 1) <= d * (1 + 1e-12))) + 1
+                      for t in p.work])
+        work = sum(t[j - 1] for t, j in zip(p.work, k))
+        value = max(work / p.processors, d)
+        if value < best:
+            best, best_k = value, k
+    return best_k
+
+
+def offload_then_list(p: MoldableProblem, **_) -> Solution:
+    """Baseline in the spirit of Impl-B (section V): offload every job first (spec order), then
+    schedule the moldable jobs on the processors alone — allotments by Ludwig and Tiwari's rule,
+    then list scheduling by decreasing running time, each job at the first moment its
+    processors are free. A simpler member of the family the paper's Impl-B (Mounie, Rapine and
+    Trystram's 3/2 + eps dual approximation) belongs to, named for what it is."""
+    plat = Platform(p)
+    for i in range(p.n):
+        plat.offload(i, 0.0)
+    k = ludwig_tiwari_allotment(p)
+    length = np.array([p.duration(i, int(k[i])) for i in range(p.n)])
+    plat.now = float(plat.bus_free)                     # no overlap: all data first
+    for i in np.argsort(-length, kind="stable"):
+        plat.release_until(plat.now)
+        plat.wait_for(int(k[i]))
+        plat.release_until(plat.now)
+        plat.run(int(i), int(k[i]), plat.now)
+    return plat.solution("offload, then Ludwig-Tiwari allotment + list scheduling")
+
+
 def metrics(p: MoldableProblem, allocation) -> dict:
     """Makespan, the lower bound and their ratio, processor utilisation, bus busy fraction."""
     end = np.asarray(allocation.column("end"), dtype=float)
