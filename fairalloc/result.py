@@ -137,11 +137,14 @@ def read_allocation(
     required: Sequence[Key],
     optional: Sequence[Key] = (),
     found: Violations | None = None,
+    lists: Sequence[Key] = (),
 ) -> Allocation:
     """Read an allocation in the result's format (as produced elsewhere) into columns.
 
     Every id of the spec must be present with every ``required`` key holding a finite number;
-    unknown ids and keys outside ``required + optional`` are reported. Raises ``SpecError``.
+    ``optional`` keys, when given for one id, are needed for all; ``lists`` are optional keys
+    holding lists of whole numbers. Unknown ids and other keys are reported. Raises
+    ``SpecError``.
     """
     own = found is None
     found = found if found is not None else Violations()
@@ -152,7 +155,7 @@ def read_allocation(
     if not isinstance(data, dict):
         found.add(prefix or "$", "an allocation must be an object keyed by the spec's ids")
         found.raise_if_any()
-    known_keys = set(required) | set(optional)
+    known_keys = set(required) | set(optional) | set(lists)
     spec_ids = set(ids)
     for uid in data:
         if uid not in spec_ids:
@@ -182,6 +185,21 @@ def read_allocation(
                 found.add(where, "must be a number")
             elif not math.isfinite(value):
                 found.add(where, "must be a finite number")
+            else:
+                column[i] = value
+        columns[key] = column
+    for key in lists:
+        values = [_get(e, key) if isinstance(e, dict) else None for e in entries]
+        if all(v is None for v in values):
+            continue
+        column = np.empty(len(ids), dtype=object)
+        for i, value in enumerate(values):
+            if value is None:
+                if isinstance(entries[i], dict):
+                    found.add(prefix + [ids[i], *key], "given for other ids, so needed here too")
+            elif not isinstance(value, list) or not all(
+                    isinstance(v, int) and not isinstance(v, bool) for v in value):
+                found.add(prefix + [ids[i], *key], "must be a list of whole numbers")
             else:
                 column[i] = value
         columns[key] = column

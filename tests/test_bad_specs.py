@@ -75,6 +75,21 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "etf-unknown-method.json": ("options.method", "must be one of"),
     "etf-extreme-power.json": ("apps[0].power", "weighted energies must be ordinary floats"),
     "etf-quantum-beyond-2-53.json": ("quantum", "must be <= 9007199254740992"),
+    # moldable (zero processors lives in tests/test_moldable_cli.py: it reports more than one)
+    "moldable-chi-above-m.json": ("jobs[1].max_parallelism",
+                                  "must be at most the number of processors (4)"),
+    "moldable-work-list-length.json": ("jobs[1].work", "must list w(1)..w(chi): 3 values, not 2"),
+    "moldable-work-decreasing.json": ("jobs[0].work", "w(k) must be non-decreasing"),
+    "moldable-work-per-processor-increasing.json": ("jobs[0].work",
+                                                    "w(k)/k must be non-increasing"),
+    "moldable-negative-offload.json": ("jobs[1].offload", "must be >= 0"),
+    "moldable-unknown-job-key.json": ("jobs[0].deadline", "unknown key"),
+    "moldable-duplicate-id.json": ("jobs[2].id", "duplicate id 'tau1'"),
+    "moldable-zero-parallelism.json": ("jobs[0].max_parallelism", "must be >= 1"),
+    "moldable-missing-offload.json": ("jobs[0].offload", "required key is missing"),
+    "moldable-rho-above-1.json": ("options.rho", "must be < 1"),
+    "moldable-lookahead-not-boolean.json": ("options.lookahead", "must be of type boolean"),
+    "moldable-unknown-method.json": ("options.method", "must be one of"),
 }
 
 # Specs with three problems at once: all three must be reported in one run.

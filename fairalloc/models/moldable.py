@@ -53,7 +53,7 @@ class MoldableProblem:
         tables = []
         for i, job in enumerate(jobs):
             chi = job["max_parallelism"]
-            if chi > m:
+            if chi > m >= 1:
                 found.add(["jobs", i, "max_parallelism"],
                           f"must be at most the number of processors ({m})")
             work = job["work"]
@@ -126,7 +126,8 @@ class MoldableProblem:
     def read_allocation(self, data) -> Allocation:
         from fairalloc.result import read_allocation
 
-        return read_allocation(data, self.ids, [(k,) for k in KEYS])
+        return read_allocation(data, self.ids, [(k,) for k in KEYS],
+                               lists=[("processor_ids",)])
 
 
 def lower_bound(p: MoldableProblem) -> float:
@@ -167,7 +168,7 @@ def theorem5_bound(p: MoldableProblem, rho: float) -> float:
     m = p.processors
     ge = p.chi >= rho * m
     lt = ~ge
-    head = 0.0
+    head = p.total_offload          # t_a >= X (eq. 24): the T_LT jobs start after every offload
     if ge.any():
         head = max(p.total_offload + p.offload[ge].max(),
                    p.full_length[ge].max() + p.full_length[ge].sum())

@@ -26,7 +26,7 @@ def precedence_graph(p: MoldableProblem, allocation: Allocation) -> nx.DiGraph:
         g.add_node(("offload", i), length=float(col("offload_end")[i] - col("offload_start")[i]))
         g.add_node(("run", i), length=float(col("end")[i] - col("start")[i]))
         g.add_edge(("offload", i), ("run", i))
-    bus = np.argsort(col("offload_start"), kind="stable")
+    bus = np.lexsort((col("offload_end"), col("offload_start")))
     g.add_edges_from((("offload", int(a)), ("offload", int(b))) for a, b in zip(bus, bus[1:]))
     if ("processor_ids",) in allocation.columns:
         users: dict[int, list[int]] = {}
@@ -72,7 +72,7 @@ def feasibility(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
     expected = np.array([p.duration(i, int(k[i])) if 1 <= k[i] <= p.chi[i] else np.nan
                          for i in range(p.n)])
     bad(~_near(e - s, expected), "run does not last w(k)/k")
-    bus = np.argsort(o_s, kind="stable")
+    bus = np.lexsort((o_e, o_s))                       # zero-length offloads first at a tie
     overlap = o_s[bus][1:] < o_e[bus][:-1] - TOL
     if overlap.any():
         j = int(np.flatnonzero(overlap)[0])
