@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from clitools import CONTRACT, ROOT, cli, run, write
 
 import fairalloc
 from fairalloc.cli import main
@@ -18,14 +19,11 @@ from fairalloc.errors import Violations
 from fairalloc.models.emrf import EmrfProblem, delta_bound, knob_for_delta
 from fairalloc.spec import load_spec
 
-ROOT = Path(__file__).resolve().parents[1]
 EMRF1 = str(ROOT / "specs" / "emrf" / "example1-knob0.5.json")
 EMRF_BUDGET = str(ROOT / "specs" / "emrf" / "example2-max-unfairness.json")
 DRF_CLASSIC = str(ROOT / "specs" / "drf" / "classic.json")
 DRF_WHOLE = str(ROOT / "specs" / "drf" / "whole-tasks.json")
 
-CONTRACT = {"problem", "method", "status", "objective", "allocation", "metrics", "validation",
-            "solver"}
 STATUSES = {"optimal", "feasible", "heuristic", "infeasible", "time_limit"}
 
 # No knob reaches delta <= 0.01 here: at knob 1 the GPU saturates, but user "a" runs on the CPU
@@ -43,21 +41,10 @@ INFEASIBLE = {
 }
 
 
-def run(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fairalloc.cli", *argv], input=stdin,
-                          capture_output=True, text=True, timeout=120)
 
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
-def write(tmp_path: Path, data: dict, name: str = "spec.json") -> str:
-    path = tmp_path / name
-    path.write_text(json.dumps(data, indent=2))
-    return str(path)
 
 
 # ---------------------------------------------------------------- solve

@@ -11,39 +11,25 @@ import sys
 from pathlib import Path
 
 import pytest
+from clitools import CONTRACT, ROOT, cli, run, write
 
 import fairalloc
-from fairalloc.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = str(ROOT / "specs" / "etf" / "example.json")
 RESNET = str(ROOT / "specs" / "etf" / "resnet-mobilenet.json")
 WEIGHTED = str(ROOT / "specs" / "etf" / "weighted.json")
 MIX = str(ROOT / "specs" / "etf" / "datacenter-mix.json")
 
-CONTRACT = {"problem", "method", "status", "objective", "allocation", "metrics", "validation",
-            "solver"}
 ETF_METRICS = {"time_fairness", "energy_fairness", "system_fairness", "utilization", "phi_fair"}
 ETF_CHECKS = ["feasibility", "time_guarantee", "pareto_efficiency", "max_min",
               "strategy_proofness"]
 METHODS = ["waterfill", "greedy", "milp", "time-fair", "energy-fair"]
 
 
-def run(*argv: str, cwd: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fairalloc.cli", *argv], capture_output=True,
-                          text=True, timeout=120, cwd=cwd)
 
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
-def write(tmp_path: Path, data, name: str) -> str:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return str(path)
 
 
 # ---------------------------------------------------------------- solve

@@ -6,22 +6,17 @@ the installed entry point is the point."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from clitools import CONTRACT, ROOT, cli, run, write
 
-from fairalloc.cli import main
 from fairalloc.registry import KINDS
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE1 = str(ROOT / "specs" / "moldable" / "example1.json")
 CASE = str(ROOT / "specs" / "moldable" / "case-study.json")
 MIX = str(ROOT / "specs" / "moldable" / "gpu-mix.json")
 
-CONTRACT = {"problem", "method", "status", "objective", "allocation", "metrics", "validation",
-            "solver"}
 KEYS = {"offload_start", "offload_end", "start", "end", "processors"}
 KIND = KINDS["moldable"]
 EXACT = KIND.exact or ("exact" if "exact" in KIND.methods else None)
@@ -35,21 +30,10 @@ FEASIBLE = {"tau1": {"offload_start": 0, "offload_end": 1, "start": 1, "end": 3,
 CROWDED = {**FEASIBLE, "tau2": {**FEASIBLE["tau2"], "start": 2, "end": 12}}
 
 
-def run(*argv: str, cwd: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fairalloc.cli", *argv], capture_output=True,
-                          text=True, timeout=120, cwd=cwd)
 
 
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
-def write(tmp_path: Path, data, name: str) -> str:
-    path = tmp_path / name
-    path.write_text(json.dumps(data))
-    return str(path)
 
 
 def checks(result: dict) -> dict[str, bool]:
