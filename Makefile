@@ -13,13 +13,15 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	@for spec in specs/drf/*.json specs/emrf/*.json specs/etf/*.json; do \
+	@for spec in specs/drf/*.json specs/emrf/*.json specs/etf/*.json specs/moldable/*.json; do \
 		$(BIN)/fairalloc solve $$spec || exit $$?; \
 	done
 	$(BIN)/fairalloc compare specs/emrf/example1-knob0.5.json
 	$(BIN)/fairalloc sweep specs/emrf/example1-knob0.5.json --set knob=0:1:0.1 --plot sweep-example1.png
 	$(BIN)/fairalloc compare specs/etf/example.json
 	$(BIN)/fairalloc sweep specs/etf/resnet-mobilenet.json --set phi=0:1:0.05 --plot sweep-etf-tradeoff.png
+	$(BIN)/fairalloc solve specs/moldable/example1.json --method gpusched2 --plot gantt-example1.png
+	$(BIN)/fairalloc experiment moldable --jobs 20 --processors 8 --instances 40 --plot experiment-moldable.png
 
 test: $(STAMP)
 	$(BIN)/pytest
@@ -31,4 +33,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check fairalloc tests benchmarks
 
 clean:
-	rm -rf $(VENV) build *.egg-info sweep-*.png
+	rm -rf $(VENV) build *.egg-info sweep-*.png gantt-*.png experiment-*.png

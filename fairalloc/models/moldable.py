@@ -176,3 +176,125 @@ def theorem5_bound(p: MoldableProblem, rho: float) -> float:
     if lt.any():
         tail = p.full_length[lt].max() + (1 + rho) / m * p.full_work[lt].sum()
     return float(head + tail)
+
+
+def bus_lower_bound(p: MoldableProblem) -> float:
+    """The bus alone, with unlimited processors: each job runs right after its offload at full
+    parallelism (y_i), so the makespan is at least the optimum of one machine with delivery
+    times, max_j (x_1 + ... + x_j + y_j) over the jobs by decreasing y (Jackson's rule). It is
+    never below X + min y nor max_i (x_i + y_i), and often above both.
+
+    >>> p = MoldableProblem.from_spec({"processors": 4, "jobs": [
+    ...     {"id": "a", "offload": 2, "max_parallelism": 1, "work": 6},
+    ...     {"id": "b", "offload": 2, "max_parallelism": 1, "work": 5},
+    ...     {"id": "c", "offload": 2, "max_parallelism": 1, "work": 1}]}, Violations())
+    >>> lower_bound(p), bus_lower_bound(p)
+    (8.0, 9.0)
+    """
+    order = np.argsort(-p.full_length, kind="stable")
+    return float((np.cumsum(p.offload[order]) + p.full_length[order]).max(initial=0.0))
+
+
+def exact_model(p: MoldableProblem, horizon: float, lower: float = 0.0):
+    """The optimal makespan as a continuous-time MILP (Pyomo): exact, nothing discretised.
+
+    Two facts keep it small. (1) Some optimal schedule offloads in the order the jobs start:
+    if j offloads right before i but i starts first, swapping the two offloads ends i's
+    earlier and j's at the old end of i's, still no later than s_i <= s_j; so one order serves
+    the bus and the processors. (2) With identical processors a schedule is feasible iff at
+    each job's start the jobs running then (itself included) hold at most m processors: taken
+    in start order, each job then finds enough free ids (lowest first). H = ``horizon``, the
+    makespan of a known schedule, is every big-M and every time's upper bound; ``lower`` is a
+    known lower bound on the makespan.
+
+    Data: x_i, chi_i, w_i(k); d_ik = w_i(k)/k. Variables:
+        a_ik in {0,1}    job i runs on k processors, k = 1..chi_i
+        y_ij in {0,1}    (i < j) i offloads and starts before j;  y_ji := 1 - y_ij
+        r_ijk in {0,1}   i runs on k processors and is still running when j starts;
+                         rho_ij := sum_k r_ijk
+        o_i, s_i         offload start and run start, in [0, H];  C in [lower, H]
+    with d_i = sum_k d_ik a_ik (run length) and A_i = sum_k w_i(k) a_ik (processor time):
+
+    min C subject to, for every job i and every pair i != j,
+        sum_k a_ik = 1                                   one allotment
+        s_i >= o_i + x_i,   C >= s_i + d_i               run after the offload; makespan
+        o_j >= o_i + x_i - H (1 - y_ij)                  the bus serves one job at a time
+        s_j >= s_i - H (1 - y_ij)                        starts follow the same order
+        s_i + d_i <= s_j + H (1 - y_ij + rho_ij)         i ends by s_j unless it is counted
+        r_ijk <= a_ik,   rho_ij <= y_ij                  counted on its own allotment
+        sum_k k a_jk + sum_{i != j} sum_k k r_ijk <= m   processors at s_j
+        0 <= y_ij + y_jl - y_il <= 1   (i < j < l)       no 3-cycle, only among jobs with
+                                                         x ~ 0 (offloads order the rest)
+    and valid inequalities that tighten the relaxation:
+        o_j >= sum_{i != j} x_i y_ij                     the bus was busy before j's offload
+        m (C - s_j) >= A_j + sum_{i != j} w_i(1) y_ji    work that starts at s_j or later
+        m (C - min_i x_i) >= sum_i A_i                   all the work
+    Jobs with identical data go in index order (y_ij fixed to 1 for such i < j).
+    """
+    import pyomo.environ as pyo
+
+    n, m, H = p.n, p.processors, float(horizon)
+    x = [float(v) for v in p.offload]
+    chi = [int(c) for c in p.chi]
+    ks = [range(1, c + 1) for c in chi]
+    model = pyo.ConcreteModel(name="moldable-exact-makespan")
+    model.J = pyo.Set(initialize=range(n))
+    model.A = pyo.Set(dimen=2, initialize=[(i, k) for i in range(n) for k in ks[i]])
+    model.P = pyo.Set(dimen=2, initialize=[(i, j) for i in range(n) for j in range(i + 1, n)])
+    model.Q = pyo.Set(dimen=2, initialize=[(i, j) for i in range(n) for j in range(n) if i != j])
+    model.R = pyo.Set(dimen=3, initialize=[(i, j, k) for i, j in model.Q for k in ks[i]])
+    model.a = pyo.Var(model.A, domain=pyo.Binary)
+    model.y = pyo.Var(model.P, domain=pyo.Binary)
+    model.r = pyo.Var(model.R, domain=pyo.Binary)
+    shortest = [p.duration(i, chi[i]) for i in range(n)]
+    model.o = pyo.Var(model.J, bounds=lambda _, i: (0.0, max(0.0, H - x[i] - shortest[i])))
+    model.s = pyo.Var(model.J, bounds=lambda _, i: (x[i], max(x[i], H - shortest[i])))
+    model.C = pyo.Var(bounds=(min(float(lower), H), H))
+    model.makespan = pyo.Objective(expr=model.C, sense=pyo.minimize)
+
+    def before(i, j):
+        return model.y[i, j] if i < j else 1 - model.y[j, i]
+
+    def d(i):
+        return sum(p.duration(i, k) * model.a[i, k] for k in ks[i])
+
+    def area(i):
+        return sum(float(p.work[i][k - 1]) * model.a[i, k] for k in ks[i])
+
+    def rho(i, j):
+        return sum(model.r[i, j, k] for k in ks[i])
+
+    model.one_allotment = pyo.Constraint(
+        model.J, rule=lambda _, i: sum(model.a[i, k] for k in ks[i]) == 1)
+    model.offload_first = pyo.Constraint(
+        model.J, rule=lambda _, i: model.s[i] >= model.o[i] + x[i])
+    model.ends = pyo.Constraint(model.J, rule=lambda _, i: model.C >= model.s[i] + d(i))
+    model.bus = pyo.Constraint(
+        model.Q, rule=lambda _, i, j: model.o[j] >= model.o[i] + x[i] - H * (1 - before(i, j)))
+    model.start_order = pyo.Constraint(
+        model.Q, rule=lambda _, i, j: model.s[j] >= model.s[i] - H * (1 - before(i, j)))
+    model.finished = pyo.Constraint(model.Q, rule=lambda _, i, j: model.s[i] + d(i)
+                                    <= model.s[j] + H * (1 - before(i, j) + rho(i, j)))
+    model.counted_allotment = pyo.Constraint(
+        model.R, rule=lambda _, i, j, k: model.r[i, j, k] <= model.a[i, k])
+    model.counted_before = pyo.Constraint(
+        model.Q, rule=lambda _, i, j: rho(i, j) <= before(i, j))
+    model.capacity = pyo.Constraint(model.J, rule=lambda _, j: sum(
+        k * model.a[j, k] for k in ks[j]) + sum(
+        k * model.r[i, j, k] for i in range(n) if i != j for k in ks[i]) <= m)
+    free = [i for i in range(n) if x[i] <= 1e-6 * max(H, 1.0)]
+    model.T = pyo.Set(dimen=3, initialize=[(i, j, k) for i in free for j in free for k in free
+                                           if i < j < k])
+    model.acyclic = pyo.Constraint(model.T, rule=lambda _, i, j, k: pyo.inequality(
+        0, model.y[i, j] + model.y[j, k] - model.y[i, k], 1))
+    model.bus_prefix = pyo.Constraint(model.J, rule=lambda _, j: model.o[j] >= sum(
+        x[i] * before(i, j) for i in range(n) if i != j))
+    model.tail_work = pyo.Constraint(model.J, rule=lambda _, j: m * (model.C - model.s[j])
+                                     >= area(j) + sum(float(p.work[i][0]) * before(j, i)
+                                                      for i in range(n) if i != j))
+    model.all_work = pyo.Constraint(
+        expr=m * (model.C - min(x)) >= sum(area(i) for i in range(n)))
+    for i, j in model.P:
+        if x[i] == x[j] and chi[i] == chi[j] and np.array_equal(p.work[i], p.work[j]):
+            model.y[i, j].fix(1)
+    return model

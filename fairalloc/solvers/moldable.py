@@ -282,3 +282,141 @@ def metrics(p: MoldableProblem, allocation) -> dict:
         if makespan > 0 else 0.0,
         "bus_utilization": p.total_offload / makespan if makespan > 0 else 0.0,
     }
+
+
+EXACT_TIME_LIMIT = 60.0     # seconds, when the spec sets no options.time_limit
+EXACT_GAP = 1e-9            # relative MIP gap (HiGHS's absolute gap, 1e-6, applies as well)
+
+
+def ordered_schedule(p: MoldableProblem, k, order, finished) -> Platform | None:
+    """The earliest schedule on allotments ``k`` in which the jobs offload and start in
+    ``order`` and job i ends before job j starts wherever ``finished[i, j]`` (i before j): the
+    bus back to back, and s_j = max(j's offload end, the previous start, the ends of the jobs
+    j waits for). Processors go in start order, lowest free ids first. None if a job then
+    finds fewer than k_j free (``finished`` leaves too many jobs running at its start)."""
+    plat = Platform(p)
+    previous = 0.0
+    for j in map(int, order):
+        waits = plat.end[np.flatnonzero(finished[:, j])]
+        at = max(plat.offload(j, 0.0), previous, float(waits.max(initial=0.0)))
+        plat.now = previous = at
+        plat.release_until(at)
+        if len(plat.free) < k[j]:
+            return None
+        plat.run(j, int(k[j]), at)
+    return plat
+
+
+def in_start_order(p: MoldableProblem, allocation) -> Platform | None:
+    """A schedule redone with the bus in its start order (ties by offload start) and every job
+    as early as that order and the same 'who ended before whom' allow: job by job no later
+    than the original (the form ``exact_model`` searches)."""
+    col = allocation.column
+    start, end = col("start").astype(float), col("end").astype(float)
+    order = np.lexsort((col("offload_start").astype(float), start))
+    pos = np.empty(p.n, dtype=np.int64)
+    pos[order] = np.arange(p.n)
+    finished = (pos[:, None] < pos[None, :]) & (end[:, None] <= start[None, :])
+    return ordered_schedule(p, col("processors").astype(np.int64), order, finished)
+
+
+def earliest_finish(p: MoldableProblem, order) -> Platform:
+    """A list schedule with one order for the bus and the starts: offloads back to back in
+    ``order``; each job, no earlier than the previous start, takes the number of processors
+    that ends it first (the fewest on ties), at the first moment that many are free."""
+    plat = Platform(p)
+    previous = 0.0
+    for j in map(int, order):
+        plat.now = max(plat.offload(j, 0.0), previous)
+        plat.release_until(plat.now)
+        at, k = plat.now, 0
+        for kk in range(1, int(p.chi[j]) + 1):
+            t = plat.free_at(kk)
+            if k == 0 or t + p.duration(j, kk) < at + p.duration(j, k):
+                at, k = t, kk
+        plat.now = previous = at
+        plat.release_until(at)
+        plat.run(j, k, at)
+    return plat
+
+
+def _milp_schedule(p: MoldableProblem, model) -> Platform | None:
+    """The schedule of a solved ``exact_model``: its allotments, its order (a job's rank is
+    its number of predecessors) and the pairs it does not count as running at the later
+    start, re-timed by ``ordered_schedule``."""
+    k = np.array([max(range(1, int(p.chi[i]) + 1), key=lambda kk, i=i: model.a[i, kk].value)
+                  for i in range(p.n)])
+    ahead = np.zeros((p.n, p.n), dtype=bool)
+    for (i, j), var in model.y.items():
+        ahead[i, j] = var.value > 0.5
+        ahead[j, i] = not ahead[i, j]
+    counted = np.zeros((p.n, p.n), dtype=bool)
+    for (i, j, _), var in model.r.items():
+        counted[i, j] |= var.value > 0.5
+    order = np.argsort(ahead.sum(axis=0), kind="stable")
+    return ordered_schedule(p, k, order, ahead & ~counted)
+
+
+def exact(p: MoldableProblem, time_limit: float | None = None, **_) -> Solution:
+    """The optimal makespan, proven by HiGHS on ``exact_model`` (meant for small instances).
+
+    The list algorithms run first (the paper's, and ``earliest_finish`` over a few orders);
+    the best schedule, redone in start order, is the MILP's horizon H (its big-M) and the
+    answer if the time limit hits before HiGHS finds better. If it meets the lower bound
+    (``lower_bound``, ``bus_lower_bound``) it is optimal and no MILP is built. The MILP's
+    allotments, order and 'ended before' relation are re-timed exactly (``ordered_schedule``),
+    so HiGHS's tolerances never reach the schedule. Status ``optimal`` when proven,
+    ``time_limit`` otherwise; metric ``mip_bound`` is the proven lower bound (also reported as
+    ``lower_bound``), and the solver reports the relative gap. ``time_limit`` (default 60 s)
+    covers the whole method."""
+    import time
+
+    from fairalloc.errors import SolverError
+    from fairalloc.models.moldable import bus_lower_bound, exact_model
+    from fairalloc.solvers.highs import relative_gap, solve_pyomo
+
+    begin = time.perf_counter()
+    limit = EXACT_TIME_LIMIT if time_limit is None else float(time_limit)
+    bound = max(lower_bound(p), bus_lower_bound(p))
+    lists = [gpusched1_star(p), gpusched1_star(p, lookahead=True), gpusched1(p),
+             gpusched1(p, lookahead=True), gpusched2(p), work_conserving(p)]
+    alpha = p.work_sec / p.work_sum if p.n > 1 else 1.0
+    for order in (np.argsort(-p.full_length, kind="stable"),
+                  np.argsort(-p.full_work, kind="stable"), impl1_star_order(p, alpha)):
+        lists.append(earliest_finish(p, order).solution("earliest finish"))
+    redone = (in_start_order(p, s.allocation) for s in lists)
+    best = min([plat.solution("") for plat in redone if plat is not None] + lists,
+               key=lambda s: s.objective)
+    upper = listed = float(best.objective)
+    left = limit - (time.perf_counter() - begin)
+    report = None
+    if upper <= bound * (1 + EXACT_GAP) + EXACT_GAP:
+        status, name = "optimal", "list schedule at the lower bound (no MILP)"
+    elif left <= 0:
+        status, name = "time_limit", "list schedule (time limit before the MILP)"
+    else:
+        name = "HiGHS MILP, continuous time (exact_model)"
+        model = exact_model(p, upper * (1 + 1e-9) + 1e-9, bound)   # the best list schedule fits
+        left = limit - (time.perf_counter() - begin)
+        report = solve_pyomo(model, time_limit=max(left, 1e-3), mip_gap=EXACT_GAP)
+        if report.status == "infeasible":
+            raise SolverError("moldable exact: HiGHS finds no schedule as good as a known one "
+                              "(numerical trouble)")
+        if report.objective is not None:
+            found = _milp_schedule(p, model)
+            if found is None:
+                raise SolverError("moldable exact: the MILP's schedule needs more than m "
+                                  "processors once re-timed (numerical trouble)")
+            if float(found.end.max()) < upper:
+                best, upper = found.solution(name), float(found.end.max())
+        if report.bound is not None and np.isfinite(report.bound):
+            bound = max(bound, float(report.bound))
+        status = report.status
+    if status == "optimal":
+        bound = min(bound, upper)
+    metrics = {"mip_bound": bound, "lower_bound": bound,
+               "ratio": upper / bound if bound > 0 else None, "list_makespan": listed}
+    solver = {"name": name, "gap": relative_gap(upper, bound), "time_limit": limit}
+    if report is not None:
+        solver["highs"] = report.raw
+    return Solution(best.allocation, status, upper, metrics, solver)

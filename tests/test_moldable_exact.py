@@ -1,0 +1,249 @@
+"""The `exact` moldable method: the proven optimal makespan (HiGHS on a continuous-time MILP).
+
+Checked against the paper's Example 1, against every list algorithm of the registry and the
+lower bounds on small random instances with fractional durations (linear speedup and Amdahl
+work tables, some jobs without offload), against a brute-force search written here for n <= 3
+(it assumes neither of the two facts the MILP rests on: it tries every bus order and every
+start order separately), and for its time limit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fairalloc
+from fairalloc.errors import Violations
+from fairalloc.models.moldable import MoldableProblem, bus_lower_bound, exact_model, lower_bound
+from fairalloc.registry import KINDS
+from fairalloc.solvers import moldable as solvers
+from fairalloc.solvers.highs import solve_pyomo
+from fairalloc.validators.schedule import feasibility
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE1 = ROOT / "specs" / "moldable" / "example1.json"
+KIND = KINDS["moldable"]
+HEURISTICS = [m for m in KIND.methods if m != "exact"]
+REL = 1e-6
+
+
+def random_spec(seed: int, n: int | None = None, m: int | None = None,
+                table: bool | None = None) -> dict:
+    """n in 2..5 jobs on m in 2..4 processors; fractional offloads and work; a linear job has
+    a number as work, the others an Amdahl table w(k) = W (f k + 1 - f); one job in four has
+    no offload."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 6)) if n is None else n
+    m = int(rng.integers(2, 5)) if m is None else m
+    jobs = []
+    for i in range(n):
+        chi = int(rng.integers(1, m + 1))
+        W = float(rng.uniform(0.5, 12.0))
+        amdahl = bool(rng.integers(0, 2)) if table is None else table
+        f = float(rng.uniform(0.05, 0.6))
+        work = [W * (f * k + 1 - f) for k in range(1, chi + 1)] if amdahl else W
+        offload = 0.0 if rng.random() < 0.25 else float(rng.uniform(0.1, 4.0))
+        jobs.append({"id": f"j{i}", "offload": offload, "max_parallelism": chi, "work": work})
+    return {"problem": "moldable", "processors": m, "jobs": jobs}
+
+
+def problem(spec: dict) -> MoldableProblem:
+    found = Violations()
+    p = MoldableProblem.from_spec(spec, found)
+    assert p is not None, found
+    return p
+
+
+def brute_force(p: MoldableProblem) -> float:
+    """The optimal makespan by enumeration: every allotment, every bus order (offloads back to
+    back), every start order and every set of 'i ends before j starts' pairs (i before j);
+    each job starts as early as its offload, the previous start and those pairs allow, and the
+    schedule counts if at no start time more than m processors are busy. Any feasible schedule
+    is matched or beaten by the one built from its own orders and pairs."""
+    n, m = p.n, p.processors
+    best = math.inf
+    for ks in itertools.product(*(range(1, int(c) + 1) for c in p.chi)):
+        d = [p.duration(i, k) for i, k in enumerate(ks)]
+        for bus in itertools.permutations(range(n)):
+            ready, t = [0.0] * n, 0.0
+            for i in bus:
+                t += float(p.offload[i])
+                ready[i] = t
+            for starts in itertools.permutations(range(n)):
+                pairs = list(itertools.combinations(starts, 2))
+                for mask in range(1 << len(pairs)):
+                    waits = [pairs[b] for b in range(len(pairs)) if mask >> b & 1]
+                    s, e, previous = [0.0] * n, [0.0] * n, 0.0
+                    for j in starts:
+                        s[j] = max([ready[j], previous] + [e[i] for i, jj in waits if jj == j])
+                        e[j] = s[j] + d[j]
+                        previous = s[j]
+                    if all(sum(ks[i] for i in range(n) if s[i] <= s[j] < e[i]) <= m
+                           for j in range(n)):
+                        best = min(best, max(e))
+    return best
+
+
+def makespans(spec: dict) -> dict[str, float]:
+    return {name: fairalloc.solve(spec, name, validate=False).objective for name in HEURISTICS}
+
+
+# ------------------------------------------------------------------------------ Example 1
+
+
+def test_example1_is_L_plus_3():
+    r = fairalloc.solve(EXAMPLE1, "exact")
+    assert r.status == "optimal"
+    assert r.objective == pytest.approx(13.0, rel=1e-9)          # L + 3, L = W_2 / m = 10
+    assert r.finding("feasibility").holds
+    assert r.metrics["mip_bound"] == pytest.approx(13.0, rel=1e-9)
+    assert r.solver["gap"] == pytest.approx(0.0, abs=1e-9)
+    assert r.metrics["lower_bound"] >= lower_bound(fairalloc.load_spec(EXAMPLE1).problem)
+
+
+def test_registered_as_the_exact_method():
+    assert KIND.exact == "exact" and KIND.methods["exact"] is solvers.exact
+    spec = {**random_spec(1), "options": {"method": "exact", "time_limit": 5}}
+    r = fairalloc.solve(spec)
+    assert r.method == "exact" and r.status == "optimal"
+    assert r.solver["time_limit"] == 5
+    rows = fairalloc.compare(EXAMPLE1)
+    assert rows[0][0] == "exact"
+
+
+# ------------------------------------------------------------- random instances vs heuristics
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_random_instances_at_most_every_heuristic(seed):
+    spec = random_spec(seed)
+    p = problem(spec)
+    r = fairalloc.solve(spec, "exact")
+    assert r.status == "optimal"
+    assert r.finding("feasibility").holds, r.finding("feasibility").detail
+    makespan = float(np.max(r.allocation.column("end")))
+    assert r.objective == pytest.approx(makespan, rel=1e-12)
+    assert makespan >= lower_bound(p) * (1 - 1e-9)
+    assert makespan >= bus_lower_bound(p) * (1 - 1e-9)
+    assert r.metrics["mip_bound"] <= makespan * (1 + 1e-9)
+    assert makespan <= r.metrics["mip_bound"] * (1 + REL) + 1e-6       # proven
+    for name, other in makespans(spec).items():
+        assert makespan <= other * (1 + REL), (name, other, makespan)
+
+
+@pytest.mark.parametrize("table", [False, True])
+def test_needs_the_milp_and_beats_the_list_schedules(table):
+    """Instances where no list schedule reaches the lower bound: the MILP does the work."""
+    hits = 0
+    for seed in range(100, 160):
+        spec = random_spec(seed, n=5, m=4, table=table)
+        r = fairalloc.solve(spec, "exact", validate=False)
+        if r.solver["name"].startswith("HiGHS"):
+            hits += 1
+            assert r.status == "optimal"
+            assert feasibility(problem(spec), r.allocation).holds
+            assert r.objective <= r.metrics["list_makespan"] * (1 + REL)
+            assert r.objective <= min(makespans(spec).values()) * (1 + REL)
+        if hits == 3:
+            break
+    assert hits == 3
+
+
+# ------------------------------------------------------------------------------ brute force
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_tiny_instances_match_brute_force(seed):
+    """The method (which may stop at a list schedule that meets the lower bound) and the MILP
+    alone (horizon: the worst list schedule; no lower bound) both find the brute-force
+    optimum."""
+    spec = random_spec(1000 + seed, n=3 if seed % 4 else 2, m=2 + seed % 3)
+    p = problem(spec)
+    optimum = brute_force(p)
+    r = fairalloc.solve(spec, "exact", validate=False)
+    assert r.status == "optimal"
+    assert r.objective == pytest.approx(optimum, rel=REL)
+    report = solve_pyomo(exact_model(p, max(makespans(spec).values()) + 1e-6), mip_gap=1e-9)
+    assert report.status == "optimal"
+    assert report.objective == pytest.approx(optimum, rel=REL, abs=1e-6)
+
+
+def test_brute_force_finds_the_waiting_schedule():
+    """Example 1 with m = 3: only waiting for tau1 (not starting tau2 on the idle processor)
+    gives L + 3, where L = W_2 / m."""
+    spec = {"problem": "moldable", "processors": 3, "jobs": [
+        {"id": "tau1", "offload": 1, "max_parallelism": 2, "work": 4},
+        {"id": "tau2", "offload": 1, "max_parallelism": 3, "work": 30}]}
+    assert brute_force(problem(spec)) == pytest.approx(13.0)
+    assert fairalloc.solve(spec, "exact").objective == pytest.approx(13.0)
+
+
+def test_model_optimum_equals_the_brute_force_on_zero_offloads():
+    """Three jobs without offload (the bus orders nothing: the no-3-cycle rows are in play),
+    solved from the Pyomo model directly."""
+    spec = {"problem": "moldable", "processors": 3, "jobs": [
+        {"id": "a", "offload": 0, "max_parallelism": 2, "work": 3.5},
+        {"id": "b", "offload": 0, "max_parallelism": 3, "work": [2.2, 2.5, 3.0]},
+        {"id": "c", "offload": 0, "max_parallelism": 1, "work": 1.7}]}
+    p = problem(spec)
+    model = exact_model(p, horizon=20.0)
+    report = solve_pyomo(model, mip_gap=1e-9)
+    assert report.status == "optimal"
+    assert report.objective == pytest.approx(brute_force(p), rel=REL, abs=1e-6)
+    assert len(model.acyclic) == 1
+
+
+# ------------------------------------------------------------------------------ time limit
+
+
+def hard_spec() -> dict:
+    """Ten jobs, m = 8, small offloads: processors dominate and the MILP needs seconds."""
+    rng = np.random.default_rng(2)
+    z = rng.uniform(1, 100, 10)
+    a = rng.uniform(0.05, 0.1, 10)
+    chi = rng.integers(1, 9, 10)
+    return {"problem": "moldable", "processors": 8, "jobs": [
+        {"id": f"j{i}", "offload": float(a[i] * z[i]), "max_parallelism": int(chi[i]),
+         "work": float((1 - a[i]) * z[i])} for i in range(10)]}
+
+
+def test_time_limit_returns_a_feasible_schedule():
+    spec = {**hard_spec(), "options": {"time_limit": 0.3}}
+    r = fairalloc.solve(spec, "exact")
+    assert r.status == "time_limit"
+    assert r.finding("feasibility").holds
+    assert r.solver["time_s"] < 5
+    bound = r.metrics["mip_bound"]
+    assert lower_bound(problem(spec)) <= bound * (1 + 1e-9) <= r.objective * (1 + 1e-9)
+    assert r.solver["gap"] > 0
+    for name, other in makespans(spec).items():
+        assert r.objective <= other * (1 + REL), name
+
+
+def test_time_limit_before_the_milp_keeps_the_list_schedule():
+    r = solvers.exact(problem(hard_spec()), time_limit=1e-9)
+    assert r.status == "time_limit"
+    assert r.objective == r.metrics["list_makespan"]
+    assert feasibility(problem(hard_spec()), r.allocation).holds
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_redone_in_start_order_never_later(seed):
+    """The normal form the MILP searches (bus in start order, every job as early as its
+    order and its 'ended before' pairs allow) never ends a job later than the schedule it
+    came from, and stays feasible."""
+    spec = random_spec(2000 + seed, n=6, m=4)
+    p = problem(spec)
+    for name in HEURISTICS:
+        sol = KIND.methods[name](p)
+        plat = solvers.in_start_order(p, sol.allocation)
+        assert plat is not None
+        assert np.all(plat.end <= np.asarray(sol.allocation.column("end")) + 1e-9), name
+        assert feasibility(p, plat.solution("").allocation).holds, name
