@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import fairalloc
-from fairalloc.errors import Violations
+from fairalloc.errors import SpecError, Violations
 from fairalloc.models.moldable import MoldableProblem, bus_lower_bound, exact_model, lower_bound
 from fairalloc.registry import KINDS
 from fairalloc.solvers import moldable as solvers
@@ -247,3 +247,27 @@ def test_redone_in_start_order_never_later(seed):
         assert plat is not None
         assert np.all(plat.end <= np.asarray(sol.allocation.column("end")) + 1e-9), name
         assert feasibility(p, plat.solution("").allocation).holds, name
+
+
+def section5(n: int, beta: float, seed: int, m: int = 8) -> dict:
+    """The random workloads of section V: z in [1, 100], a in [beta/2, beta], x = a z,
+    W = (1 - a) z, chi in [1, m], linear speedup."""
+    rng = np.random.default_rng(seed)
+    z = rng.integers(1, 101, n)
+    a = rng.uniform(beta / 2, beta, n)
+    chi = rng.integers(1, m + 1, n)
+    return {"problem": "moldable", "processors": m, "jobs": [
+        {"id": f"j{i}", "offload": float(a[i] * z[i]), "max_parallelism": int(chi[i]),
+         "work": float((1 - a[i]) * z[i])} for i in range(n)]}
+
+
+def test_large_instances_only_when_a_list_schedule_meets_the_bound():
+    """n = 120: with the bus the bottleneck (beta = 0.5) a list schedule meets the bus bound
+    and is proven optimal without a MILP; with the processors the bottleneck (beta = 0.1) the
+    MILP would be too large, and the method says it does not apply."""
+    bus_bound = fairalloc.solve(section5(120, 0.5, seed=1), "exact")
+    assert bus_bound.status == "optimal" and bus_bound.finding("feasibility").holds
+    assert bus_bound.objective == pytest.approx(
+        bus_lower_bound(problem(section5(120, 0.5, seed=1))), rel=1e-12)
+    with pytest.raises(SpecError, match="binaries"):
+        fairalloc.solve(section5(120, 0.1, seed=1), "exact")

@@ -286,6 +286,7 @@ def metrics(p: MoldableProblem, allocation) -> dict:
 
 EXACT_TIME_LIMIT = 60.0     # seconds, when the spec sets no options.time_limit
 EXACT_GAP = 1e-9            # relative MIP gap (HiGHS's absolute gap, 1e-6, applies as well)
+EXACT_MAX_BINARIES = 50_000  # about n = 100 at m = 8: 3 s to build, no hope of a proof beyond
 
 
 def ordered_schedule(p: MoldableProblem, k, order, finished) -> Platform | None:
@@ -368,10 +369,12 @@ def exact(p: MoldableProblem, time_limit: float | None = None, **_) -> Solution:
     so HiGHS's tolerances never reach the schedule. Status ``optimal`` when proven,
     ``time_limit`` otherwise; metric ``mip_bound`` is the proven lower bound (also reported as
     ``lower_bound``), and the solver reports the relative gap. ``time_limit`` (default 60 s)
-    covers the whole method."""
+    covers the whole method. Beyond ``EXACT_MAX_BINARIES`` binaries (n^2 chi / 2 roughly) the
+    method does not apply unless a list schedule meets the bound (a SpecError on
+    ``options.method``, as for any method that does not apply)."""
     import time
 
-    from fairalloc.errors import SolverError
+    from fairalloc.errors import SolverError, SpecError, Violation
     from fairalloc.models.moldable import bus_lower_bound, exact_model
     from fairalloc.solvers.highs import relative_gap, solve_pyomo
 
@@ -395,6 +398,12 @@ def exact(p: MoldableProblem, time_limit: float | None = None, **_) -> Solution:
     elif left <= 0:
         status, name = "time_limit", "list schedule (time limit before the MILP)"
     else:
+        binaries = int(p.chi.sum()) * p.n + p.n * (p.n - 1) // 2
+        if binaries > EXACT_MAX_BINARIES:
+            raise SpecError([Violation("options.method", f"exact: {p.n} jobs need a MILP with "
+                                       f"{binaries} binaries (at most {EXACT_MAX_BINARIES}) and "
+                                       "no list schedule meets the lower bound; use a list "
+                                       "algorithm")])
         name = "HiGHS MILP, continuous time (exact_model)"
         model = exact_model(p, upper * (1 + 1e-9) + 1e-9, bound)   # the best list schedule fits
         left = limit - (time.perf_counter() - begin)
