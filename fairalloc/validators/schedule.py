@@ -3,11 +3,15 @@ makespan bounds the methods claim (Theorems 1, 2, 5 of the offload paper)."""
 
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from fairalloc.models.moldable import MoldableProblem
 from fairalloc.result import Allocation, Finding
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 TOL = 1e-9
 
@@ -20,6 +24,8 @@ def precedence_graph(p: MoldableProblem, allocation: Allocation) -> nx.DiGraph:
     """The schedule's precedence DAG: node ("offload", i) and ("run", i) weighted by their
     durations; edges offload -> run of each job, bus order (consecutive offloads), and, for each
     processor, from a job to the next job that uses it."""
+    import networkx as nx  # here, not at import: networkx adds 0.4 s to every command's start
+
     col = allocation.column
     g = nx.DiGraph()
     for i in range(p.n):
@@ -41,6 +47,8 @@ def precedence_graph(p: MoldableProblem, allocation: Allocation) -> nx.DiGraph:
 def critical_path(g: nx.DiGraph) -> float:
     """Length of the longest path, node lengths summed (every node starts as early as its
     predecessors allow)."""
+    import networkx as nx
+
     finish: dict = {}
     for node in nx.topological_sort(g):
         ready = max((finish[q] for q in g.predecessors(node)), default=0.0)
