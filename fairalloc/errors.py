@@ -79,6 +79,8 @@ class Violations:
 
 def check_unique_ids(items: list[dict], key: str, found: Violations) -> None:
     """Ids must be unique within ``items`` (at spec key ``key``); each repeat is reported."""
+    if len({item["id"] for item in items}) == len(items):
+        return
     first: dict[str, int] = {}
     for i, item in enumerate(items):
         uid = item["id"]

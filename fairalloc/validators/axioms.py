@@ -26,7 +26,7 @@ from fairalloc.solvers.highs import INF, solve_wide
 RTOL = 1e-7
 CLASS_PAIRS = 4_000_000  # demand x bundle classes above which envy is found by dominance
 PROBE_SOLVES = 24
-PROBE_WORK = 600_000   # user-solves: at 1e5 users the probe re-solves 6 times
+PROBE_WORK = 400_000   # user-solves: at 1e5 users the probe re-solves D + 1 times
 
 Mechanism = Callable[[object], Solution]
 
