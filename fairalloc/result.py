@@ -270,10 +270,6 @@ class Result:
     solver: dict
     name: str | None = None
 
-    @property
-    def ok(self) -> bool:
-        return self.status not in FAILED
-
     def finding(self, check: str) -> Finding:
         return next(f for f in self.validation if f.check == check)
 

@@ -17,6 +17,7 @@ import fairalloc
 from fairalloc.cli import main
 from fairalloc.errors import Violations
 from fairalloc.models.emrf import EmrfProblem, delta_bound, knob_for_delta
+from fairalloc.result import STATUSES
 from fairalloc.spec import load_spec
 
 EMRF1 = str(ROOT / "specs" / "emrf" / "example1-knob0.5.json")
@@ -24,7 +25,6 @@ EMRF_BUDGET = str(ROOT / "specs" / "emrf" / "example2-max-unfairness.json")
 DRF_CLASSIC = str(ROOT / "specs" / "drf" / "classic.json")
 DRF_WHOLE = str(ROOT / "specs" / "drf" / "whole-tasks.json")
 
-STATUSES = {"optimal", "feasible", "heuristic", "infeasible", "time_limit"}
 
 # No knob reaches delta <= 0.01 here: at knob 1 the GPU saturates, but user "a" runs on the CPU
 # alone, so the residual CPU still lets "a" run ahead of its fair share (delta(1) > 0). Every

@@ -83,7 +83,7 @@ def metrics(problem: DrfProblem, allocation: Allocation) -> dict:
     """Utilisation per resource, total tasks, and the spread of weighted dominant shares."""
     m = problem.market
     x = m.units(allocation)
-    level = x * m.dominant() / m.weights
+    level = m.weighted_levels(x)
     return {
         **utilization(m, allocation),
         "total_tasks": float(x.sum()),

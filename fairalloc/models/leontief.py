@@ -82,6 +82,10 @@ class Leontief:
         """Dominant share of one unit for each user: max_d demand[i, d] / capacity[d] (eq. 5)."""
         return dominant_share(self)
 
+    def weighted_levels(self, x: np.ndarray) -> np.ndarray:
+        """Weighted dominant share of each user: x_i * s_i / w_i (eq. 5-6 of the EMRF paper)."""
+        return x * self.dominant() / self.weights
+
     def usage(self, x: np.ndarray) -> np.ndarray:
         """Amount of each resource that ``x`` units per user consume."""
         return x @ self.demand

@@ -18,11 +18,6 @@ from fairalloc.result import Solution
 from fairalloc.solvers.highs import solve_pyomo
 
 
-def weighted_levels(market: Leontief, x: np.ndarray) -> np.ndarray:
-    """Weighted dominant share of each user: x_i * s_i / w_i (eq. 5-6 of the EMRF paper)."""
-    return x * market.dominant() / market.weights
-
-
 def fill_divisible(market: Leontief, stop: bool = False) -> np.ndarray:
     """Progressive filling of divisible tasks; returns tasks per user.
 
@@ -117,7 +112,7 @@ def progressive_filling(problem: DrfProblem, **_) -> Solution:
     else:
         x, status, name = fill_whole_tasks(m, stop), "heuristic", "whole-task filling (heap)"
     return Solution(
-        problem.allocation(x), status, float(weighted_levels(m, x).min()), solver={"name": name}
+        problem.allocation(x), status, float(m.weighted_levels(x).min()), solver={"name": name}
     )
 
 

@@ -42,12 +42,6 @@ class Report:
     duals: dict = field(default_factory=dict)
     raw: str = ""
 
-    @property
-    def has_solution(self) -> bool:
-        return self.status in ("optimal", "feasible") or (
-            self.status == "time_limit" and self.objective is not None
-        )
-
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
     """|objective - bound| / max(|objective|, 1e-10), the MIP gap HiGHS reports."""
