@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,8 +18,10 @@ import orjson
 
 from fairalloc.errors import Violations
 
-STATUSES = ("optimal", "feasible", "heuristic", "infeasible", "time_limit")
-FAILED = ("infeasible", "time_limit")
+# ``iteration_limit``: a fixed-point iteration (token's Algorithm 1) stopped at its iteration cap
+# without converging; its last iterate is kept, labelled, and the exit code is 1.
+STATUSES = ("optimal", "feasible", "heuristic", "infeasible", "time_limit", "iteration_limit")
+FAILED = ("infeasible", "time_limit", "iteration_limit")
 
 Key = tuple[str, ...]
 
@@ -138,12 +140,14 @@ def read_allocation(
     optional: Sequence[Key] = (),
     found: Violations | None = None,
     lists: Sequence[Key] = (),
+    parsed: Mapping[Key, Callable[[Any], Any]] | None = None,
 ) -> Allocation:
     """Read an allocation in the result's format (as produced elsewhere) into columns.
 
     Every id of the spec must be present with every ``required`` key holding a finite number;
     ``optional`` keys, when given for one id, are needed for all; ``lists`` are optional keys
-    holding lists of whole numbers. Unknown ids and other keys are reported. Raises
+    holding lists of whole numbers; ``parsed`` are optional keys read by their function (a
+    ValueError is reported with its message). Unknown ids and other keys are reported. Raises
     ``SpecError``.
     """
     own = found is None
@@ -155,7 +159,8 @@ def read_allocation(
     if not isinstance(data, dict):
         found.add(prefix or "$", "an allocation must be an object keyed by the spec's ids")
         found.raise_if_any()
-    known_keys = set(required) | set(optional) | set(lists)
+    parsed = {**dict.fromkeys(lists, _whole_numbers), **(parsed or {})}
+    known_keys = set(required) | set(optional) | set(parsed)
     spec_ids = set(ids)
     for uid in data:
         if uid not in spec_ids:
@@ -188,7 +193,7 @@ def read_allocation(
             else:
                 column[i] = value
         columns[key] = column
-    for key in lists:
+    for key, parse in parsed.items():
         values = [_get(e, key) if isinstance(e, dict) else None for e in entries]
         if all(v is None for v in values):
             continue
@@ -197,15 +202,23 @@ def read_allocation(
             if value is None:
                 if isinstance(entries[i], dict):
                     found.add(prefix + [ids[i], *key], "given for other ids, so needed here too")
-            elif not isinstance(value, list) or not all(
-                    isinstance(v, int) and not isinstance(v, bool) for v in value):
-                found.add(prefix + [ids[i], *key], "must be a list of whole numbers")
-            else:
-                column[i] = value
+                continue
+            try:
+                parse(value)
+            except ValueError as error:
+                found.add(prefix + [ids[i], *key], str(error))
+            column[i] = value
         columns[key] = column
     if own:
         found.raise_if_any()
     return Allocation(ids, columns)
+
+
+def _whole_numbers(value: Any) -> list[int]:
+    if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise ValueError("must be a list of whole numbers")
+    return value
 
 
 def _leaf_keys(entry: dict, prefix: Key = ()) -> list[Key]:

@@ -33,3 +33,13 @@ def write(tmp_path: Path, data, name: str = "spec.json") -> str:
     path = tmp_path / name
     path.write_text(json.dumps(data))
     return str(path)
+
+
+def expand_cpuset(text: str) -> list[int]:
+    """The processor ids of a cpuset list ("0-2,5" -> [0, 1, 2, 5]), written independently of
+    fairalloc's parser."""
+    ids: list[int] = []
+    for part in filter(None, text.split(",")):
+        lo, _, hi = part.partition("-")
+        ids += range(int(lo), int(hi or lo) + 1)
+    return ids

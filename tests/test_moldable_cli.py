@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from clitools import CONTRACT, ROOT, cli, run, write
+from clitools import CONTRACT, ROOT, cli, expand_cpuset, run, write
 
 from fairalloc.registry import KINDS
 
@@ -54,11 +54,12 @@ def test_solve_example1_json_contract(capsys):
     assert list(result["allocation"]) == ["tau1", "tau2"]
     for row in result["allocation"].values():
         assert set(row) == KEYS | {"processor_ids"}
-        assert len(row["processor_ids"]) == row["processors"]
-        assert all(isinstance(q, int) and 0 <= q < 8 for q in row["processor_ids"])
+        held = expand_cpuset(row["processor_ids"])
+        assert len(set(held)) == len(held) == row["processors"]
+        assert all(0 <= q < 8 for q in held)
     assert result["allocation"]["tau2"] == {"offload_start": 0, "offload_end": 1, "start": 1,
                                             "end": 11, "processors": 8,
-                                            "processor_ids": list(range(8))}
+                                            "processor_ids": "0-7"}
     m = result["metrics"]
     assert {"makespan", "lower_bound", "ratio", "bound:theorem2"} <= set(m)
     assert m["makespan"] == 14 and m["lower_bound"] == pytest.approx(12.75)

@@ -16,10 +16,12 @@ each algorithm promises, and the validators failing on broken schedules.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
+from clitools import expand_cpuset
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -119,14 +121,14 @@ def violations(p: MoldableProblem, alloc: Allocation) -> list[str]:
         if not (k[i] == int(k[i]) and 1 <= k[i] <= p.chi[i]):
             out.append("k")
             continue
-        want = p.work[i][int(k[i]) - 1] / k[i]
+        want = p.total_work(i, int(k[i])) / k[i]
         if abs(e[i] - s[i] - want) > 1e-9 * (1 + want):
             out.append("duration")
     for t in set(s):                                   # busy processors peak at some start
         if sum(k[i] for i in range(p.n) if s[i] <= t < e[i] - TOL) > p.processors:
             out.append("too many processors")
     if ("processor_ids",) in alloc.columns:
-        ids = alloc.column("processor_ids")
+        ids = [expand_cpuset(text) for text in alloc.column("processor_ids")]
         for i in range(p.n):
             if len(set(ids[i])) != k[i] or not all(0 <= q < p.processors for q in ids[i]):
                 out.append("ids")
@@ -176,10 +178,25 @@ def theorem5(p) -> float:
     return float(head + tail)
 
 
+def bus_alone(p) -> float:
+    """The best makespan with unlimited processors: offloads back to back, each job at full
+    parallelism right after its own; by brute force over the bus orders when n <= 6."""
+    def makespan(order):
+        t, end = 0.0, 0.0
+        for i in order:
+            t += float(p.offload[i])
+            end = max(end, t + y(p)[i])
+        return end
+    if p.n <= 6:
+        return min(makespan(order) for order in itertools.permutations(range(p.n)))
+    return makespan(sorted(range(p.n), key=lambda i: -y(p)[i]))
+
+
 def lower_bound_here(p) -> float:
     return max(float(p.offload.sum()) + min(y(p)),
                max(float(p.offload[i]) + y(p)[i] for i in range(p.n)),
-               float(p.offload.min()) + sum(float(t[0]) for t in p.work) / p.processors)
+               float(p.offload.min()) + sum(float(t[0]) for t in p.work) / p.processors,
+               bus_alone(p))
 
 
 def impl1_order(p) -> list[int]:
@@ -415,7 +432,7 @@ def made(rows: dict, ids: bool = True) -> tuple[MoldableProblem, Allocation]:
     rows = {**GOOD, **rows}
     cols = [[rows[j][c] for j in p.ids] for c in range(4)]
     pids = [rows[j][4] for j in p.ids]
-    alloc = p.allocation(*cols, [len(q) for q in pids], pids)
+    alloc = p.allocation(*cols, [len(q) for q in pids], [[(q, q + 1) for q in i] for i in pids])
     if not ids:
         alloc = Allocation(alloc.ids, {k: v for k, v in alloc.columns.items()
                                        if k != ("processor_ids",)})
@@ -458,6 +475,22 @@ def test_external_allocation_too_many_processors_fails_through_the_api():
     assert f.holds is False and "7 processors busy at t=2" in f.detail
     alloc["tau2"].update(start=3, end=13)
     assert finding(fairalloc.validate(EXAMPLE, alloc), "feasibility").holds
+
+
+def test_idle_time_beyond_every_wait_fails_with_the_job_that_could_start_earlier():
+    """Feasible step by step, but tau2 idles from 3 (its offload done, its processors free)
+    to 4: the makespan is not the critical path of the precedence DAG."""
+    p, alloc = made({"tau2": (1, 2, 4, 4 + L, [0, 1, 2, 3])})
+    f = V.feasibility(p, alloc)
+    assert f.holds is False and violations(p, alloc) == []
+    assert f.witness == {"critical_path": 3 + L, "makespan": 4 + L, "job": "tau2", "start": 4,
+                         "could_start": 3}
+
+
+def test_a_transfer_timed_to_end_as_processors_free_up_is_no_idle_time():
+    """The look-ahead's schedule shape: tau2's offload starts late, to end when tau1 ends."""
+    p, alloc = made({"tau2": (2, 3, 3, 3 + L, [0, 1, 2, 3])})
+    assert V.feasibility(p, alloc).holds, V.feasibility(p, alloc).detail
 
 
 def test_claimed_bound_that_is_broken_fails():

@@ -16,7 +16,10 @@ Example 1 of the paper (m = 4, L = 10): the work-conserving trap.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -29,7 +32,9 @@ KEYS = ("offload_start", "offload_end", "start", "end", "processors")
 @dataclass(frozen=True, eq=False)
 class MoldableProblem:
     """m processors; jobs with offload time x_i, maximum parallelism chi_i and work table
-    ``work[i][k-1] = w_i(k)`` for k = 1..chi_i."""
+    ``work[i][k-1] = w_i(k)`` for k = 1..chi_i — or, for a job given with linear speedup, the
+    one value W_i (w_i(k) = W_i for every k), so that 1e5 jobs on 1024 processors do not hold
+    1e8 copies of their work."""
 
     ids: tuple[str, ...]
     processors: int
@@ -70,7 +75,7 @@ class MoldableProblem:
                     found.add(["jobs", i, "work"], "execution length w(k)/k must be "
                               "non-increasing in k")
             else:
-                table = np.full(chi, float(work))
+                table = np.array([float(work)])
             tables.append(table)
         if found:
             return None
@@ -80,19 +85,29 @@ class MoldableProblem:
             offload=np.array([j["offload"] for j in jobs], dtype=float),
             chi=np.array([j["max_parallelism"] for j in jobs], dtype=np.int64),
             work=tuple(tables),
-            linear=all(np.all(t == t[0]) for t in tables),
+            linear=all(t[0] == t[-1] for t in tables),
         )
+
+    def total_work(self, i: int, k: int) -> float:
+        """w_i(k), job i's processor time on k processors."""
+        table = self.work[i]
+        return float(table[k - 1] if len(table) > 1 else table[0])
 
     def duration(self, i: int, k: int) -> float:
         """w_i(k) / k: how long job i runs on k processors."""
-        return float(self.work[i][k - 1] / k)
+        return self.total_work(i, k) / k
 
-    @property
+    @cached_property
     def full_work(self) -> np.ndarray:
         """W_i = w_i(chi_i)."""
         return np.array([t[-1] for t in self.work])
 
-    @property
+    @cached_property
+    def first_work(self) -> np.ndarray:
+        """w_i(1), the least processor time job i can take (total work does not decrease)."""
+        return np.array([t[0] for t in self.work])
+
+    @cached_property
     def full_length(self) -> np.ndarray:
         """y_i = W_i / chi_i, the running time at full parallelism."""
         return self.full_work / self.chi
@@ -115,11 +130,12 @@ class MoldableProblem:
         return float(np.sort(self.full_work)[-2]) if self.n > 1 else 0.0
 
     def allocation(self, offload_start, offload_end, start, end, processors,
-                   processor_ids) -> Allocation:
+                   processor_ranges: Iterable[Iterable[tuple[int, int]]]) -> Allocation:
+        """The result's allocation; each job's processors as a cpuset list (``cpuset``)."""
         columns = {(key,): np.asarray(v, dtype=float) for key, v in zip(
             KEYS, (offload_start, offload_end, start, end, processors))}
         ids = np.empty(self.n, dtype=object)
-        ids[:] = [list(map(int, p)) for p in processor_ids]
+        ids[:] = [cpuset(r) for r in processor_ranges]
         columns[("processor_ids",)] = ids
         return Allocation(self.ids, columns)
 
@@ -127,20 +143,47 @@ class MoldableProblem:
         from fairalloc.result import read_allocation
 
         return read_allocation(data, self.ids, [(k,) for k in KEYS],
-                               lists=[("processor_ids",)])
+                               parsed={("processor_ids",): id_ranges})
+
+
+CPUSET_PART = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def cpuset(ranges: Iterable[tuple[int, int]]) -> str:
+    """Processor ids written as a Linux cpuset list, from half-open ranges [lo, hi).
+
+    >>> cpuset([(0, 4), (8, 9), (10, 12)])
+    '0-3,8,10-11'
+    """
+    return ",".join(str(lo) if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi in ranges)
+
+
+def id_ranges(text: str) -> list[tuple[int, int]]:
+    """The half-open ranges [lo, hi) of a cpuset list; ValueError when it is not one.
+
+    >>> id_ranges("0-3,8,10-11")
+    [(0, 4), (8, 9), (10, 12)]
+    """
+    if not isinstance(text, str):
+        raise ValueError("must be a cpuset list such as \"0-3,8\"")
+    ranges = []
+    for part in text.split(",") if text else []:
+        match = CPUSET_PART.fullmatch(part.strip())
+        if match is None or (match[2] is not None and int(match[2]) < int(match[1])):
+            raise ValueError(f"{part!r} is not an id or a range lo-hi (cpuset list, "
+                             "e.g. \"0-3,8\")")
+        lo = int(match[1])
+        ranges.append((lo, int(match[2] or lo) + 1))
+    return ranges
 
 
 def lower_bound(p: MoldableProblem) -> float:
-    """The best of three lower bounds on the optimal makespan: X + min y (every offload, then
-    at least the shortest job at full parallelism), max_i (x_i + y_i), and min x + sum w_i(1) / m
-    (no processor starts before the first offload ends, and job i needs at least w_i(1) of
-    processor time since total work does not decrease with k)."""
-    first_work = np.array([t[0] for t in p.work])
-    return float(max(
-        p.total_offload + p.full_length.min(),
-        (p.offload + p.full_length).max(),
-        p.offload.min() + first_work.sum() / p.processors,
-    ))
+    """The best of the lower bounds on the optimal makespan that need no search: the bus alone
+    (``bus_lower_bound``; never below X + min y nor max_i (x_i + y_i)), and
+    min x + sum w_i(1) / m (no processor starts before the first offload ends, and job i needs
+    at least w_i(1) of processor time since total work does not decrease with k)."""
+    return max(bus_lower_bound(p),
+               float(p.offload.min() + p.first_work.sum() / p.processors) if p.n else 0.0)
 
 
 def theorem1_bound(p: MoldableProblem) -> float:
@@ -188,8 +231,9 @@ def bus_lower_bound(p: MoldableProblem) -> float:
     ...     {"id": "a", "offload": 2, "max_parallelism": 1, "work": 6},
     ...     {"id": "b", "offload": 2, "max_parallelism": 1, "work": 5},
     ...     {"id": "c", "offload": 2, "max_parallelism": 1, "work": 1}]}, Violations())
-    >>> lower_bound(p), bus_lower_bound(p)
-    (8.0, 9.0)
+    >>> x_then_y, longest = p.total_offload + p.full_length.min(), (p.offload + p.full_length).max()
+    >>> bus_lower_bound(p), float(x_then_y), float(longest)
+    (9.0, 7.0, 8.0)
     """
     order = np.argsort(-p.full_length, kind="stable")
     return float((np.cumsum(p.offload[order]) + p.full_length[order]).max(initial=0.0))
@@ -259,7 +303,7 @@ def exact_model(p: MoldableProblem, horizon: float, lower: float = 0.0):
         return sum(p.duration(i, k) * model.a[i, k] for k in ks[i])
 
     def area(i):
-        return sum(float(p.work[i][k - 1]) * model.a[i, k] for k in ks[i])
+        return sum(p.total_work(i, k) * model.a[i, k] for k in ks[i])
 
     def rho(i, j):
         return sum(model.r[i, j, k] for k in ks[i])
@@ -290,7 +334,7 @@ def exact_model(p: MoldableProblem, horizon: float, lower: float = 0.0):
     model.bus_prefix = pyo.Constraint(model.J, rule=lambda _, j: model.o[j] >= sum(
         x[i] * before(i, j) for i in range(n) if i != j))
     model.tail_work = pyo.Constraint(model.J, rule=lambda _, j: m * (model.C - model.s[j])
-                                     >= area(j) + sum(float(p.work[i][0]) * before(j, i)
+                                     >= area(j) + sum(float(p.first_work[i]) * before(j, i)
                                                       for i in range(n) if i != j))
     model.all_work = pyo.Constraint(
         expr=m * (model.C - min(x)) >= sum(area(i) for i in range(n)))

@@ -7,6 +7,7 @@ the processors each job holds — for the Gantt chart and the feasibility check.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 
@@ -24,41 +25,80 @@ from fairalloc.result import Solution
 DEFAULT_RHO = math.sqrt(2) - 1
 
 
+class ProcessorPool:
+    """The free processor ids as sorted, disjoint, half-open ranges [lo, hi): taking and
+    returning k ids costs O(number of ranges), not O(k log m) as a heap of single ids would."""
+
+    def __init__(self, m: int):
+        self.ranges: list[tuple[int, int]] = [(0, m)] if m else []
+        self.count = m
+
+    def take(self, k: int) -> tuple[tuple[int, int], ...]:
+        """The k lowest free ids, as ranges."""
+        got = []
+        while k:
+            lo, hi = self.ranges[0]
+            if hi - lo <= k:
+                got.append(self.ranges.pop(0))
+                k -= hi - lo
+            else:
+                got.append((lo, lo + k))
+                self.ranges[0] = (lo + k, hi)
+                k = 0
+        self.count -= sum(hi - lo for lo, hi in got)
+        return tuple(got)
+
+    def give(self, ranges: tuple[tuple[int, int], ...]) -> None:
+        """Return ids taken earlier, merging them with their free neighbours."""
+        for lo, hi in ranges:
+            self.count += hi - lo
+            at = bisect.bisect_left(self.ranges, (lo, hi))
+            if at < len(self.ranges) and self.ranges[at][0] == hi:
+                hi = self.ranges.pop(at)[1]
+            if at and self.ranges[at - 1][1] == lo:
+                at -= 1
+                lo = self.ranges.pop(at)[0]
+            self.ranges.insert(at, (lo, hi))
+
+
 class Platform:
     """The bus and the processor pool while a list algorithm runs."""
 
     def __init__(self, p: MoldableProblem):
         self.p = p
-        self.free = list(range(p.processors))          # a heap of free processor ids
-        self.running: list[tuple[float, int, list[int]]] = []   # (end, job, ids)
+        self.pool = ProcessorPool(p.processors)
+        self.running: list[tuple[float, int, int]] = []   # a heap of (end, job, k)
         self.bus_free = 0.0
         self.now = 0.0
         n = p.n
         self.offload_start, self.offload_end = np.zeros(n), np.zeros(n)
         self.start, self.end = np.zeros(n), np.zeros(n)
         self.k = np.zeros(n, dtype=np.int64)
-        self.ids: list[list[int]] = [[] for _ in range(n)]
+        self.ids: list[tuple[tuple[int, int], ...]] = [()] * n
+
+    @property
+    def idle(self) -> int:
+        """How many processors are free now."""
+        return self.pool.count
 
     def release_until(self, t: float) -> None:
         """Return the processors of every job that ends at or before t."""
         while self.running and self.running[0][0] <= t:
-            _, _, ids = heapq.heappop(self.running)
-            for pid in ids:
-                heapq.heappush(self.free, pid)
+            self.pool.give(self.ids[heapq.heappop(self.running)[1]])
 
     def wait_for(self, count: float) -> None:
         """Advance ``now`` until at least ``count`` processors are free."""
-        while len(self.free) < count - 1e-9 and self.running:
+        while self.pool.count < count - 1e-9 and self.running:
             self.now = max(self.now, self.running[0][0])
             self.release_until(self.now)
 
     def free_at(self, count: float) -> float:
         """The earliest time from now on at which at least ``count`` processors are free."""
-        free = len(self.free)
+        free = self.pool.count
         if free >= count - 1e-9:
             return self.now
-        for end, _, ids in sorted(self.running):
-            free += len(ids)
+        for end, _, k in sorted(self.running):
+            free += k
             if free >= count - 1e-9:
                 return max(self.now, end)
         return math.inf
@@ -71,11 +111,10 @@ class Platform:
 
     def run(self, i: int, k: int, at: float) -> None:
         """Job i holds k free processors from now and runs on them from ``at``."""
-        ids = [heapq.heappop(self.free) for _ in range(k)]
-        self.k[i], self.ids[i] = k, ids
+        self.k[i], self.ids[i] = k, self.pool.take(k)
         self.start[i] = at
         self.end[i] = at + self.p.duration(i, k)
-        heapq.heappush(self.running, (self.end[i], i, ids))
+        heapq.heappush(self.running, (self.end[i], i, k))
 
     def solution(self, name: str, **metrics) -> Solution:
         p = self.p
@@ -103,13 +142,13 @@ def gpusched1_schedule(p: MoldableProblem, order: np.ndarray, alpha: float,
             plat.release_until(plat.now)
             plat.wait_for(need)
             plat.release_until(plat.now)
-            k = min(len(plat.free), int(p.chi[i]))
+            k = min(plat.idle, int(p.chi[i]))
             plat.run(i, k, max(begin, plat.now))
             plat.now = plat.start[i]
         else:
             plat.wait_for(need)
             plat.release_until(plat.now)
-            k = min(len(plat.free), int(p.chi[i]))
+            k = min(plat.idle, int(p.chi[i]))
             plat.run(i, k, plat.offload(i, plat.now))
     return plat
 
@@ -165,7 +204,7 @@ def work_conserving(p: MoldableProblem, **_) -> Solution:
         plat.release_until(plat.now)
         plat.wait_for(1)
         plat.release_until(plat.now)
-        plat.run(i, min(len(plat.free), int(p.chi[i])), plat.now)
+        plat.run(i, min(plat.idle, int(p.chi[i])), plat.now)
     return plat.solution("work-conserving")
 
 
@@ -180,18 +219,55 @@ def johnson_order(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def ffdh_shelves(p: MoldableProblem, jobs: np.ndarray) -> list[list[int]]:
     """First-fit decreasing height: jobs by decreasing y_i, each on the first shelf with
-    chi_i processors left, else on a new shelf (Coffman et al.)."""
+    chi_i processors left, else on a new shelf (Coffman et al.).
+
+    First fit in O(log m) a job: a min-tree over room values 0..m holds, per value, the
+    lowest shelf with exactly that room, so the first shelf with room >= chi is a range
+    minimum over [chi, m]; a heap per room value keeps the shelves that share it."""
+    m = p.processors
+    size = 1 << m.bit_length()
+    none = len(jobs)                                    # no shelf
+    tree = [none] * (2 * size)
+    same_room: list[list[int]] = [[] for _ in range(m + 1)]
     shelves: list[list[int]] = []
     room: list[int] = []
-    for i in jobs[np.argsort(-p.full_length[jobs], kind="stable")]:
-        for s, left in enumerate(room):
-            if p.chi[i] <= left:
-                shelves[s].append(int(i))
-                room[s] -= int(p.chi[i])
-                break
+
+    def refresh(r: int) -> None:
+        v = r + size
+        tree[v] = same_room[r][0] if same_room[r] else none
+        v >>= 1
+        while v:
+            tree[v] = min(tree[2 * v], tree[2 * v + 1])
+            v >>= 1
+
+    def first_fit(c: int) -> int:
+        lo, hi, best = c + size, m + 1 + size, none
+        while lo < hi:
+            if lo & 1:
+                best = min(best, tree[lo])
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                best = min(best, tree[hi])
+            lo >>= 1
+            hi >>= 1
+        return best
+
+    for i in jobs[np.argsort(-p.full_length[jobs], kind="stable")].tolist():
+        c = int(p.chi[i])
+        s = first_fit(c)
+        if s == none:
+            s = len(shelves)
+            shelves.append([])
+            room.append(m)
         else:
-            shelves.append([int(i)])
-            room.append(p.processors - int(p.chi[i]))
+            heapq.heappop(same_room[room[s]])
+            refresh(room[s])
+        shelves[s].append(i)
+        room[s] -= c
+        if room[s]:
+            heapq.heappush(same_room[room[s]], s)
+            refresh(room[s])
     return shelves
 
 
@@ -234,17 +310,50 @@ def gpusched2(p: MoldableProblem, rho: float = DEFAULT_RHO, **_) -> Solution:
 def ludwig_tiwari_allotment(p: MoldableProblem) -> np.ndarray:
     """Processors per job minimising max(sum_i w_i(k_i) / m, max_i w_i(k_i) / k_i) (Ludwig and
     Tiwari's allotment step): for a target length d every job takes the fewest processors that
-    run it within d, which also minimises its work; the best d is one of the w_i(k) / k."""
-    lengths = np.unique(np.concatenate([t / np.arange(1, len(t) + 1) for t in p.work]))
-    best, best_k = math.inf, None
-    for d in lengths[lengths >= max(t[-1] / len(t) for t in p.work)]:
-        k = np.array([int(np.argmax(t / np.arange(1, len(t) + 1) <= d * (1 + 1e-12))) + 1
-                      for t in p.work])
-        work = sum(t[j - 1] for t, j in zip(p.work, k))
-        value = max(work / p.processors, d)
-        if value < best:
-            best, best_k = value, k
-    return best_k
+    run it within d, which also minimises its work. The total work g(d) does not increase with
+    d, so the best d is found by bisection over the lengths w_i(k) / k where g can change (only
+    the tabled jobs': a linear job's work is the same on any k); ties go to the shorter d."""
+    tabled = [i for i in range(p.n) if len(p.work[i]) > 1]
+    lengths = [p.work[i] / np.arange(1, len(p.work[i]) + 1) for i in tabled]
+    owner = np.repeat(np.arange(len(tabled)), [len(t) for t in lengths]).astype(np.int64)
+    flat_len = np.concatenate(lengths) if tabled else np.zeros(0)
+    flat_work = np.concatenate([p.work[i] for i in tabled]) if tabled else np.zeros(0)
+    offset = np.concatenate([[0], np.cumsum([len(t) for t in lengths])[:-1]]).astype(np.int64)
+    single = np.array([len(t) == 1 for t in p.work])
+    fixed_work = float(p.full_work[single].sum())
+    d_min = float(p.full_length.max()) if p.n else 0.0     # every job within d on chi_i
+
+    def tabled_k(d: float) -> np.ndarray:
+        longer = flat_len > d * (1 + 1e-12)
+        return np.bincount(owner[longer], minlength=len(tabled)) + 1
+
+    def work(d: float) -> float:
+        return fixed_work + float(flat_work[offset + tabled_k(d) - 1].sum())
+
+    cands = np.unique(np.concatenate([[d_min], flat_len[flat_len >= d_min]]))
+    m = p.processors
+    crossing = _first(len(cands), lambda j: work(cands[j]) / m <= cands[j])
+    best = crossing if crossing < len(cands) else len(cands) - 1
+    if crossing > 0:
+        below = work(cands[crossing - 1])
+        if crossing == len(cands) or below / m <= cands[crossing]:
+            best = _first(crossing, lambda j: work(cands[j]) <= below)
+    d = float(cands[best])
+    k = np.ceil(p.full_work / d * (1 - 1e-12)).clip(1, p.chi).astype(np.int64)
+    k[tabled] = tabled_k(d)
+    return k
+
+
+def _first(n: int, holds) -> int:
+    """The first j in 0..n-1 where the monotone predicate ``holds`` is true (n if none)."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def offload_then_list(p: MoldableProblem, **_) -> Solution:
@@ -302,7 +411,7 @@ def ordered_schedule(p: MoldableProblem, k, order, finished) -> Platform | None:
         at = max(plat.offload(j, 0.0), previous, float(waits.max(initial=0.0)))
         plat.now = previous = at
         plat.release_until(at)
-        if len(plat.free) < k[j]:
+        if plat.idle < k[j]:
             return None
         plat.run(j, int(k[j]), at)
     return plat
@@ -364,7 +473,7 @@ def exact(p: MoldableProblem, time_limit: float | None = None, **_) -> Solution:
     The list algorithms run first (the paper's, and ``earliest_finish`` over a few orders);
     the best schedule, redone in start order, is the MILP's horizon H (its big-M) and the
     answer if the time limit hits before HiGHS finds better. If it meets the lower bound
-    (``lower_bound``, ``bus_lower_bound``) it is optimal and no MILP is built. The MILP's
+    (``lower_bound``) it is optimal and no MILP is built. The MILP's
     allotments, order and 'ended before' relation are re-timed exactly (``ordered_schedule``),
     so HiGHS's tolerances never reach the schedule. Status ``optimal`` when proven,
     ``time_limit`` otherwise; metric ``mip_bound`` is the proven lower bound (also reported as
@@ -375,12 +484,12 @@ def exact(p: MoldableProblem, time_limit: float | None = None, **_) -> Solution:
     import time
 
     from fairalloc.errors import SolverError, SpecError, Violation
-    from fairalloc.models.moldable import bus_lower_bound, exact_model
+    from fairalloc.models.moldable import exact_model
     from fairalloc.solvers.highs import relative_gap, solve_pyomo
 
     begin = time.perf_counter()
     limit = EXACT_TIME_LIMIT if time_limit is None else float(time_limit)
-    bound = max(lower_bound(p), bus_lower_bound(p))
+    bound = lower_bound(p)
     lists = [gpusched1_star(p), gpusched1_star(p, lookahead=True), gpusched1(p),
              gpusched1(p, lookahead=True), gpusched2(p), work_conserving(p)]
     alpha = p.work_sec / p.work_sum if p.n > 1 else 1.0

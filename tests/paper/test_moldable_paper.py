@@ -86,7 +86,7 @@ def hand_schedule(p: MoldableProblem, rows: dict) -> object:
     """An allocation written by hand: job -> (o_s, o_e, s, e, processor ids)."""
     cols = [[rows[j][c] for j in p.ids] for c in range(4)]
     ids = [rows[j][4] for j in p.ids]
-    return p.allocation(*cols, [len(i) for i in ids], ids)
+    return p.allocation(*cols, [len(i) for i in ids], [[(q, q + 1) for q in i] for i in ids])
 
 
 # --- hand formulas (paper's notation; jobs given as plain lists) ------------------------------
