@@ -167,9 +167,22 @@ def test_tiny_instances_match_brute_force(seed):
     r = fairalloc.solve(spec, "exact", validate=False)
     assert r.status == "optimal"
     assert r.objective == pytest.approx(optimum, rel=REL)
+    assert lower_bound(p) <= optimum * (1 + 1e-9)
     report = solve_pyomo(exact_model(p, max(makespans(spec).values()) + 1e-6), mip_gap=1e-9)
     assert report.status == "optimal"
     assert report.objective == pytest.approx(optimum, rel=REL, abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_processor_bound_is_below_the_optimum_without_offloads(seed):
+    """With no offload the makespan is the processors' alone: the dual approximation's largest
+    rejected target may not exceed the brute-force optimum, and is at least the simple bounds."""
+    spec = random_spec(3000 + seed, n=3, m=2 + seed % 3)
+    spec["jobs"] = [{**job, "offload": 0.0} for job in spec["jobs"]]
+    p = problem(spec)
+    optimum = brute_force(p)
+    assert p.processor_bound <= optimum * (1 + 1e-9)
+    assert p.processor_bound >= max(p.full_length.max(), p.first_work.sum() / p.processors)
 
 
 def test_brute_force_finds_the_waiting_schedule():

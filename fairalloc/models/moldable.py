@@ -112,6 +112,47 @@ class MoldableProblem:
         """y_i = W_i / chi_i, the running time at full parallelism."""
         return self.full_work / self.chi
 
+    @cached_property
+    def _tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The tabled jobs' w_i(k)/k and w_i(k) flattened: (jobs, owner, lengths, works, first
+        index of each job's table)."""
+        tabled = np.array([i for i in range(self.n) if len(self.work[i]) > 1], dtype=np.int64)
+        sizes = np.array([len(self.work[i]) for i in tabled], dtype=np.int64)
+        works = (np.concatenate([self.work[i] for i in tabled]) if tabled.size
+                 else np.zeros(0))
+        owner = np.repeat(np.arange(tabled.size), sizes)
+        first = np.cumsum(sizes) - sizes
+        return tabled, owner, works / (np.arange(works.size) - first[owner] + 1), works, first
+
+    def fewest_processors(self, h: float) -> np.ndarray:
+        """gamma_i(h): the fewest processors (at most chi_i) that run job i within h, chi_i + 1
+        where none does (Mounie, Rapine and Trystram's gamma)."""
+        tabled, owner, lengths, _, _ = self._tables
+        slack = h * (1 + 1e-12)
+        with np.errstate(divide="ignore"):
+            k = np.maximum(np.ceil(self.full_work / slack), 1.0)
+        k = np.where(self.full_length <= slack, np.minimum(k, self.chi), self.chi + 1)
+        k = k.astype(np.int64)
+        k[tabled] = np.bincount(owner[lengths > slack], minlength=tabled.size) + 1
+        return k
+
+    @cached_property
+    def dual(self) -> tuple[float, float]:
+        """(rejected, accepted): the dual approximation's target lengths (``dual_search``)."""
+        return dual_search(self)
+
+    @property
+    def processor_bound(self) -> float:
+        """A proven lower bound on the processors' part alone: the largest rejected target."""
+        return self.dual[0]
+
+    def work_on(self, k: np.ndarray) -> np.ndarray:
+        """w_i(k_i) for every job (k_i in 1..chi_i)."""
+        tabled, _, _, works, first = self._tables
+        out = self.full_work.copy()
+        out[tabled] = works[first + k[tabled] - 1]
+        return out
+
     @property
     def total_offload(self) -> float:
         return float(self.offload.sum())
@@ -179,11 +220,81 @@ def id_ranges(text: str) -> list[tuple[int, int]]:
 
 def lower_bound(p: MoldableProblem) -> float:
     """The best of the lower bounds on the optimal makespan that need no search: the bus alone
-    (``bus_lower_bound``; never below X + min y nor max_i (x_i + y_i)), and
-    min x + sum w_i(1) / m (no processor starts before the first offload ends, and job i needs
-    at least w_i(1) of processor time since total work does not decrease with k)."""
-    return max(bus_lower_bound(p),
-               float(p.offload.min() + p.first_work.sum() / p.processors) if p.n else 0.0)
+    (``bus_lower_bound``; never below X + min y nor max_i (x_i + y_i)), and the processors
+    alone after the first offload, min x + ``processor_lower_bound`` (never below
+    min x + sum w_i(1) / m). This is eq. (30) of the paper done soundly: the paper takes 2/3 of
+    Impl-B's processor time, which is a lower bound only if Impl-B is a 3/2-approximation
+    (it is 3/2 + eps), where the rejected targets of the dual approximation are proofs."""
+    if not p.n:
+        return 0.0
+    return max(bus_lower_bound(p), float(p.offload.min()) + p.processor_bound)
+
+
+def two_shelves(p: MoldableProblem, target: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """Mounie, Rapine and Trystram's test of a target length lambda for the processors alone
+    (their section 3): every job runs on gamma_i(lambda) processors in shelf S1 or on
+    gamma_i(lambda / 2) in shelf S2; the S1 jobs may use at most m processors in all, and the
+    choice minimises the total work (a 0/1 knapsack, solved exactly by dynamic programming over
+    the processors). Returns (in S1, allotment), or None when lambda is rejected — a proof that
+    no schedule of the processors takes lambda or less: in one, the jobs longer than lambda / 2
+    all run at time lambda / 2 (so fit in m processors as S1), the others fit S2, and each
+    job's work is at least its shelf's, so the knapsack's minimum would be at most m lambda."""
+    m = p.processors
+    k1, k2 = p.fewest_processors(target), p.fewest_processors(target / 2)
+    if (k1 > p.chi).any():
+        return None
+    forced = k2 > p.chi                               # too long for S2
+    room = m - int(k1[forced].sum())
+    if room < 0:
+        return None
+    w1 = p.work_on(k1)
+    w2 = p.work_on(np.minimum(k2, p.chi))
+    gain = np.where(forced, 0.0, w2 - w1)             # work saved by moving a job up to S1
+    items = np.flatnonzero(~forced & (gain > 0) & (k1 <= room))
+    s1 = forced.copy()
+    s1[items[knapsack(k1[items], gain[items], room)]] = True
+    if np.where(s1, w1, w2).sum() > m * target * (1 + 1e-12):
+        return None
+    return s1, np.where(s1, k1, k2)
+
+
+def knapsack(size: np.ndarray, value: np.ndarray, capacity: int) -> np.ndarray:
+    """The 0/1 knapsack's best choice (indices), by dynamic programming over the capacity."""
+    best = np.zeros(capacity + 1)
+    took = np.zeros((len(size), capacity + 1), dtype=bool)
+    for j, (c, v) in enumerate(zip(size.tolist(), value.tolist())):
+        candidate = np.full(capacity + 1, -np.inf)
+        candidate[c:] = best[:capacity + 1 - c] + v
+        took[j] = candidate > best
+        best = np.maximum(best, candidate)
+    chosen, left = [], capacity
+    for j in range(len(size) - 1, -1, -1):
+        if took[j, left]:
+            chosen.append(j)
+            left -= int(size[j])
+    return np.array(chosen[::-1], dtype=np.int64)
+
+
+DUAL_PRECISION = 1e-9    # relative width of the final bisection interval
+
+
+def dual_search(p: MoldableProblem) -> tuple[float, float]:
+    """Bisection on the target length with ``two_shelves`` as the test, to a relative 1e-9:
+    (lo, hi) with lo rejected — or max(y_max, sum w_i(1) / m), a bound itself — and hi accepted,
+    starting from sum y_i (jobs one after another at full parallelism: always accepted). The
+    processors alone need more than lo."""
+    lo = max(float(p.full_length.max(initial=0.0)),
+             float(p.first_work.sum()) / p.processors)
+    hi = float(p.full_length.sum())
+    if two_shelves(p, lo) is not None:
+        return lo, lo
+    while hi - lo > DUAL_PRECISION * hi:
+        mid = (lo + hi) / 2
+        if two_shelves(p, mid) is None:
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi
 
 
 def theorem1_bound(p: MoldableProblem) -> float:

@@ -19,6 +19,7 @@ from fairalloc.models.moldable import (
     theorem1_bound,
     theorem2_bound,
     theorem5_bound,
+    two_shelves,
 )
 from fairalloc.result import Solution
 
@@ -356,24 +357,60 @@ def _first(n: int, holds) -> int:
     return lo
 
 
-def offload_then_list(p: MoldableProblem, **_) -> Solution:
-    """Baseline in the spirit of Impl-B (section V): offload every job first (spec order), then
-    schedule the moldable jobs on the processors alone — allotments by Ludwig and Tiwari's rule,
-    then list scheduling by decreasing running time, each job at the first moment its
-    processors are free. A simpler member of the family the paper's Impl-B (Mounie, Rapine and
-    Trystram's 3/2 + eps dual approximation) belongs to, named for what it is."""
+def after_all_offloads(p: MoldableProblem, k: np.ndarray, order) -> Platform:
+    """Every offload first (spec order), then list scheduling of allotment ``k`` in ``order``:
+    each job at the first moment k_i processors are free, none overtaking the one before."""
     plat = Platform(p)
     for i in range(p.n):
         plat.offload(i, 0.0)
-    k = ludwig_tiwari_allotment(p)
-    length = np.array([p.duration(i, int(k[i])) for i in range(p.n)])
     plat.now = float(plat.bus_free)                     # no overlap: all data first
-    for i in np.argsort(-length, kind="stable"):
+    for i in map(int, order):
         plat.release_until(plat.now)
         plat.wait_for(int(k[i]))
         plat.release_until(plat.now)
-        plat.run(int(i), int(k[i]), plat.now)
+        plat.run(i, int(k[i]), plat.now)
+    return plat
+
+
+def offload_then_list(p: MoldableProblem, **_) -> Solution:
+    """Baseline in the spirit of Impl-B (section V): offload every job first (spec order), then
+    schedule the moldable jobs on the processors alone — allotments by Ludwig and Tiwari's rule,
+    then list scheduling by decreasing running time. A simpler member of the family of the
+    paper's Impl-B (Mounie, Rapine and Trystram's 3/2 + eps dual approximation)."""
+    k = ludwig_tiwari_allotment(p)
+    length = p.work_on(k) / k
+    plat = after_all_offloads(p, k, np.argsort(-length, kind="stable"))
     return plat.solution("offload, then Ludwig-Tiwari allotment + list scheduling")
+
+
+def offload_then_shelves(p: MoldableProblem, **_) -> Solution:
+    """Impl-B's family with Mounie, Rapine and Trystram's dual approximation: every offload
+    first, then the smallest target length lambda their two-shelf test accepts (bisection,
+    ``models.moldable.dual_search``) and its allotment — S1 jobs on gamma(lambda) processors,
+    S2 jobs on gamma(lambda / 2). When the S2 jobs fit in m processors together, the two shelves
+    themselves (S1 from X, S2 once S1 is done) are a schedule within X + 3 lambda / 2, claimed
+    as ``bound:two_shelves``; otherwise MRT repairs the shelves with rules we do not implement,
+    and no bound is claimed. Either way the allotment is also list-scheduled (S1 first, then
+    by decreasing length) and the shorter schedule is kept. Metric ``lambda`` is the accepted
+    target, ``processor_lower_bound`` the largest rejected one."""
+    rejected, accepted = p.dual
+    s1, k = two_shelves(p, accepted)
+    length = p.work_on(k) / k
+    listed = after_all_offloads(p, k, np.lexsort((-length, ~s1)))
+    metrics = {"lambda": accepted, "processor_lower_bound": rejected}
+    best = listed
+    if k[~s1].sum() <= p.processors:
+        metrics["bound:two_shelves"] = p.total_offload + 1.5 * accepted
+        shelves = after_all_offloads(p, k, np.flatnonzero(s1))
+        second = float(shelves.end.max(initial=shelves.bus_free))
+        shelves.now = second
+        shelves.release_until(second)
+        for i in np.flatnonzero(~s1).tolist():
+            shelves.run(i, int(k[i]), second)
+        if shelves.end.max() < listed.end.max():
+            best = shelves
+    return best.solution("offload, then MRT's two-shelf allotment (dual approximation)",
+                         **metrics)
 
 
 def metrics(p: MoldableProblem, allocation) -> dict:
