@@ -1,0 +1,140 @@
+"""``fairalloc experiment accelos``: random kernel mixes in the spirit of section 7 of accelOS.
+
+The paper runs 2-, 4- and 8-kernel mixes of the 25 Parboil OpenCL kernels on an NVIDIA K20m
+(13 SMX) and an AMD R9 295X2 GPU (44 CUs per chip) and reports, against standard OpenCL, the
+fairness improvement U_fcfs / U_X and the throughput speedup T_fcfs / T_X (section 7.4).
+fairalloc has no GPU: mixes are drawn (with repetition, in random launch order) from
+``KERNELS``, a table of *synthetic* Parboil-like kernels — the names say which benchmark each
+imitates, the numbers are made up within the issue's ranges, not measured — and run under the
+wave model of ``models.accelos``. Device totals are per-unit limits times the unit count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairalloc.experiment import parallel_map, summary
+
+
+@dataclass(frozen=True)
+class KernelType:
+    """One synthetic kernel: threads per group, local memory per group (bytes), registers per
+    thread, NDRange in groups and the time one wave of groups takes."""
+
+    name: str
+    work_group_size: int
+    local_memory_per_group: int
+    registers_per_thread: int
+    work_groups: int
+    time_per_group: float
+
+
+KIB = 1024
+KERNELS: tuple[KernelType, ...] = (
+    KernelType("bfs", 512, 6 * KIB, 20, 120, 4.0),
+    KernelType("cutcp", 128, 4 * KIB, 32, 2_000, 1.5),
+    KernelType("histo-prescan", 512, 4 * KIB, 18, 100, 0.3),
+    KernelType("histo-intermediates", 256, 0, 24, 1_200, 0.6),
+    KernelType("histo-main", 768, 24 * KIB, 30, 840, 2.0),
+    KernelType("histo-final", 512, 0, 22, 420, 0.4),
+    KernelType("lbm", 128, 0, 40, 9_000, 1.2),
+    KernelType("mri-gridding-binning", 1024, 0, 16, 300, 0.5),
+    KernelType("mri-gridding-scan", 1024, 16 * KIB, 24, 150, 0.3),
+    KernelType("mri-gridding-reorder", 512, 0, 18, 600, 0.4),
+    KernelType("mri-gridding-main", 64, 48 * KIB, 56, 3_000, 6.0),
+    KernelType("mri-q-phimag", 512, 0, 16, 100, 0.2),
+    KernelType("mri-q-computeq", 256, 8 * KIB, 28, 1_024, 8.0),
+    KernelType("sad-calc-8", 64, 10 * KIB, 44, 8_000, 0.8),
+    KernelType("sad-calc-16", 128, 0, 32, 2_000, 0.5),
+    KernelType("sad-main", 96, 12 * KIB, 52, 4_000, 2.5),
+    KernelType("sgemm", 128, 8 * KIB, 48, 2_400, 3.0),
+    KernelType("spmv", 192, 0, 20, 3_500, 0.7),
+    KernelType("stencil", 512, 16 * KIB, 24, 1_000, 1.0),
+    KernelType("tpacf", 256, 40 * KIB, 36, 201, 20.0),
+    KernelType("tpacf-hist", 1024, 32 * KIB, 20, 200, 1.0),
+    KernelType("bfs-frontier", 256, 2 * KIB, 22, 5_000, 0.2),
+    KernelType("cutcp-lattice", 256, 20 * KIB, 38, 700, 3.5),
+    KernelType("lbm-collide", 320, 0, 64, 10_000, 0.9),
+    KernelType("stencil-halo", 1024, 48 * KIB, 32, 400, 1.6),
+)
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device profile: compute units and each unit's limits."""
+
+    name: str
+    units: int
+    threads_per_unit: int
+    local_memory_per_unit: int
+    registers_per_unit: int
+
+    def spec(self) -> dict:
+        return {"threads": self.units * self.threads_per_unit,
+                "local_memory": self.units * self.local_memory_per_unit,
+                "registers": self.units * self.registers_per_unit}
+
+
+DEVICES: dict[str, Device] = {
+    "kepler": Device("kepler", 13, 2048, 48 * KIB, 65536),   # K20m-like: 13 SMX
+    "gcn": Device("gcn", 44, 2560, 64 * KIB, 65536),         # one R9 295X2 chip: 44 CUs
+}
+METRICS = ("fairness_improvement", "throughput_speedup")
+
+
+def mix_spec(seed: int, kernels: int, device: Device) -> dict:
+    """One random mix: ``kernels`` draws from ``KERNELS`` with repetition, in launch order."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(KERNELS), kernels).tolist()
+    specs = []
+    for slot, k in enumerate(picks):
+        t = KERNELS[k]
+        specs.append({"id": f"{slot}:{t.name}", "work_group_size": t.work_group_size,
+                      "local_memory_per_group": t.local_memory_per_group,
+                      "registers_per_thread": t.registers_per_thread,
+                      "work_groups": t.work_groups, "time_per_group": t.time_per_group})
+    return {"problem": "accelos", "name": f"mix {seed} on {device.name}",
+            "device": device.spec(), "kernels": specs}
+
+
+def _mix_metrics(job: tuple[dict, tuple[str, ...]]) -> dict[str, dict[str, float]]:
+    """Fairness improvement and throughput speedup over fcfs of each method on one mix (runs in
+    a worker process)."""
+    from fairalloc.api import load_spec, solve
+
+    spec, methods = job
+    loaded = load_spec(spec)
+    out = {}
+    for method in methods:
+        m = solve(loaded, method, validate=False).metrics
+        out[method] = {key: m[key] for key in METRICS}
+    return out
+
+
+def run_accelos(kernels: int, mixes: int, seed: int, methods: Sequence[str],
+                devices: Sequence[str] = tuple(DEVICES), workers: int | None = None,
+                on_done: Callable[[], None] | None = None
+                ) -> dict[str, dict[str, np.ndarray]]:
+    """metric -> "device method" -> values over ``mixes`` random mixes per device (mix k uses
+    seed + k on every device)."""
+    jobs = [(mix_spec(seed + k, kernels, DEVICES[d]), tuple(methods))
+            for d in devices for k in range(mixes)]
+    results = parallel_map(_mix_metrics, jobs, workers, on_done)
+    out: dict[str, dict[str, list[float]]] = {key: {} for key in METRICS}
+    for (spec, _), result in zip(jobs, results):
+        device = spec["name"].rsplit(" ", 1)[-1]
+        for method, values in result.items():
+            for key in METRICS:
+                out[key].setdefault(f"{device} {method}", []).append(values[key])
+    return {key: {label: np.array(v) for label, v in by.items()} for key, by in out.items()}
+
+
+def accelos_summary(values: dict[str, dict[str, np.ndarray]]) -> dict[str, dict]:
+    """Per metric and "device method": mean, 10/50/90th percentiles and the fraction of mixes
+    above 1 (better than fcfs)."""
+    return {key: {label: {**stats, "above_1": float((values[key][label] > 1).mean())}
+                  for label, stats in summary(by).items()}
+            for key, by in values.items()}

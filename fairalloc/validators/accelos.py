@@ -1,0 +1,139 @@
+"""accelOS checks, each from its definition on the work groups at hand.
+
+Kernel i with n_i groups holds n_i d_i = n_i (w_i, m_i, w_i r_i) of (T, L, R); its weighted
+dominant share is n_i max_r(d_ir / C_r) / s_i (``models.accelos``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairalloc.models.accelos import (
+    RESOURCES,
+    AccelosProblem,
+    max_min_counts,
+    most_groups,
+    used,
+    weighted_dominant_share,
+)
+from fairalloc.result import Allocation, Finding
+
+EXACT_UP_TO = 200     # kernels: above this the max-min check skips the ILP
+ENVY_BLOCK = 512      # kernels compared at once in the envy check (memory O(block x K))
+RTOL = 1e-9
+
+
+def _groups(allocation: Allocation) -> np.ndarray:
+    return np.asarray(allocation.column("work_groups"), dtype=float)
+
+
+def _held_mismatch(p: AccelosProblem, allocation: Allocation, n: np.ndarray) -> list[str]:
+    """Given threads / local_memory / registers columns that are not n_i d_i."""
+    problems = []
+    for r, name in enumerate(RESOURCES):
+        if (name,) not in allocation.columns:
+            continue
+        wrong = np.flatnonzero(allocation.column(name) != n * p.demand[:, r])
+        if wrong.size:
+            i = int(wrong[0])
+            problems.append(f"{p.ids[i]}'s {name} is not work_groups x per-group "
+                            f"({allocation.column(name)[i]:g} != {n[i] * p.demand[i, r]:g})")
+    return problems
+
+
+def feasibility(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
+    """Whole groups, 1 <= n_i <= N_i, and sum_i n_i d_ir <= C_r for threads, local memory and
+    registers (eq. 1, 3 and 5 in the accelOS paper); given resource columns equal n_i d_i."""
+    n = _groups(allocation)
+    problems = _held_mismatch(p, allocation, n)
+    if np.any(n != np.round(n)):
+        problems.append("fractional work groups")
+    idle = np.flatnonzero(n < 1)
+    if idle.size:
+        names = ", ".join(p.ids[i] for i in idle[:5]) + (" ..." if idle.size > 5 else "")
+        problems.append(f"{idle.size} kernels have no resident work group ({names}): they wait")
+    over = np.flatnonzero(n > p.groups)
+    if over.size:
+        i = int(over[0])
+        problems.append(f"{p.ids[i]} has {n[i]:g} groups, its NDRange has {p.groups[i]:g}")
+    total = used(p, n)
+    for r in np.flatnonzero(total > p.capacity):
+        problems.append(f"{RESOURCES[r]}: {total[r]:g} in use, the device has {p.capacity[r]:g}")
+    if problems:
+        return Finding("feasibility", False, "; ".join(problems), {"problems": problems})
+    return Finding("feasibility", True, f"{n.sum():g} whole groups, 1 <= n_i <= N_i, within "
+                   "threads, local memory and registers")
+
+
+def pareto_efficiency(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
+    """Saturation: no kernel below N_i whose next group fits in what is free."""
+    n = _groups(allocation)
+    free = p.capacity - used(p, n)
+    room = np.flatnonzero((n < p.groups) & (most_groups(p.demand, free) >= 1))
+    if room.size:
+        i = int(room[0])
+        return Finding("pareto_efficiency", False,
+                       f"{room.size} kernels can take one more group; first {p.ids[i]}",
+                       {"kernel": p.ids[i], "work_groups": n[i],
+                        "free": dict(zip(RESOURCES, free.tolist()))})
+    return Finding("pareto_efficiency", True, "no kernel can take one more group")
+
+
+def _envy_in_block(p: AccelosProblem, n: np.ndarray, rows: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """For kernels ``rows`` (i) against every kernel j: the groups i could run in j's bundle
+    scaled by s_i / s_j, min_r floor((s_i / s_j) n_j d_jr / d_ir), capped at N_i."""
+    bundle = n[:, None] * p.demand                                   # (K, 3)
+    scale = p.share[rows, None] / p.share[None, :]                   # (b, K)
+    d = p.demand[rows]                                               # (b, 3)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per = np.where(d[:, None, :] > 0,
+                       np.floor(scale[..., None] * bundle[None] / d[:, None, :] * (1 + RTOL)),
+                       np.inf)
+    could = np.minimum(per.min(axis=2), p.groups[rows, None])
+    return could, could - n[rows, None]
+
+
+def envy_freeness(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
+    """No kernel i could run more of its groups with kernel j's threads, local memory and
+    registers (scaled by s_i / s_j) than it has, min_r floor((s_i/s_j) n_j d_jr / d_ir) > n_i
+    (capped at N_i: a kernel with its whole NDRange envies nobody)."""
+    n = _groups(allocation)
+    worst = (0.0, -1, -1, 0.0)
+    for begin in range(0, p.k, ENVY_BLOCK):
+        rows = np.arange(begin, min(begin + ENVY_BLOCK, p.k))
+        could, gain = _envy_in_block(p, n, rows)
+        gain[np.arange(len(rows)), rows] = 0
+        flat = int(np.argmax(gain))
+        b, j = divmod(flat, p.k)
+        if gain[b, j] > worst[0]:
+            worst = (float(gain[b, j]), int(rows[b]), j, float(could[b, j]))
+    if worst[0] > 0:
+        _, i, j, could = worst
+        return Finding("envy_freeness", False,
+                       f"{p.ids[i]} envies {p.ids[j]}: {could:g} of its groups fit in "
+                       f"{p.ids[j]}'s (share-scaled) bundle, it has {n[i]:g}",
+                       {"kernel": p.ids[i], "envies": p.ids[j], "work_groups": n[i],
+                        "in_their_bundle": could})
+    return Finding("envy_freeness", True, "no kernel fits more groups in another's "
+                   "share-scaled bundle of threads, local memory and registers")
+
+
+def max_min(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
+    """The smallest weighted dominant share equals the ILP's first round (the max-min over
+    whole-group allocations with 1 <= n_i <= N_i within the device); up to ``EXACT_UP_TO``
+    kernels."""
+    low = float(weighted_dominant_share(p, _groups(allocation)).min())
+    if p.k > EXACT_UP_TO:
+        return Finding("max_min", True, f"{p.k} kernels: exact comparison skipped (above "
+                       f"{EXACT_UP_TO}); smallest weighted dominant share {low:.6g}")
+    report, best_n = max_min_counts(p, time_limit=30.0)
+    if best_n is None or report.status != "optimal":
+        return Finding("max_min", True, f"smallest weighted dominant share {low:.6g}; the exact "
+                       f"ILP did not finish ({report.status})")
+    best = float(weighted_dominant_share(p, best_n).min())
+    if best > low * (1 + RTOL):
+        return Finding("max_min", False, f"smallest weighted dominant share {low:.6g}, but "
+                       f"{best:.6g} is reachable", {"minimum": low, "max_min": best})
+    return Finding("max_min", True,
+                   f"smallest weighted dominant share {low:.6g} equals the exact max-min")
