@@ -1,0 +1,491 @@
+"""The token mechanism (Zahedi, Fan, Lee, paper 004): m agents compete each round for n boosts.
+
+An agent holding t tokens signals Y when its utility u this round exceeds its threshold
+u_thr(t); the n signalling agents with the most tokens get boosts (ties at random) and spend a
+token each; the spent tokens go back to the agents not boosted, each receiving one with
+probability P_R = n / (m - n). An agent with 0 tokens cannot signal, an agent at t_max must take
+a boost. Agent types differ in their utility distribution h(u), discrete here (values with
+probabilities; ``uniform`` = ``points`` equally spaced values, equally likely; ``samples`` =
+the empirical distribution).
+
+This module holds the problem data and the mean-field formulas the solver, the validators and
+the tests share: thresholds (eq. 4), signal probabilities (eq. 5), the token chain (eq. 6 with
+the boundary rows the paper omits), its stationary distribution (eq. 7), signalling strength
+(eq. 8), and the value of a given threshold strategy (eq. 1-3 with the strategy fixed).
+
+>>> u = Utility.from_spec({"values": [0.3, 0.1, 0.2], "probabilities": [0.25, 0.5, 0.25]})
+>>> u.values.tolist(), u.probabilities.tolist()
+([0.1, 0.2, 0.3], [0.5, 0.25, 0.25])
+>>> g, c = UtilityGrid.of((u,)), np.array([[0.15]])
+>>> float(g.prob_above(c)[0, 0]), float(g.expected_excess(c)[0, 0])    # Pr(u > c), E[(u - c)^+]
+(0.5, 0.05)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from fairalloc.errors import Violations, check_unique_ids
+from fairalloc.result import Allocation
+
+SUM_SLACK = 1e-9  # fractions or probabilities summing to 1 within float noise
+SIMULATION_MAX_AGENTS = 10_000          # the envy-free index compares every pair of agents
+SIMULATION_MAX_CELLS = 30_000_000       # agents x rounds: utilities and boosts are held whole
+
+
+def simulation_too_big(agents: int, rounds: int) -> str | None:
+    """Why a simulation of this size is refused, or None."""
+    if agents > SIMULATION_MAX_AGENTS:
+        return (f"simulates at most {SIMULATION_MAX_AGENTS:,} agents (the envy-free index "
+                f"compares every pair), not {agents:,}")
+    if agents * rounds > SIMULATION_MAX_CELLS:
+        return (f"agents x rounds must be at most {SIMULATION_MAX_CELLS:,} (utilities and "
+                f"boosts are held for every agent and round), not {agents * rounds:,}")
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class Utility:
+    """A discrete utility distribution h(u): sorted distinct values and their probabilities.
+    ``uniform: [a, b], points: k`` is k equally spaced values from a to b (the midpoint when
+    k = 1), equally likely; ``samples`` the empirical distribution."""
+
+    values: np.ndarray
+    probabilities: np.ndarray
+
+    @classmethod
+    def from_spec(cls, spec: dict) -> Utility:
+        """From a schema-valid, precondition-checked ``utility`` object."""
+        if "samples" in spec:
+            values, counts = np.unique(np.asarray(spec["samples"], dtype=float),
+                                       return_counts=True)
+            return cls(values, counts / counts.sum())
+        if "uniform" in spec:
+            a, b = map(float, spec["uniform"])
+            k = int(spec["points"])
+            values = np.full(1, (a + b) / 2) if k == 1 else np.linspace(a, b, k)
+            return cls.merged(values, np.full(len(values), 1.0 / len(values)))
+        return cls.merged(np.asarray(spec["values"], dtype=float),
+                          np.asarray(spec["probabilities"], dtype=float))
+
+    @classmethod
+    def merged(cls, values: np.ndarray, probabilities: np.ndarray) -> Utility:
+        """Sorted distinct values, the probabilities of equal values added up, normalised."""
+        distinct, where = np.unique(values, return_inverse=True)
+        p = np.bincount(where, weights=probabilities, minlength=len(distinct))
+        return cls(distinct, p / p.sum())
+
+
+
+@dataclass(frozen=True, eq=False)
+class UtilityGrid:
+    """All types' utility distributions as one padded (types, G) grid, so that a Bellman step
+    for every type and token count is a single vectorised binary search.
+
+    Rows are padded with their largest value at probability 0. ``merged`` holds every distinct
+    value of every row; ``below[k, r]`` counts row k's values <= merged[r - 1], so that for a
+    threshold c, with r = #(merged <= c), row k's values above c start at index below[k, r]
+    (exact: no shifting of values, so a threshold equal to a value stays equal).
+    ``tail_p[k, j]`` and ``tail_pu[k, j]`` are the sums of p and p u over values[k, j:].
+    """
+
+    values: np.ndarray
+    probabilities: np.ndarray
+    tail_p: np.ndarray
+    tail_pu: np.ndarray
+    merged: np.ndarray
+    below: np.ndarray
+
+    @classmethod
+    def of(cls, utilities: tuple[Utility, ...]) -> UtilityGrid:
+        width = max(len(u.values) for u in utilities)
+        values = np.stack([np.pad(u.values, (0, width - len(u.values)), mode="edge")
+                           for u in utilities])
+        probs = np.stack([np.pad(u.probabilities, (0, width - len(u.values)))
+                          for u in utilities])
+        tail_p = np.concatenate([np.cumsum(probs[:, ::-1], axis=1)[:, ::-1],
+                                 np.zeros((len(utilities), 1))], axis=1)
+        tail_pu = np.concatenate([np.cumsum((probs * values)[:, ::-1], axis=1)[:, ::-1],
+                                  np.zeros((len(utilities), 1))], axis=1)
+        merged = np.unique(values)
+        below = np.stack([np.concatenate([[0], np.searchsorted(row, merged, side="right")])
+                          for row in values])
+        return cls(values, probs, tail_p, tail_pu, merged, below)
+
+    def _above(self, c: np.ndarray) -> np.ndarray:
+        """Per row k and column: index into values[k] of the first value > c[k, col]."""
+        return np.take_along_axis(self.below, np.searchsorted(self.merged, c, side="right"),
+                                  axis=1)
+
+    def prob_above(self, c: np.ndarray) -> np.ndarray:
+        """Pr(u > c) per type (rows of c)."""
+        return np.take_along_axis(self.tail_p, self._above(c), axis=1)
+
+    def expected_excess(self, c: np.ndarray) -> np.ndarray:
+        """E[(u - c)^+] per type (rows of c)."""
+        j = self._above(c)
+        return (np.take_along_axis(self.tail_pu, j, axis=1)
+                - c * np.take_along_axis(self.tail_p, j, axis=1))
+
+    @property
+    def means(self) -> np.ndarray:
+        return self.tail_pu[:, 0]
+
+    def top_mass_utility(self, q: np.ndarray) -> np.ndarray:
+        """E[u sigma(u)] for the strategy that signals on the highest utilities of total
+        probability q (per type, rows of q): the values above the marginal one fully, the
+        marginal value with the mass left. A threshold rule whose agents at u = u_thr signal
+        only sometimes is such a strategy; P_Y(t) = q describes it completely."""
+        rows, width = self.tail_p.shape
+        offsets = 2.0 * np.arange(rows)[:, None]
+        flat = (offsets - self.tail_p).ravel()               # increasing within each row
+        j = np.searchsorted(flat, offsets - q, side="left") - np.arange(rows)[:, None] * width
+        marginal = np.take_along_axis(self.values, np.maximum(j - 1, 0), axis=1)
+        rest = q - np.take_along_axis(self.tail_p, j, axis=1)
+        return np.take_along_axis(self.tail_pu, j, axis=1) + rest * marginal
+
+    def signal_share(self, q: np.ndarray) -> np.ndarray:
+        """sigma(t, j): the chance of signalling at utility values[k, j] under the top-mass
+        strategy of probability q[k, t]; shape (types, t, G)."""
+        above = self.tail_p[:, None, 1:]                     # mass strictly above value j
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = (q[:, :, None] - above) / self.probabilities[:, None, :]
+        return np.clip(np.nan_to_num(share, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class Simulation:
+    """The round-by-round simulation asked for in the spec: rounds, seed, mechanisms."""
+
+    rounds: int
+    seed: int
+    mechanisms: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class TokenProblem:
+    """m agents, n boosts, tokens 0..t_max, discount gamma, and the agent types (fraction of the
+    population, utility distribution, optional trace replayed by the simulation)."""
+
+    ids: tuple[str, ...]
+    agents: int
+    boosts: int
+    initial_tokens: int
+    max_tokens: int
+    discount: float
+    tolerance: float
+    max_iterations: int
+    fractions: np.ndarray
+    utilities: tuple[Utility, ...]
+    traces: tuple[np.ndarray | None, ...]
+    simulation: Simulation | None = None
+
+    @property
+    def k(self) -> int:
+        return len(self.ids)
+
+    @property
+    def redistribution(self) -> float:
+        """P_R = n / (m - n) (section 3.1)."""
+        return self.boosts / (self.agents - self.boosts)
+
+    @cached_property
+    def grid(self) -> UtilityGrid:
+        return UtilityGrid.of(self.utilities)
+
+    @classmethod
+    def from_spec(cls, data: dict, found: Violations) -> TokenProblem | None:
+        """Build from a schema-valid spec, adding a violation for each broken precondition."""
+        types = data["types"]
+        check_unique_ids(types, "types", found)
+        m, n = data["agents"], data["boosts"]
+        if 2 * n > m:
+            found.add(["boosts"], f"must be at most agents / 2 = {m / 2:g}, since P_R = "
+                      f"n / (m - n) is a probability ({n} boosts for {m} agents)")
+        if data["max_tokens"] < data["initial_tokens"]:
+            found.add(["max_tokens"], f"must be >= initial_tokens ({data['initial_tokens']})")
+        total = sum(t["fraction"] for t in types)
+        if abs(total - 1.0) > SUM_SLACK:
+            found.add(["types"], f"fractions must sum to 1 (they sum to {total:.12g})")
+        for i, t in enumerate(types):
+            _check_utility(t["utility"], ["types", i, "utility"], found)
+        if "simulation" in data:
+            why = simulation_too_big(m, data["simulation"]["rounds"])
+            if why:
+                found.add(["simulation"], why)
+        if found:
+            return None
+        sim = data.get("simulation")
+        return cls(
+            ids=tuple(t["id"] for t in types),
+            agents=int(m),
+            boosts=int(n),
+            initial_tokens=int(data["initial_tokens"]),
+            max_tokens=int(data["max_tokens"]),
+            discount=float(data["discount"]),
+            tolerance=float(data.get("tolerance", 1e-3)),
+            max_iterations=int(data.get("max_iterations", 200)),
+            fractions=np.array([t["fraction"] for t in types], dtype=float),
+            utilities=tuple(Utility.from_spec(t["utility"]) for t in types),
+            traces=tuple(np.asarray(t["trace"], dtype=float) if "trace" in t else None
+                         for t in types),
+            simulation=None if sim is None else Simulation(
+                int(sim["rounds"]), int(sim.get("seed", 0)),
+                tuple(sim["mechanisms"]) if "mechanisms" in sim else None),
+        )
+
+    def allocation(self, thresholds: np.ndarray, distribution: np.ndarray,
+                   signal: np.ndarray) -> Allocation:
+        """Result-format allocation, one row per type: thresholds (NaN, shown as null, at t = 0
+        and t = t_max), token distribution f, signal probability P_Y, mean tokens."""
+        tokens = np.arange(self.max_tokens + 1)
+        return Allocation(self.ids, {
+            ("thresholds",): thresholds,
+            ("token_distribution",): distribution,
+            ("signal_probability",): signal,
+            ("mean_tokens",): distribution @ tokens,
+        })
+
+    def read_allocation(self, data) -> Allocation:
+        """An allocation produced elsewhere, in the result's format."""
+        found = Violations()
+        if isinstance(data, dict) and isinstance(data.get("allocation"), dict):
+            data, prefix = data["allocation"], ["allocation"]
+        else:
+            prefix = []
+        if not isinstance(data, dict):
+            found.add(prefix or "$", "an allocation must be an object keyed by the spec's ids")
+            found.raise_if_any()
+        for uid in data:
+            if uid not in self.ids:
+                found.add(prefix + [uid], "id is not in the spec")
+        size = self.max_tokens + 1
+        columns = {key: np.full((self.k, size), np.nan) for key in LIST_KEYS}
+        for i, uid in enumerate(self.ids):
+            entry = data.get(uid)
+            if not isinstance(entry, dict):
+                found.add(prefix + [uid], "missing" if entry is None else "must be an object")
+                continue
+            for key in entry:
+                if key not in LIST_KEYS and key != "mean_tokens":
+                    found.add(prefix + [uid, key], "unknown key")
+            for key in LIST_KEYS:
+                columns[key][i] = _number_list(entry.get(key), size, key == "thresholds",
+                                               prefix + [uid, key], found)
+        found.raise_if_any()
+        return self.allocation(columns["thresholds"], columns["token_distribution"],
+                               columns["signal_probability"])
+
+
+LIST_KEYS = ("thresholds", "token_distribution", "signal_probability")
+
+
+def _number_list(value, size: int, nullable: bool, where: list, found: Violations) -> np.ndarray:
+    out = np.full(size, np.nan)
+    if not isinstance(value, list) or len(value) != size:
+        found.add(where, f"must be a list of {size} numbers (t = 0..max_tokens)")
+        return out
+    for t, v in enumerate(value):
+        if v is None and nullable:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+            found.add(where + [t], "must be a finite number" + (" or null" if nullable else ""))
+        else:
+            out[t] = v
+    return out
+
+
+def _check_utility(spec: dict, where: list, found: Violations) -> None:
+    """Exactly one form; probabilities as long as the values, non-negative, summing to 1;
+    a uniform range [a, b] with a <= b and a number of points."""
+    forms = [f for f in ("values", "uniform", "samples") if f in spec]
+    if len(forms) != 1:
+        found.add(where, "exactly one of values (with probabilities), uniform (with points), "
+                  "samples is required")
+        return
+    partner = {"values": "probabilities", "uniform": "points"}.get(forms[0])
+    strays = {"values": {"points"}, "uniform": {"probabilities"},
+              "samples": {"probabilities", "points"}}[forms[0]] & set(spec)
+    for stray in sorted(strays):
+        found.add(where + [stray], f"does not go with {forms[0]}")
+    if partner and partner not in spec:
+        found.add(where + [partner], f"required key is missing (with {forms[0]})")
+        return
+    if forms[0] == "values":
+        values, probs = spec["values"], spec["probabilities"]
+        if len(values) != len(probs):
+            found.add(where + ["probabilities"], f"must have one entry per value "
+                      f"({len(values)}, not {len(probs)})")
+        elif abs(sum(probs) - 1.0) > SUM_SLACK:
+            found.add(where + ["probabilities"], f"must sum to 1 (they sum to {sum(probs):.12g})")
+    elif forms[0] == "uniform" and spec["uniform"][0] > spec["uniform"][1]:
+        found.add(where + ["uniform"], f"[a, b] needs a <= b ({spec['uniform'][0]:g} > "
+                  f"{spec['uniform'][1]:g})")
+
+
+# --------------------------------------------------------------------------- mean-field formulas
+
+
+def thresholds_from_values(W: np.ndarray, p_r: float, gamma: float) -> np.ndarray:
+    """u_thr(t) = gamma (P_R W(t+1) + (1 - P_R) W(t) - W(t-1)) for 0 < t < t_max (eq. 4 in the
+    token paper), NaN at t = 0 (cannot signal) and t = t_max (must take a boost). W(t) is the
+    paper's V(t) = E_u[V(t, u)], one row per type."""
+    thr = np.full(W.shape, np.nan)
+    thr[:, 1:-1] = gamma * (p_r * W[:, 2:] + (1 - p_r) * W[:, 1:-1] - W[:, :-2])
+    return thr
+
+
+def signal_probability(grid: UtilityGrid, thresholds: np.ndarray) -> np.ndarray:
+    """P_Y(t) = Pr(u > u_thr(t)) (eq. 5; the strict inequality of eq. 4, which matters for
+    discrete utilities: at u = u_thr the agent is indifferent and does not signal);
+    P_Y(0) = 0 and P_Y(t_max) = 1 (the boundary rules)."""
+    p_y = grid.prob_above(np.nan_to_num(thresholds[:, 1:-1]))
+    k = thresholds.shape[0]
+    return np.concatenate([np.zeros((k, 1)), p_y, np.ones((k, 1))], axis=1)
+
+
+def spend_probability(p_y: np.ndarray, p_b: np.ndarray) -> np.ndarray:
+    """The chance of spending a token in a round: P_Y(t) P_B(t), 0 at t = 0, 1 at t = t_max."""
+    s = p_y * p_b
+    s[..., 0], s[..., -1] = 0.0, 1.0
+    return s
+
+
+@dataclass(frozen=True, eq=False)
+class Chain:
+    """The token chain (eq. 6 in the token paper), one row of bands per type: with s = P_Y P_B,
+    ``down[t]`` = p_{t,t-1} = s(t), ``stay[t]`` = p_{t,t} = (1 - P_R)(1 - s(t)) and ``up[t]`` =
+    p_{t,t+1} = P_R (1 - s(t)). Boundary rows (omitted in the paper): t = 0 cannot signal
+    (s = 0, no way down), t = t_max is boosted and spends (p_{t_max, t_max - 1} = 1, no way
+    up). A token moves by at most one a round, so the three bands are the whole matrix."""
+
+    down: np.ndarray
+    stay: np.ndarray
+    up: np.ndarray
+
+    @classmethod
+    def of(cls, s: np.ndarray, p_r: float) -> Chain:
+        up = p_r * (1 - s)
+        up[:, -1] = 0.0
+        return cls(s.copy(), (1 - p_r) * (1 - s), up)
+
+    def step(self, f: np.ndarray) -> np.ndarray:
+        """One round of the chain: (f P)(t) = f(t-1) p_{t-1,t} + f(t) p_{t,t} + f(t+1) p_{t+1,t}."""
+        out = f * self.stay
+        out[:, 1:] += f[:, :-1] * self.up[:, :-1]
+        out[:, :-1] += f[:, 1:] * self.down[:, 1:]
+        return out
+
+    def discounted_solve(self, gamma: float, reward: np.ndarray) -> np.ndarray:
+        """W with W = reward + gamma P W, one tridiagonal system per type, by the Thomas
+        algorithm (I - gamma P is strictly diagonally dominant for gamma < 1: no pivoting)."""
+        lower, diag, upper = -gamma * self.down, 1 - gamma * self.stay, -gamma * self.up
+        size = reward.shape[1]
+        c, d = np.empty_like(reward), np.empty_like(reward)
+        c[:, 0], d[:, 0] = upper[:, 0] / diag[:, 0], reward[:, 0] / diag[:, 0]
+        for t in range(1, size):
+            denominator = diag[:, t] - lower[:, t] * c[:, t - 1]
+            c[:, t] = upper[:, t] / denominator
+            d[:, t] = (reward[:, t] - lower[:, t] * d[:, t - 1]) / denominator
+        W = np.empty_like(reward)
+        W[:, -1] = d[:, -1]
+        for t in range(size - 2, -1, -1):
+            W[:, t] = d[:, t] - c[:, t] * W[:, t + 1]
+        return W
+
+
+def stationary_distribution(chain: Chain) -> np.ndarray:
+    """The stationary distribution f of the token chain (eq. 6-7), one row per type.
+
+    The chain moves by at most one token a round (a birth-death chain), so its balance equations
+    (7) reduce to f(t+1) p_{t+1,t} = f(t) p_{t,t+1}: solved directly with a cumulative product
+    (in logs), O(t_max) per type, no iteration of the chain. Where some level cannot be left
+    downwards (s(t) = 0) the levels below it are transient and get f = 0: the distribution
+    lives on [a, b], a the highest level that cannot go down, b the first level from a up that
+    cannot go up (s(b) = 1). That class is the only closed one unless some s(t) = 1 lies below
+    a level with s = 0 (signalling for every utility with fewer tokens, never with more); then
+    it is the topmost one. Tested against ``np.linalg`` on the dense matrix.
+    """
+    k, size = chain.down.shape
+    up, down = chain.up[:, :-1], chain.down[:, 1:]            # p_{t,t+1}, p_{t+1,t}
+    t = np.arange(size)
+    stuck_down = np.concatenate([np.ones((k, 1), bool), down <= 0], axis=1)
+    a = size - 1 - np.argmax(stuck_down[:, ::-1], axis=1)     # highest level with no way down
+    stuck_up = np.concatenate([up <= 0, np.ones((k, 1), bool)], axis=1) & (t >= a[:, None])
+    b = np.argmax(stuck_up, axis=1)                           # first level >= a with no way up
+    inside = (t[:-1] >= a[:, None]) & (t[:-1] < b[:, None])
+    with np.errstate(divide="ignore"):
+        step = np.where(inside, np.log(np.where(inside, up, 1.0))
+                        - np.log(np.where(inside, down, 1.0)), 0.0)
+    log_f = np.concatenate([np.zeros((k, 1)), np.cumsum(step, axis=1)], axis=1)
+    closed = (t >= a[:, None]) & (t <= b[:, None])
+    log_f = np.where(closed, log_f, -np.inf)
+    f = np.exp(log_f - log_f.max(axis=1, keepdims=True))
+    return f / f.sum(axis=1, keepdims=True)
+
+
+def boost_probability(g: np.ndarray, agents: int, boosts: int) -> np.ndarray:
+    """P_B(t) from eq. 8 of the token paper, given g(t), the fraction of all agents holding t
+    tokens and signalling (summed over types): 0 if m G(t+1) >= n, 1 if m G(t) < n, else
+    (n - m G(t+1)) / (m g(t)), with G(t) = sum_{t' >= t} g(t'). P_B(0) = 0: no tokens, no
+    boost."""
+    G = np.cumsum(g[::-1])[::-1]
+    G_next = np.append(G[1:], 0.0)
+    m, n = float(agents), float(boosts)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        share = (n - m * G_next) / (m * g)
+    p_b = np.where(m * G_next >= n, 0.0, np.where(m * G < n, 1.0, np.minimum(share, 1.0)))
+    p_b[0] = 0.0
+    return p_b
+
+
+def signalling_mass(fractions: np.ndarray, f: np.ndarray, p_y: np.ndarray) -> np.ndarray:
+    """g(t) = sum over types of fraction x f_type(t) x P_Y,type(t) (section 4.3 over the mix)."""
+    return fractions @ (f * p_y)
+
+
+def strategy_values(p: TokenProblem, p_y: np.ndarray, p_b: np.ndarray) -> np.ndarray:
+    """W(t) = E_u[V(t, u)] of each type playing the threshold strategy with signal
+    probabilities P_Y (signal on the top P_Y(t) of the utility mass) against P_B: eq. 1-3 with
+    the strategy fixed, solved exactly as one linear system per type:
+
+    W(t) = P_B(t) E[u sigma(u)] + gamma (s(t) W(t-1) + (1 - s(t)) (P_R W(t+1) + (1 - P_R) W(t)))
+    with s(t) = P_Y(t) P_B(t); W(0) = gamma (P_R W(1) + (1 - P_R) W(0));
+    W(t_max) = E[u] + gamma W(t_max - 1).
+    """
+    gamma = p.discount
+    p_b = p_b.copy()
+    p_b[-1] = 1.0
+    q = p_y.copy()
+    q[:, 0], q[:, -1] = 0.0, 1.0
+    chain = Chain.of(spend_probability(p_y, p_b), p.redistribution)
+    return chain.discounted_solve(gamma, p_b * p.grid.top_mass_utility(q))
+
+
+def boost_utility(p: TokenProblem, p_y: np.ndarray, f: np.ndarray, p_b: np.ndarray) -> float:
+    """Expected utility from boosts per agent and round in the stationary state: sum over types
+    and t of fraction f(t) P_B(t) E[u sigma(u)] (t_max: boosted, E[u])."""
+    p_b = p_b.copy()
+    p_b[-1] = 1.0
+    q = p_y.copy()
+    q[:, -1] = 1.0
+    per_type = (f * p_b * p.grid.top_mass_utility(q)).sum(axis=1)
+    return float(p.fractions @ per_type)
+
+
+def metrics(p: TokenProblem, allocation: Allocation) -> dict:
+    """Signalling strength P_B(t) from the allocation (eq. 8), the population's mean tokens and
+    each type's share of the boosts (sum_t f P_Y P_B, with the forced boost at t_max)."""
+    f = np.asarray(allocation.column("token_distribution"), dtype=float)
+    p_y = np.asarray(allocation.column("signal_probability"), dtype=float)
+    p_b = boost_probability(signalling_mass(p.fractions, f, p_y), p.agents, p.boosts)
+    share = (f * spend_probability(p_y, p_b)).sum(axis=1)
+    return {
+        "boost_probability": p_b,
+        "mean_tokens": float(p.fractions @ (f @ np.arange(p.max_tokens + 1))),
+        "boost_share": dict(zip(p.ids, share)),
+        "boosts_per_round": float(p.agents * p.fractions @ share),
+    }
