@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	@for spec in specs/drf/*.json specs/emrf/*.json specs/etf/*.json specs/moldable/*.json; do \
+	@for spec in specs/drf/*.json specs/emrf/*.json specs/etf/*.json specs/moldable/*.json specs/accelos/*.json specs/token/*.json; do \
 		$(BIN)/fairalloc solve $$spec || exit $$?; \
 	done
 	$(BIN)/fairalloc compare specs/emrf/example1-knob0.5.json
@@ -22,6 +22,8 @@ demo: $(STAMP)
 	$(BIN)/fairalloc sweep specs/etf/resnet-mobilenet.json --set phi=0:1:0.05 --plot sweep-etf-tradeoff.png
 	$(BIN)/fairalloc solve specs/moldable/example1.json --method gpusched2 --plot gantt-example1.png
 	$(BIN)/fairalloc experiment moldable --jobs 20 --processors 8 --instances 40 --plot experiment-moldable.png
+	$(BIN)/fairalloc experiment accelos --kernels 4 --mixes 50 --seed 1 --plot experiment-accelos.png
+	$(BIN)/fairalloc simulate specs/token/five-spark-types.json --rounds 1000 --plot simulate-token.png
 
 test: $(STAMP)
 	$(BIN)/pytest
@@ -33,4 +35,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check fairalloc tests benchmarks
 
 clean:
-	rm -rf $(VENV) build *.egg-info sweep-*.png gantt-*.png experiment-*.png
+	rm -rf $(VENV) build *.egg-info sweep-*.png gantt-*.png experiment-*.png simulate-*.png

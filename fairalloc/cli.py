@@ -16,7 +16,7 @@ from rich.console import Console
 
 from fairalloc import api, plots
 from fairalloc.errors import SolverError, SpecError, Violation
-from fairalloc.registry import KINDS
+from fairalloc.registry import KINDS, Kind
 from fairalloc.result import FAILED, Result, fmt, render_markdown, render_table
 from fairalloc.spec import schema
 
@@ -176,19 +176,39 @@ def cmd_sweep(args) -> int:
     return _exit_status([r for _, r in points])
 
 
+def _experiment_methods(kind: Kind, text: str | None, default: list[str]) -> list[str]:
+    methods = text.split(",") if text else default
+    unknown = [m for m in methods if m not in kind.methods]
+    if unknown:
+        raise SpecError([Violation("--methods", f"unknown method(s) {', '.join(unknown)} "
+                                   f"(known: {', '.join(kind.methods)})")])
+    return methods
+
+
+def _percentile_table(title: str, labels: list[str], rows: list[tuple[list, dict, list]],
+                      extra: list[str] | None = None) -> None:
+    """An experiment's statistics: label cells, mean and 10/50/90th percentiles, extra cells."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(*labels, "mean", "p10", "p50", "p90", *(extra or []), box=box.SIMPLE_HEAD,
+                  title=title, title_justify="left")
+    for cells, st, more in rows:
+        table.add_row(*cells, *(f"{st[k]:.4f}" for k in ("mean", "p10", "p50", "p90")), *more)
+    _console().print(table)
+
+
 def cmd_experiment(args) -> int:
     from rich.progress import Progress
 
     from fairalloc import experiment
 
+    if args.kind == "accelos":
+        return cmd_experiment_accelos(args)
     kind = KINDS[args.kind]
     # the exact method only when asked for: proven optima are for small instances
-    methods = (args.methods.split(",") if args.methods
-               else [m for m in kind.methods if m != kind.exact])
-    unknown = [m for m in methods if m not in kind.methods]
-    if unknown:
-        raise SpecError([Violation("--methods", f"unknown method(s) {', '.join(unknown)} "
-                                   f"(known: {', '.join(kind.methods)})")])
+    methods = _experiment_methods(kind, args.methods,
+                                  [m for m in kind.methods if m != kind.exact])
     with Progress(transient=True, console=Console(stderr=True)) as progress:
         task = progress.add_task(f"{args.instances} instances", total=args.instances)
         ratios = experiment.run_moldable(
@@ -202,18 +222,115 @@ def cmd_experiment(args) -> int:
         print(json.dumps({"title": title, "summary": stats,
                           "ratios": {k: v.tolist() for k, v in ratios.items()}}, indent=2))
     else:
-        from rich import box
-        from rich.table import Table
-
-        table = Table("method", "mean", "p10", "p50", "p90", box=box.SIMPLE_HEAD, title=title,
-                      title_justify="left")
-        for name, st in stats.items():
-            table.add_row(name, *(f"{st[k]:.4f}" for k in ("mean", "p10", "p50", "p90")))
-        _console().print(table)
+        _percentile_table(title, ["method"], [([name], st, []) for name, st in stats.items()])
     if args.plot:
         plots.ratios(ratios, title, args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
+
+
+def cmd_experiment_accelos(args) -> int:
+    """accelOS mixes: fairness improvement and throughput speedup over fcfs (section 7.4)."""
+    from rich.progress import Progress
+
+    from fairalloc import experiments_accelos as ex
+
+    if args.mixes < 1:
+        raise SpecError([Violation("--mixes", "must be >= 1")])
+    devices = args.devices.split(",")
+    unknown = [d for d in devices if d not in ex.DEVICES]
+    if unknown:
+        raise SpecError([Violation("--devices", f"unknown device(s) {', '.join(unknown)} "
+                                   f"(known: {', '.join(ex.DEVICES)})")])
+    methods = _experiment_methods(KINDS["accelos"], args.methods, ["accelos", "ilp"])
+    total = args.mixes * len(devices)
+    with Progress(transient=True, console=Console(stderr=True)) as progress:
+        task = progress.add_task(f"{total} mixes", total=total)
+        values = ex.run_accelos(args.kernels, args.mixes, args.seed, methods, devices,
+                                args.workers, on_done=lambda: progress.advance(task))
+    stats = ex.accelos_summary(values)
+    title = (f"accelos: {args.kernels}-kernel mixes, {args.mixes} per device (seed {args.seed}): "
+             "improvement over fcfs")
+    if args.format == "json":
+        print(json.dumps({"title": title, "summary": stats,
+                          "values": {k: {label: v.tolist() for label, v in by.items()}
+                                     for k, by in values.items()}}, indent=2))
+    else:
+        _percentile_table(title, ["metric", "device method"],
+                          [([key, label], st, [f"{st['above_1']:.0%}"])
+                           for key, by in stats.items() for label, st in by.items()],
+                          extra=["> 1"])
+    if args.plot:
+        plots.improvements(values, title, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def cmd_simulate(args) -> int:
+    """Solve a token spec for its thresholds, then play the game and the baselines round by
+    round (section 7 of the token paper): one row per mechanism."""
+    from rich.progress import Progress
+
+    from fairalloc import simulation
+    from fairalloc.models.token import simulation_too_big
+
+    spec = api.load_spec(args.spec)
+    if spec.kind != "token":
+        raise SpecError([Violation("problem", f"fairalloc simulate needs a token spec, not "
+                                   f"{spec.kind}")])
+    kind = KINDS["token"]
+    method = args.method or spec.options.get("method") or kind.default
+    if method not in kind.methods:
+        raise SpecError([Violation("--method", f"unknown method {method!r} (known: "
+                                   f"{', '.join(kind.methods)})")])
+    mechanisms = tuple(args.mechanisms.split(",")) if args.mechanisms else None
+    unknown = [m for m in mechanisms or () if m not in simulation.MECHANISMS]
+    if unknown:
+        raise SpecError([Violation("--mechanisms", f"unknown mechanism(s) {', '.join(unknown)} "
+                                   f"(known: {', '.join(simulation.MECHANISMS)})")])
+    if args.rounds is not None and args.rounds < 1:
+        raise SpecError([Violation("--rounds", "must be >= 1")])
+    if args.seed is not None and args.seed < 0:
+        raise SpecError([Violation("--seed", "must be >= 0")])
+    mechanisms, rounds, seed = simulation.settings(spec.problem, mechanisms, args.rounds,
+                                                   args.seed)
+    why = simulation_too_big(spec.problem.agents, rounds)
+    if why:
+        raise SpecError([Violation("--rounds" if args.rounds else "agents", why)])
+    with Progress(transient=True, console=Console(stderr=True)) as progress:
+        task = progress.add_task(f"{rounds} rounds x {len(mechanisms)} mechanisms",
+                                 total=rounds * len(mechanisms))
+        solution, report = simulation.solve_and_simulate(
+            spec.problem, kind.methods[method], mechanisms, rounds, seed,
+            tick=lambda k: progress.advance(task, k))
+    title = (f"{spec.name or 'token'}: {spec.problem.agents} agents, {spec.problem.boosts} "
+             f"boosts, {rounds} rounds (seed {seed}); thresholds by {method}: {solution.status}")
+    metrics = ("performance", "relative_performance", "share_uniformity", "envy_free_index")
+    ids = spec.problem.ids
+    if args.format == "json":
+        print(json.dumps({"title": title, "status": solution.status, "rounds": rounds,
+                          "seed": seed, "simulation": report}, indent=2,
+                         allow_nan=False))
+    else:
+        from rich import box
+        from rich.table import Table
+
+        table = Table("mechanism", "performance", "÷ max-welfare", "share uniformity",
+                      "envy-free index", *[f"boosts {i}" for i in ids], box=box.SIMPLE_HEAD,
+                      title=title, title_justify="left")
+        for name, row in report.items():
+            table.add_row(name, *[fmt(row[k]) for k in metrics],
+                          *[f"{row['boost_share'][i]:.3f}" for i in ids])
+        _console().print(table)
+    if args.plot:
+        allocation = solution.allocation
+        plots.token(ids, allocation.column("thresholds"), allocation.column("token_distribution"),
+                    solution.metrics["boost_probability"], report, title, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    if solution.status in FAILED:
+        print(f"fairalloc: status {solution.status}: {solution.solver.get('message', '')}",
+              file=sys.stderr)
+    return 1 if solution.status in FAILED else 0
 
 
 def cmd_schema(args) -> int:
@@ -288,18 +405,33 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--metrics", help="comma-separated metric names or patterns (utilization.*)")
     output(sp, rows=False)
     sp = add("experiment", cmd_experiment, "random workloads of a paper's experiment, every "
-             "method, statistics of makespan / lower bound", spec=False)
-    sp.add_argument("kind", choices=["moldable"])
+             "method: moldable (makespan / lower bound), accelos (improvement over fcfs)",
+             spec=False)
+    sp.add_argument("kind", choices=["moldable", "accelos"])
     sp.add_argument("--jobs", type=int, default=20, help="jobs per instance (n)")
     sp.add_argument("--processors", type=int, default=8, help="m")
     sp.add_argument("--beta", type=float, default=0.5,
                     help="offload share: a in [beta/2, beta], x = a z")
     sp.add_argument("--speedup", choices=["linear", "two-phase"], default="linear")
     sp.add_argument("--instances", type=int, default=100)
+    sp.add_argument("--kernels", type=int, choices=(2, 4, 8), default=4,
+                    help="accelos: kernels per mix")
+    sp.add_argument("--mixes", type=int, default=100, help="accelos: random mixes per device")
+    sp.add_argument("--devices", default="kepler,gcn",
+                    help="accelos: comma-separated device profiles (kepler, gcn)")
     sp.add_argument("--seed", type=int, default=1)
     sp.add_argument("--methods", help="comma-separated subset (default: every method)")
     sp.add_argument("--workers", type=int, help="processes (default: one per core)")
     sp.add_argument("--plot", metavar="FILE.png", help="box plot of the ratios per method")
+    sp.add_argument("--format", choices=("table", "json"), default="table")
+    sp = add("simulate", cmd_simulate, "token: solve for the thresholds, then simulate the "
+             "token game and the baselines round by round")
+    sp.add_argument("--mechanisms", help="comma-separated subset, e.g. mean-field,round-robin")
+    sp.add_argument("--rounds", type=int, help="rounds (default: the spec's, else 1000)")
+    sp.add_argument("--seed", type=int, help="seed (default: the spec's, else 0)")
+    sp.add_argument("--method", help="method for the thresholds (default: the spec's)")
+    sp.add_argument("--plot", metavar="FILE.png",
+                    help="thresholds, token distributions and the mechanisms' metrics")
     sp.add_argument("--format", choices=("table", "json"), default="table")
     kinds = sorted(KINDS)
     sp = add("schema", cmd_schema, "print a kind's JSON Schema", spec=False)

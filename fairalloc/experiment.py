@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import partial
 
 import numpy as np
 
@@ -65,23 +66,8 @@ def run_moldable(
     """Ratios makespan / lower bound per method over ``instances`` random instances, computed
     on a local process pool (``workers`` processes; 1 runs in this process)."""
     specs = [moldable_instance(seed + k, n, m, beta, speedup) for k in range(instances)]
+    results = parallel_map(partial(_ratios, methods=methods), specs, workers, on_done)
     out: dict[str, list[float]] = {name: [] for name in methods}
-    workers = workers or min(os.cpu_count() or 1, instances)
-    if workers <= 1:
-        results = []
-        for spec in specs:
-            results.append(_ratios(spec, methods))
-            if on_done:
-                on_done()
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(_ratios, spec, methods): k for k, spec in enumerate(specs)}
-            by_index = {}
-            for future in as_completed(futures):
-                by_index[futures[future]] = future.result()
-                if on_done:
-                    on_done()
-        results = [by_index[k] for k in range(instances)]
     for r in results:
         for name in methods:
             out[name].append(r[name])
@@ -93,3 +79,25 @@ def summary(ratios: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
     return {name: {"mean": float(r.mean()), "p10": float(np.percentile(r, 10)),
                    "p50": float(np.percentile(r, 50)), "p90": float(np.percentile(r, 90))}
             for name, r in ratios.items()}
+
+
+def parallel_map(fn: Callable, items: Sequence, workers: int | None = None,
+                 on_done: Callable[[], None] | None = None) -> list:
+    """[fn(item) for item in items] on a local process pool (``workers`` processes, default one
+    per core; 1 runs in this process), in order; ``on_done`` after each item."""
+    workers = workers or min(os.cpu_count() or 1, len(items))
+    if workers <= 1:
+        results = []
+        for item in items:
+            results.append(fn(item))
+            if on_done:
+                on_done()
+        return results
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(fn, item): k for k, item in enumerate(items)}
+        by_index = {}
+        for future in as_completed(futures):
+            by_index[futures[future]] = future.result()
+            if on_done:
+                on_done()
+    return [by_index[k] for k in range(len(items))]

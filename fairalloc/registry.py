@@ -5,8 +5,6 @@ An entry names the kind's ``from_spec`` constructor (``models/<kind>.py``), its 
 and the exact method, the validators (``(problem, allocation, mechanism=None) -> Finding``) and
 the metrics computed from any allocation. Schemas live in ``schemas/<kind>.schema.json`` and
 commented templates in ``templates/<kind>.jsonc``.
-
-Kinds planned for later issues (accelos, token) plug in here the same way.
 """
 
 from __future__ import annotations
@@ -14,16 +12,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from fairalloc.models import accelos as accelos_model
 from fairalloc.models import drf as drf_model
 from fairalloc.models import emrf as emrf_model
 from fairalloc.models import etf as etf_model
 from fairalloc.models import moldable as moldable_model
+from fairalloc.models import token as token_model
+from fairalloc.solvers import accelos as accelos_solvers
 from fairalloc.solvers import drf as drf_solvers
 from fairalloc.solvers import emrf as emrf_solvers
 from fairalloc.solvers import etf as etf_solvers
 from fairalloc.solvers import moldable as moldable_solvers
+from fairalloc.solvers import token as token_solvers
+from fairalloc.validators import accelos as accelos_checks
 from fairalloc.validators import axioms, schedule
 from fairalloc.validators import etf as etf_checks
+from fairalloc.validators import token as token_checks
 
 
 @dataclass(frozen=True)
@@ -105,10 +109,39 @@ register(Kind(
              "gpusched2": moldable_solvers.gpusched2,
              "work-conserving": moldable_solvers.work_conserving,
              "offload-then-list": moldable_solvers.offload_then_list,
+             "offload-then-shelves": moldable_solvers.offload_then_shelves,
              "exact": moldable_solvers.exact},
     default="gpusched1-star",
     exact="exact",
     validators=(schedule.feasibility, schedule.claimed_bounds),
     metrics=moldable_solvers.metrics,
     sweep_metrics=("makespan", "lower_bound", "ratio"),
+))
+
+register(Kind(
+    name="accelos",
+    summary="accelOS: resident work groups of concurrent kernels on one accelerator",
+    from_spec=accelos_model.AccelosProblem.from_spec,
+    methods={"accelos": accelos_solvers.accelos, "ilp": accelos_solvers.ilp,
+             "fcfs": accelos_solvers.fcfs, "equal-threads": accelos_solvers.equal_threads},
+    default="accelos",
+    exact="ilp",
+    validators=(accelos_checks.feasibility, accelos_checks.pareto_efficiency,
+                accelos_checks.envy_freeness, accelos_checks.max_min),
+    metrics=accelos_model.metrics,
+    sweep_metrics=("min_weighted_dominant_share", "jain_index", "fairness_improvement",
+                   "throughput_speedup"),
+))
+
+register(Kind(
+    name="token",
+    summary="Token mechanism for boosts: mean-field equilibrium thresholds (Algorithm 1)",
+    from_spec=token_model.TokenProblem.from_spec,
+    methods={"mean-field": token_solvers.mean_field, "mean-field-lp": token_solvers.mean_field_lp},
+    default="mean-field",
+    exact=None,
+    validators=(token_checks.equilibrium, token_checks.stationarity,
+                token_checks.monotone_thresholds),
+    metrics=token_model.metrics,
+    sweep_metrics=("mean_tokens", "boosts_per_round", "iterations", "residual"),
 ))

@@ -90,6 +90,49 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "moldable-rho-above-1.json": ("options.rho", "must be < 1"),
     "moldable-lookahead-not-boolean.json": ("options.lookahead", "must be of type boolean"),
     "moldable-unknown-method.json": ("options.method", "must be one of"),
+    # token
+    "token-boosts-above-half.json": ("boosts", "must be at most agents / 2"),
+    "token-zero-boosts.json": ("boosts", "must be >= 1"),
+    "token-fractions-sum.json": ("types", "fractions must sum to 1"),
+    "token-probabilities-sum.json": ("types[1].utility.probabilities", "must sum to 1"),
+    "token-negative-probability.json": ("types[1].utility.probabilities[1]", "must be >= 0"),
+    "token-probabilities-length.json": ("types[1].utility.probabilities",
+                                        "one entry per value (3, not 2)"),
+    "token-values-without-probabilities.json": ("types[1].utility.probabilities",
+                                                "required key is missing"),
+    "token-two-utility-forms.json": ("types[0].utility", "exactly one of values"),
+    "token-max-below-initial.json": ("max_tokens", "must be >= initial_tokens (6)"),
+    "token-uniform-reversed.json": ("types[0].utility.uniform", "needs a <= b"),
+    "token-duplicate-id.json": ("types[1].id", "duplicate id 'kmeans'"),
+    "token-discount-1.json": ("discount", "must be < 1"),
+    "token-negative-discount.json": ("discount", "must be >= 0"),
+    "token-unknown-mechanism.json": ("simulation.mechanisms[1]", "must be one of"),
+    "token-unknown-method.json": ("options.method", "must be one of"),
+    "token-simulation-too-many-agents.json": ("simulation", "at most 10,000 agents"),
+    # accelos
+    "accelos-duplicate-id.json": ("kernels[1].id", "duplicate id 'A'"),
+    "accelos-group-exceeds-threads.json": ("kernels[1].work_group_size",
+                                           "needs 2048 threads, the device has 1024: "
+                                           "kernel 'B' cannot fit a single group"),
+    "accelos-group-exceeds-local-memory.json": ("kernels[0].local_memory_per_group",
+                                                "needs 65536 bytes of local memory, the device "
+                                                "has 49152: kernel 'A' cannot fit"),
+    "accelos-group-exceeds-registers.json": ("kernels[1].registers_per_thread",
+                                             "needs 76800 registers, the device has 65536: "
+                                             "kernel 'B' cannot fit"),
+    "accelos-one-group-each-does-not-fit.json": ("kernels", "one work group of every kernel "
+                                                 "needs 1280 threads together"),
+    "accelos-zero-work-groups.json": ("kernels[0].work_groups", "must be >= 1"),
+    "accelos-fractional-work-group-size.json": ("kernels[1].work_group_size",
+                                                "must be of type integer"),
+    "accelos-unknown-kernel-key.json": ("kernels[0].local_memory", "unknown key"),
+    "accelos-missing-device-registers.json": ("device.registers", "required key is missing"),
+    "accelos-zero-share.json": ("kernels[1].share", "must be >= 1e-09"),
+    "accelos-negative-time-per-group.json": ("kernels[0].time_per_group",
+                                             "must be >= 1e-09"),
+    "accelos-empty-kernels.json": ("kernels", "at least 1 item"),
+    "accelos-unknown-greedy.json": ("options.greedy", "must be one of"),
+    "accelos-unknown-method.json": ("options.method", "must be one of"),
 }
 
 # Specs with three problems at once: all three must be reported in one run.

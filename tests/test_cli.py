@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from clitools import CONTRACT, ROOT, cli, run, write
 
@@ -17,7 +18,7 @@ import fairalloc
 from fairalloc.cli import main
 from fairalloc.errors import Violations
 from fairalloc.models.emrf import EmrfProblem, delta_bound, knob_for_delta
-from fairalloc.result import STATUSES
+from fairalloc.result import STATUSES, Allocation
 from fairalloc.spec import load_spec
 
 EMRF1 = str(ROOT / "specs" / "emrf" / "example1-knob0.5.json")
@@ -351,6 +352,16 @@ def test_api_solve_mirrors_cli(capsys):
     assert [(f.check, f.holds) for f in result.validation] == \
         [(f["check"], f["holds"]) for f in from_cli["validation"]]
     assert result.finding("delta_fairness").holds
+
+
+def test_json_output_takes_columns_that_are_views_of_other_arrays():
+    """A method may hand over a strided view (a column of a 2-D array): the JSON writer must
+    not depend on the memory layout."""
+    table = np.arange(6, dtype=float).reshape(3, 2)
+    allocation = Allocation(("a", "b", "c"), {("x",): table[:, 1], ("y",): table[::-1, 0]})
+    result = fairalloc.Result("drf", "m", "heuristic", None, allocation, {}, [], {})
+    assert json.loads(result.to_json())["allocation"] == {
+        "a": {"x": 1, "y": 4}, "b": {"x": 3, "y": 2}, "c": {"x": 5, "y": 0}}
 
 
 def test_api_solve_accepts_spec_dict_and_method():
