@@ -5,29 +5,15 @@ An entry names the kind's ``from_spec`` constructor (``models/<kind>.py``), its 
 and the exact method, the validators (``(problem, allocation, mechanism=None) -> Finding``) and
 the metrics computed from any allocation. Schemas live in ``schemas/<kind>.schema.json`` and
 commented templates in ``templates/<kind>.jsonc``.
+
+Each kind is built by a function that imports its modules, the first time the kind is looked
+up: a command that solves a drf spec does not pay for importing the other five kinds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-
-from fairalloc.models import accelos as accelos_model
-from fairalloc.models import drf as drf_model
-from fairalloc.models import emrf as emrf_model
-from fairalloc.models import etf as etf_model
-from fairalloc.models import moldable as moldable_model
-from fairalloc.models import token as token_model
-from fairalloc.solvers import accelos as accelos_solvers
-from fairalloc.solvers import drf as drf_solvers
-from fairalloc.solvers import emrf as emrf_solvers
-from fairalloc.solvers import etf as etf_solvers
-from fairalloc.solvers import moldable as moldable_solvers
-from fairalloc.solvers import token as token_solvers
-from fairalloc.validators import accelos as accelos_checks
-from fairalloc.validators import axioms, schedule
-from fairalloc.validators import etf as etf_checks
-from fairalloc.validators import token as token_checks
 
 
 @dataclass(frozen=True)
@@ -45,103 +31,154 @@ class Kind:
     sweep_metrics: tuple[str, ...] = ()
 
 
-KINDS: dict[str, Kind] = {}
+class Kinds(Mapping):
+    """Kind name -> Kind, each built by its loader on first use (names need no import)."""
+
+    def __init__(self, loaders: dict[str, Callable[[], Kind]]):
+        self._loaders = loaders
+        self._built: dict[str, Kind] = {}
+
+    def __getitem__(self, name: str) -> Kind:
+        if name not in self._built:
+            self._built[name] = self._loaders[name]()
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaders)
+
+    def __len__(self) -> int:
+        return len(self._loaders)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._loaders
 
 
-def register(kind: Kind) -> Kind:
-    KINDS[kind.name] = kind
-    return kind
+def leontief_checks() -> tuple[Callable, ...]:
+    """The axioms of drf and emrf allocations (Leontief markets)."""
+    from fairalloc.validators import axioms
+
+    return (axioms.feasibility, axioms.sharing_incentive, axioms.envy_freeness,
+            axioms.pareto_efficiency, axioms.strategy_proofness)
 
 
-LEONTIEF_CHECKS = (
-    axioms.feasibility,
-    axioms.sharing_incentive,
-    axioms.envy_freeness,
-    axioms.pareto_efficiency,
-    axioms.strategy_proofness,
-)
+def drf() -> Kind:
+    from fairalloc.models import drf as model
+    from fairalloc.solvers import drf as solvers
 
-register(Kind(
-    name="drf",
-    summary="Dominant Resource Fairness by progressive filling (weighted, any resources)",
-    from_spec=drf_model.DrfProblem.from_spec,
-    methods={"progressive-filling": drf_solvers.progressive_filling, "lp": drf_solvers.leximin_lp},
-    default="progressive-filling",
-    exact="lp",
-    validators=LEONTIEF_CHECKS,
-    metrics=drf_model.metrics,
-    sweep_metrics=("total_tasks", "min_weighted_dominant_share", "utilization.*"),
-))
+    return Kind(
+        name="drf",
+        summary="Dominant Resource Fairness by progressive filling (weighted, any resources)",
+        from_spec=model.DrfProblem.from_spec,
+        methods={"progressive-filling": solvers.progressive_filling, "lp": solvers.leximin_lp},
+        default="progressive-filling",
+        exact="lp",
+        validators=leontief_checks(),
+        metrics=model.metrics,
+        sweep_metrics=("total_tasks", "min_weighted_dominant_share", "utilization.*"),
+    )
 
-register(Kind(
-    name="emrf",
-    summary="Elastic Multi-Resource Fairness: DRF plus an efficiency LP, with a fairness knob",
-    from_spec=emrf_model.EmrfProblem.from_spec,
-    methods={"lp": emrf_solvers.knob_policy, "wfq": emrf_solvers.wfq, "drf": emrf_solvers.drf},
-    default="lp",
-    exact="lp",
-    validators=LEONTIEF_CHECKS + (axioms.delta_fairness,),
-    metrics=emrf_model.metrics,
-    sweep_metrics=("delta_observed", "delta_bound", "utilization.*"),
-))
 
-register(Kind(
-    name="etf",
-    summary="Energy-Time Fairness: GPU time slices between time-fair and energy-fair",
-    from_spec=etf_model.EtfProblem.from_spec,
-    methods={"waterfill": etf_solvers.waterfill, "greedy": etf_solvers.greedy,
-             "milp": etf_solvers.leximin_milp, "time-fair": etf_solvers.time_fair,
-             "energy-fair": etf_solvers.energy_fair},
-    default="waterfill",
-    exact="milp",
-    validators=(etf_checks.feasibility, etf_checks.time_guarantee, etf_checks.pareto_efficiency,
-                etf_checks.max_min, etf_checks.strategy_proofness),
-    metrics=etf_model.metrics,
-    sweep_metrics=("time_fairness", "energy_fairness", "system_fairness"),
-))
+def emrf() -> Kind:
+    from fairalloc.models import emrf as model
+    from fairalloc.solvers import emrf as solvers
+    from fairalloc.validators import axioms
 
-register(Kind(
-    name="moldable",
-    summary="Makespan of moldable jobs with serial host-to-accelerator offload",
-    from_spec=moldable_model.MoldableProblem.from_spec,
-    methods={"gpusched1-star": moldable_solvers.gpusched1_star,
-             "gpusched1": moldable_solvers.gpusched1,
-             "gpusched2": moldable_solvers.gpusched2,
-             "work-conserving": moldable_solvers.work_conserving,
-             "offload-then-list": moldable_solvers.offload_then_list,
-             "offload-then-shelves": moldable_solvers.offload_then_shelves,
-             "exact": moldable_solvers.exact},
-    default="gpusched1-star",
-    exact="exact",
-    validators=(schedule.feasibility, schedule.claimed_bounds),
-    metrics=moldable_solvers.metrics,
-    sweep_metrics=("makespan", "lower_bound", "ratio"),
-))
+    return Kind(
+        name="emrf",
+        summary="Elastic Multi-Resource Fairness: DRF plus an efficiency LP, with a fairness knob",
+        from_spec=model.EmrfProblem.from_spec,
+        methods={"lp": solvers.knob_policy, "wfq": solvers.wfq, "drf": solvers.drf},
+        default="lp",
+        exact="lp",
+        validators=leontief_checks() + (axioms.delta_fairness,),
+        metrics=model.metrics,
+        sweep_metrics=("delta_observed", "delta_bound", "utilization.*"),
+    )
 
-register(Kind(
-    name="accelos",
-    summary="accelOS: resident work groups of concurrent kernels on one accelerator",
-    from_spec=accelos_model.AccelosProblem.from_spec,
-    methods={"accelos": accelos_solvers.accelos, "ilp": accelos_solvers.ilp,
-             "fcfs": accelos_solvers.fcfs, "equal-threads": accelos_solvers.equal_threads},
-    default="accelos",
-    exact="ilp",
-    validators=(accelos_checks.feasibility, accelos_checks.pareto_efficiency,
-                accelos_checks.envy_freeness, accelos_checks.max_min),
-    metrics=accelos_model.metrics,
-    sweep_metrics=("min_weighted_dominant_share", "jain_index", "fairness_improvement",
-                   "throughput_speedup"),
-))
 
-register(Kind(
-    name="token",
-    summary="Token mechanism for boosts: mean-field equilibrium thresholds (Algorithm 1)",
-    from_spec=token_model.TokenProblem.from_spec,
-    methods={"mean-field": token_solvers.mean_field, "mean-field-lp": token_solvers.mean_field_lp},
-    default="mean-field",
-    exact=None,
-    validators=(token_checks.equilibrium, token_checks.stationarity,
-                token_checks.monotone_thresholds),
-    metrics=token_model.metrics,
-    sweep_metrics=("mean_tokens", "boosts_per_round", "iterations", "residual"),
-))
+def etf() -> Kind:
+    from fairalloc.models import etf as model
+    from fairalloc.solvers import etf as solvers
+    from fairalloc.validators import etf as checks
+
+    return Kind(
+        name="etf",
+        summary="Energy-Time Fairness: GPU time slices between time-fair and energy-fair",
+        from_spec=model.EtfProblem.from_spec,
+        methods={"waterfill": solvers.waterfill, "greedy": solvers.greedy,
+                 "milp": solvers.leximin_milp, "time-fair": solvers.time_fair,
+                 "energy-fair": solvers.energy_fair},
+        default="waterfill",
+        exact="milp",
+        validators=(checks.feasibility, checks.time_guarantee, checks.pareto_efficiency,
+                    checks.max_min, checks.strategy_proofness),
+        metrics=model.metrics,
+        sweep_metrics=("time_fairness", "energy_fairness", "system_fairness"),
+    )
+
+
+def moldable() -> Kind:
+    from fairalloc.models import moldable as model
+    from fairalloc.solvers import moldable as solvers
+    from fairalloc.validators import schedule
+
+    return Kind(
+        name="moldable",
+        summary="Makespan of moldable jobs with serial host-to-accelerator offload",
+        from_spec=model.MoldableProblem.from_spec,
+        methods={"gpusched1-star": solvers.gpusched1_star,
+                 "gpusched1": solvers.gpusched1,
+                 "gpusched2": solvers.gpusched2,
+                 "work-conserving": solvers.work_conserving,
+                 "offload-then-list": solvers.offload_then_list,
+                 "offload-then-shelves": solvers.offload_then_shelves,
+                 "exact": solvers.exact},
+        default="gpusched1-star",
+        exact="exact",
+        validators=(schedule.feasibility, schedule.claimed_bounds),
+        metrics=solvers.metrics,
+        sweep_metrics=("makespan", "lower_bound", "ratio"),
+    )
+
+
+def accelos() -> Kind:
+    from fairalloc.models import accelos as model
+    from fairalloc.solvers import accelos as solvers
+    from fairalloc.validators import accelos as checks
+
+    return Kind(
+        name="accelos",
+        summary="accelOS: resident work groups of concurrent kernels on one accelerator",
+        from_spec=model.AccelosProblem.from_spec,
+        methods={"accelos": solvers.accelos, "ilp": solvers.ilp, "fcfs": solvers.fcfs,
+                 "equal-threads": solvers.equal_threads},
+        default="accelos",
+        exact="ilp",
+        validators=(checks.feasibility, checks.pareto_efficiency, checks.envy_freeness,
+                    checks.max_min),
+        metrics=model.metrics,
+        sweep_metrics=("min_weighted_dominant_share", "jain_index", "fairness_improvement",
+                       "throughput_speedup"),
+    )
+
+
+def token() -> Kind:
+    from fairalloc.models import token as model
+    from fairalloc.solvers import token as solvers
+    from fairalloc.validators import token as checks
+
+    return Kind(
+        name="token",
+        summary="Token mechanism for boosts: mean-field equilibrium thresholds (Algorithm 1)",
+        from_spec=model.TokenProblem.from_spec,
+        methods={"mean-field": solvers.mean_field, "mean-field-lp": solvers.mean_field_lp},
+        default="mean-field",
+        exact=None,
+        validators=(checks.equilibrium, checks.stationarity, checks.monotone_thresholds),
+        metrics=model.metrics,
+        sweep_metrics=("mean_tokens", "boosts_per_round", "iterations", "residual"),
+    )
+
+
+KINDS: Kinds = Kinds({"drf": drf, "emrf": emrf, "etf": etf, "moldable": moldable,
+                      "accelos": accelos, "token": token})
