@@ -147,8 +147,9 @@ def read_allocation(
 
     Every id of the spec must be present with every ``required`` key holding a finite number;
     ``optional`` keys, when given for one id, are needed for all; ``lists`` are optional keys
-    holding lists of whole numbers; ``parsed`` are optional keys read by their function (a
-    ValueError is reported with its message). Unknown ids and other keys are reported. Raises
+    holding lists of whole numbers; ``parsed`` keys are read by their function, whose result
+    is the column's value (a ValueError is reported with its message; such a key is required
+    when it is also in ``required``). Unknown ids and other keys are reported. Raises
     ``SpecError``.
     """
     own = found is None
@@ -175,7 +176,7 @@ def read_allocation(
             if key not in known_keys:
                 found.add(prefix + [uid, *key], "unknown key")
     columns = {}
-    for key in list(required) + list(optional):
+    for key in [k for k in list(required) + list(optional) if k not in parsed]:
         values = [_get(e, key) if isinstance(e, dict) else None for e in entries]
         given = sum(v is not None for v in values)
         if key not in required and given == 0:
@@ -196,19 +197,19 @@ def read_allocation(
         columns[key] = column
     for key, parse in parsed.items():
         values = [_get(e, key) if isinstance(e, dict) else None for e in entries]
-        if all(v is None for v in values):
+        if key not in required and all(v is None for v in values):
             continue
         column = np.empty(len(ids), dtype=object)
         for i, value in enumerate(values):
             if value is None:
                 if isinstance(entries[i], dict):
-                    found.add(prefix + [ids[i], *key], "given for other ids, so needed here too")
+                    found.add(prefix + [ids[i], *key], "required key is missing" if key in
+                              required else "given for other ids, so needed here too")
                 continue
             try:
-                parse(value)
+                column[i] = parse(value)
             except ValueError as error:
                 found.add(prefix + [ids[i], *key], str(error))
-            column[i] = value
         columns[key] = column
     if own:
         found.raise_if_any()
@@ -422,7 +423,8 @@ def render_markdown(result: Result, rows: int = 50) -> str:
     if len(result.allocation) > rows:
         lines.append(f"\n… {len(result.allocation) - rows:,} more ids")
     if result.metrics:
-        lines += ["", *table(["metric", "value"], [[k, fmt(v)] for k, v in _dotted(result.metrics)])]
+        lines += ["", *table(["metric", "value"],
+                             [[k, fmt(v)] for k, v in _dotted(result.metrics)])]
     if result.validation:
         body = [
             [f.check, "✓" if f.holds else "✗", f.detail, fmt(f.witness, 80) if f.witness else ""]

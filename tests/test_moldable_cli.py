@@ -195,6 +195,10 @@ def test_validate_hand_made_infeasible_schedule_is_a_finding(capsys, tmp_path):
      "required number is missing"),
     ({"tau3": FEASIBLE["tau1"]}, "tau3", "id is not in the spec"),
     ({"tau1": {**FEASIBLE["tau1"], "gpu": 1}}, "tau1.gpu", "unknown key"),
+    ({"tau1": {**FEASIBLE["tau1"], "processor_ids": "0-x"}}, "tau1.processor_ids",
+     "'0-x' is not an id or a range lo-hi"),
+    ({"tau1": {**FEASIBLE["tau1"], "processor_ids": "0-6"}}, "tau2.processor_ids",
+     "given for other ids, so needed here too"),
 ])
 def test_validate_bad_allocation_exits_2(capsys, tmp_path, change, path, rule):
     file = write(tmp_path, {**FEASIBLE, **change}, "bad.json")

@@ -184,7 +184,7 @@ class MoldableProblem:
         from fairalloc.result import read_allocation
 
         return read_allocation(data, self.ids, [(k,) for k in KEYS],
-                               parsed={("processor_ids",): id_ranges})
+                               parsed={("processor_ids",): lambda t: cpuset(id_ranges(t))})
 
 
 CPUSET_PART = re.compile(r"(\d+)(?:-(\d+))?")

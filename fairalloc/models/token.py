@@ -24,7 +24,7 @@ the boundary rows the paper omits), its stationary distribution (eq. 7), signall
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 import numpy as np
 
@@ -250,52 +250,33 @@ class TokenProblem:
         })
 
     def read_allocation(self, data) -> Allocation:
-        """An allocation produced elsewhere, in the result's format."""
-        found = Violations()
-        if isinstance(data, dict) and isinstance(data.get("allocation"), dict):
-            data, prefix = data["allocation"], ["allocation"]
-        else:
-            prefix = []
-        if not isinstance(data, dict):
-            found.add(prefix or "$", "an allocation must be an object keyed by the spec's ids")
-            found.raise_if_any()
-        for uid in data:
-            if uid not in self.ids:
-                found.add(prefix + [uid], "id is not in the spec")
+        """An allocation produced elsewhere, in the result's format (``mean_tokens`` may be
+        given; it is recomputed from the distribution)."""
+        from fairalloc.result import read_allocation
+
         size = self.max_tokens + 1
-        columns = {key: np.full((self.k, size), np.nan) for key in LIST_KEYS}
-        for i, uid in enumerate(self.ids):
-            entry = data.get(uid)
-            if not isinstance(entry, dict):
-                found.add(prefix + [uid], "missing" if entry is None else "must be an object")
-                continue
-            for key in entry:
-                if key not in LIST_KEYS and key != "mean_tokens":
-                    found.add(prefix + [uid, key], "unknown key")
-            for key in LIST_KEYS:
-                columns[key][i] = _number_list(entry.get(key), size, key == "thresholds",
-                                               prefix + [uid, key], found)
-        found.raise_if_any()
-        return self.allocation(columns["thresholds"], columns["token_distribution"],
-                               columns["signal_probability"])
+        read = read_allocation(data, self.ids, [(key,) for key in LIST_KEYS],
+                               [("mean_tokens",)],
+                               parsed={(key,): partial(number_list, size=size,
+                                                       nullable=key == "thresholds")
+                                       for key in LIST_KEYS})
+        return self.allocation(*(np.stack(read.column(key)) for key in LIST_KEYS))
 
 
 LIST_KEYS = ("thresholds", "token_distribution", "signal_probability")
 
 
-def _number_list(value, size: int, nullable: bool, where: list, found: Violations) -> np.ndarray:
-    out = np.full(size, np.nan)
+def number_list(value, size: int, nullable: bool) -> np.ndarray:
+    """A list of ``size`` finite numbers (null allowed where ``nullable``, read as NaN);
+    ValueError naming the first element that is not."""
     if not isinstance(value, list) or len(value) != size:
-        found.add(where, f"must be a list of {size} numbers (t = 0..max_tokens)")
-        return out
+        raise ValueError(f"must be a list of {size} numbers (t = 0..max_tokens)")
     for t, v in enumerate(value):
-        if v is None and nullable:
-            continue
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
-            found.add(where + [t], "must be a finite number" + (" or null" if nullable else ""))
-        else:
-            out[t] = v
-    return out
+        if not (v is None and nullable) and (isinstance(v, bool) or not isinstance(
+                v, (int, float)) or not np.isfinite(v)):
+            raise ValueError(f"element {t} must be a finite number"
+                             + (" or null" if nullable else ""))
+    return np.array([np.nan if v is None else v for v in value], dtype=float)
 
 
 def _check_utility(spec: dict, where: list, found: Violations) -> None:
