@@ -113,7 +113,7 @@ class MoldableProblem:
         return self.full_work / self.chi
 
     @cached_property
-    def _tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The tabled jobs' w_i(k)/k and w_i(k) flattened: (jobs, owner, lengths, works, first
         index of each job's table)."""
         tabled = np.array([i for i in range(self.n) if len(self.work[i]) > 1], dtype=np.int64)
@@ -127,7 +127,7 @@ class MoldableProblem:
     def fewest_processors(self, h: float) -> np.ndarray:
         """gamma_i(h): the fewest processors (at most chi_i) that run job i within h, chi_i + 1
         where none does (Mounie, Rapine and Trystram's gamma)."""
-        tabled, owner, lengths, _, _ = self._tables
+        tabled, owner, lengths, _, _ = self.tables
         slack = h * (1 + 1e-12)
         with np.errstate(divide="ignore"):
             k = np.maximum(np.ceil(self.full_work / slack), 1.0)
@@ -148,7 +148,7 @@ class MoldableProblem:
 
     def work_on(self, k: np.ndarray) -> np.ndarray:
         """w_i(k_i) for every job (k_i in 1..chi_i)."""
-        tabled, _, _, works, first = self._tables
+        tabled, _, _, works, first = self.tables
         out = self.full_work.copy()
         out[tabled] = works[first + k[tabled] - 1]
         return out

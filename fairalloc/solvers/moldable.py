@@ -314,24 +314,12 @@ def ludwig_tiwari_allotment(p: MoldableProblem) -> np.ndarray:
     run it within d, which also minimises its work. The total work g(d) does not increase with
     d, so the best d is found by bisection over the lengths w_i(k) / k where g can change (only
     the tabled jobs': a linear job's work is the same on any k); ties go to the shorter d."""
-    tabled = [i for i in range(p.n) if len(p.work[i]) > 1]
-    lengths = [p.work[i] / np.arange(1, len(p.work[i]) + 1) for i in tabled]
-    owner = np.repeat(np.arange(len(tabled)), [len(t) for t in lengths]).astype(np.int64)
-    flat_len = np.concatenate(lengths) if tabled else np.zeros(0)
-    flat_work = np.concatenate([p.work[i] for i in tabled]) if tabled else np.zeros(0)
-    offset = np.concatenate([[0], np.cumsum([len(t) for t in lengths])[:-1]]).astype(np.int64)
-    single = np.array([len(t) == 1 for t in p.work])
-    fixed_work = float(p.full_work[single].sum())
-    d_min = float(p.full_length.max()) if p.n else 0.0     # every job within d on chi_i
-
-    def tabled_k(d: float) -> np.ndarray:
-        longer = flat_len > d * (1 + 1e-12)
-        return np.bincount(owner[longer], minlength=len(tabled)) + 1
-
     def work(d: float) -> float:
-        return fixed_work + float(flat_work[offset + tabled_k(d) - 1].sum())
+        return float(p.work_on(p.fewest_processors(d)).sum())
 
-    cands = np.unique(np.concatenate([[d_min], flat_len[flat_len >= d_min]]))
+    d_min = float(p.full_length.max()) if p.n else 0.0     # every job within d on chi_i
+    lengths = p.tables[2]
+    cands = np.unique(np.concatenate([[d_min], lengths[lengths >= d_min]]))
     m = p.processors
     crossing = _first(len(cands), lambda j: work(cands[j]) / m <= cands[j])
     best = crossing if crossing < len(cands) else len(cands) - 1
@@ -339,10 +327,7 @@ def ludwig_tiwari_allotment(p: MoldableProblem) -> np.ndarray:
         below = work(cands[crossing - 1])
         if crossing == len(cands) or below / m <= cands[crossing]:
             best = _first(crossing, lambda j: work(cands[j]) <= below)
-    d = float(cands[best])
-    k = np.ceil(p.full_work / d * (1 - 1e-12)).clip(1, p.chi).astype(np.int64)
-    k[tabled] = tabled_k(d)
-    return k
+    return p.fewest_processors(float(cands[best]))
 
 
 def _first(n: int, holds) -> int:
