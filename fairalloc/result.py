@@ -140,17 +140,15 @@ def read_allocation(
     required: Sequence[Key],
     optional: Sequence[Key] = (),
     found: Violations | None = None,
-    lists: Sequence[Key] = (),
     parsed: Mapping[Key, Callable[[Any], Any]] | None = None,
 ) -> Allocation:
     """Read an allocation in the result's format (as produced elsewhere) into columns.
 
     Every id of the spec must be present with every ``required`` key holding a finite number;
-    ``optional`` keys, when given for one id, are needed for all; ``lists`` are optional keys
-    holding lists of whole numbers; ``parsed`` keys are read by their function, whose result
-    is the column's value (a ValueError is reported with its message; such a key is required
-    when it is also in ``required``). Unknown ids and other keys are reported. Raises
-    ``SpecError``.
+    ``optional`` keys, when given for one id, are needed for all; ``parsed`` keys are read by
+    their function, whose result is the column's value (a ValueError is reported with its
+    message; such a key is required when it is also in ``required``). Unknown ids and other
+    keys are reported. Raises ``SpecError``.
     """
     own = found is None
     found = found if found is not None else Violations()
@@ -161,7 +159,7 @@ def read_allocation(
     if not isinstance(data, dict):
         found.add(prefix or "$", "an allocation must be an object keyed by the spec's ids")
         found.raise_if_any()
-    parsed = {**dict.fromkeys(lists, _whole_numbers), **(parsed or {})}
+    parsed = parsed or {}
     known_keys = set(required) | set(optional) | set(parsed)
     spec_ids = set(ids)
     for uid in data:
@@ -214,13 +212,6 @@ def read_allocation(
     if own:
         found.raise_if_any()
     return Allocation(ids, columns)
-
-
-def _whole_numbers(value: Any) -> list[int]:
-    if not isinstance(value, list) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value):
-        raise ValueError("must be a list of whole numbers")
-    return value
 
 
 def _leaf_keys(entry: dict, prefix: Key = ()) -> list[Key]:
