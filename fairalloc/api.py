@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from fairalloc.errors import SpecError, Violation
+from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS, Kind
-from fairalloc.result import Allocation, Result, Solution
+from fairalloc.result import FAILED, Allocation, Finding, Result, Solution
 from fairalloc.spec import Spec, build, load_spec, read_json, set_path
 
 SpecLike = Spec | str | Path | dict
@@ -43,21 +43,39 @@ def _judge(kind: Kind, spec: Spec, allocation: Allocation, mechanism,
     return [f for f in findings if f is not None]
 
 
+def _mechanism(kind: Kind, spec: Spec, name: str | None) -> tuple[str, Callable[[Any], Solution]]:
+    """The method ``name`` as a mechanism: problem -> Solution with the spec's options."""
+    name, run = _method(kind, name or spec.options.get("method"))
+    options = _options(spec)
+    return name, lambda problem: run(problem, **options)
+
+
+def _feasibility_failure(validation: list[Finding]) -> Finding | None:
+    return next((f for f in validation if f.check == "feasibility" and f.verdict == "fails"),
+                None)
+
+
 def solve(spec: SpecLike, method: str | None = None, validate: bool = True) -> Result:
     """Solve a spec with ``method`` (default: the spec's ``options.method``, then the kind's
-    default) and, unless ``validate=False``, run every check of the kind on the allocation."""
+    default) and, unless ``validate=False``, run every check of the kind on the allocation.
+
+    A method whose own allocation fails the feasibility check is a bug, never a result: it
+    raises :class:`SolverError` rather than print an infeasible allocation as a solution.
+    """
     spec = _spec(spec)
     kind = KINDS[spec.kind]
-    name, run = _method(kind, method or spec.options.get("method"))
-    options = _options(spec)
+    name, mechanism = _mechanism(kind, spec, method)
     start = time.perf_counter()
-    solution: Solution = run(spec.problem, **options)
+    solution: Solution = mechanism(spec.problem)
     elapsed = time.perf_counter() - start
     metrics = {**kind.metrics(spec.problem, solution.allocation), **solution.metrics}
     validation = []
     if validate:
-        validation = _judge(kind, spec, solution.allocation, lambda p: run(p, **options),
-                            solution.metrics)
+        validation = _judge(kind, spec, solution.allocation, mechanism, solution.metrics)
+        broken = _feasibility_failure(validation)
+        if broken is not None and solution.status not in FAILED:
+            raise SolverError(f"method {name} produced an allocation that fails its own "
+                              f"feasibility check ({solution.status}): {broken.detail}")
     return Result(
         problem=spec.kind,
         method=name,
@@ -73,7 +91,12 @@ def solve(spec: SpecLike, method: str | None = None, validate: bool = True) -> R
 
 def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) -> Result:
     """Check an allocation produced elsewhere (a result's ``allocation`` object, a whole result,
-    or a path to a JSON file holding either); without one, solve and check."""
+    or a path to a JSON file holding either); without one, solve with ``method`` and check.
+
+    With an allocation, ``method`` names the mechanism that the strategy-proofness probe re-runs
+    on misreports (without one that check is ``unchecked``). The status follows from the checks:
+    ``infeasible`` when the feasibility check fails, else ``feasible``.
+    """
     spec = _spec(spec)
     if allocation is None:
         return solve(spec, method)
@@ -81,19 +104,24 @@ def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) 
     if isinstance(allocation, (str, Path)):
         allocation, label = read_json(allocation, what="allocation")
     kind = KINDS[spec.kind]
+    mechanism, solver = None, {"name": "external allocation"}
+    if method is not None:
+        probe, mechanism = _mechanism(kind, spec, method)
+        solver["probe"] = probe
     try:
         alloc = spec.problem.read_allocation(allocation)
     except SpecError as exc:
         raise SpecError(exc.violations, label, what="allocation") from None
+    validation = _judge(kind, spec, alloc, mechanism)
     return Result(
         problem=spec.kind,
         method="external",
-        status="feasible",
+        status="infeasible" if _feasibility_failure(validation) else "feasible",
         objective=None,
         allocation=alloc,
         metrics=kind.metrics(spec.problem, alloc),
-        validation=_judge(kind, spec, alloc, None),
-        solver={"name": "external allocation"},
+        validation=validation,
+        solver=solver,
         name=spec.name,
     )
 
@@ -116,6 +144,8 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None) -> list[tuple[
             out.append((name, solve(spec, name)))
         except SpecError as exc:
             out.append((name, "; ".join(v.rule for v in exc.violations)))
+        except SolverError as exc:
+            out.append((name, f"solver error: {exc}"))
     return out
 
 

@@ -17,7 +17,7 @@ from rich.console import Console
 from fairalloc import api, plots
 from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS, Kind
-from fairalloc.result import FAILED, Result, fmt, render_markdown, render_table
+from fairalloc.result import FAILED, Result, fmt, legend, render_markdown, render_table, rich_mark
 from fairalloc.spec import schema
 
 FORMATS = ("table", "json", "markdown")
@@ -70,11 +70,11 @@ def cmd_validate(args) -> int:
     return _exit_status([result])
 
 
-def _check_mark(result: Result, check: str) -> str:
+def _check_mark(result: Result, check: str, markup: bool = True) -> str:
     found = [f for f in result.validation if f.check == check]
     if not found:
-        return "—"
-    return "[green]✓[/]" if found[0].holds else "[red]✗[/]"
+        return ""
+    return rich_mark(found[0].verdict) if markup else found[0].mark
 
 
 def cmd_compare(args) -> int:
@@ -101,13 +101,15 @@ def cmd_compare(args) -> int:
         if exact is not None and exact.objective and r.objective is not None:
             ratio = r.objective / exact.objective
         body.append([name, r.status, fmt(r.objective), f"{r.solver['time_s']:.3g}", fmt(ratio),
-                     *[_check_mark(r, c) for c in checks]])
+                     *[_check_mark(r, c, markup=args.format != "markdown") for c in checks]])
     title = f"{spec.name or spec.kind} — every {spec.kind} method"
+    findings = [f for r in results for f in r.validation]
     if args.format == "markdown":
-        strip = {"[green]✓[/]": "✓", "[red]✗[/]": "✗"}
         print(f"## {title}\n\n| " + " | ".join(header) + " |\n|" + "---|" * len(header))
         for row in body:
-            print("| " + " | ".join(strip.get(c, c) for c in row) + " |")
+            print("| " + " | ".join(row) + " |")
+        if findings:
+            print(f"\n{legend(findings)}")
         for note in notes:
             print(f"\n{note}")
     else:
@@ -119,6 +121,8 @@ def cmd_compare(args) -> int:
             table.add_row(*row)
         console = _console()
         console.print(table)
+        if findings:
+            console.print(f"  {legend(findings)}", style="dim")
         for note in notes:
             console.print(f"  n/a {note}")
     return _exit_status(results)
@@ -169,7 +173,11 @@ def cmd_sweep(args) -> int:
             table.add_row(fmt(value), r.status, fmt(r.objective),
                           *[fmt(r.metrics.get(n)) for n in names],
                           *[_check_mark(r, c) for c in checks])
-        _console().print(table)
+        console = _console()
+        console.print(table)
+        findings = [f for _, r in points for f in r.validation]
+        if findings:
+            console.print(f"  {legend(findings)}", style="dim")
     if args.plot:
         plots.sweep(points, key, names, checks, args.plot, spec.name or spec.kind)
         print(f"plot written to {args.plot}", file=sys.stderr)

@@ -17,6 +17,10 @@ def _pyplot():
     return plt
 
 
+VERDICT_MARKERS = {"holds": ("o", "tab:green"), "fails": ("x", "tab:red"),
+                   "unrefuted": ("$~$", "tab:orange"), "unchecked": ("_", "tab:gray")}
+
+
 def sweep(points, key: str, names: list[str], checks: list[str], path: str,
                title: str) -> None:
     """Objective and chosen metrics against the swept value, with a strip of check verdicts."""
@@ -40,12 +44,13 @@ def sweep(points, key: str, names: list[str], checks: list[str], path: str,
         for x, (_, r) in zip(xs, points):
             f = [f for f in r.validation if f.check == check]
             if f:
-                strip.scatter([x], [row], marker="o" if f[0].holds else "x",
-                              color="tab:green" if f[0].holds else "tab:red", s=18)
+                marker, color = VERDICT_MARKERS[f[0].verdict]
+                strip.scatter([x], [row], marker=marker, color=color, s=18)
     strip.set_yticks(range(len(checks)), checks, fontsize=7)
     strip.set_ylim(-0.7, len(checks) - 0.3)
     strip.set_xlabel(key)
-    fig.suptitle(f"{title}: sweep of {key}  (checks: green o holds, red x fails)", fontsize=10)
+    fig.suptitle(f"{title}: sweep of {key}  (checks: green o holds, red x fails, "
+                 "orange ~ unrefuted, grey - unchecked)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -233,19 +233,59 @@ def _get(entry: dict, key: Key) -> Any:
     return node
 
 
+# The four verdicts of a check (DESIGN.md, the result contract):
+#   holds      the whole property was checked on this allocation and is true;
+#   fails      refuted: the witness says who, against whom, by how much;
+#   unrefuted  a bounded probe (or a sample) found no counterexample; the detail says how much
+#              was probed;
+#   unchecked  not checked (size cap, a solver limit hit inside the check, no mechanism to probe,
+#              no claim to check); the detail says why.
+VERDICTS = ("holds", "fails", "unrefuted", "unchecked")
+MARKS = {"holds": "✓", "fails": "✗", "unrefuted": "~", "unchecked": "–"}
+MEANINGS = {"holds": "proved on this allocation", "fails": "refuted, with a witness",
+            "unrefuted": "a bounded probe found no counterexample",
+            "unchecked": "not checked (the detail says why)"}
+
+
 @dataclass(frozen=True)
 class Finding:
-    """The verdict of one check on one allocation; a failure carries a witness."""
+    """The verdict of one check on one allocation; a failure carries a witness.
+
+    ``verdict`` is one of :data:`VERDICTS`; a check that decided the whole property may pass
+    its outcome as a bool (True: ``holds``, False: ``fails``).
+
+    >>> Finding("envy_freeness", False, "u1 envies u2", {"envious": "u1"}).to_dict()["holds"]
+    False
+    >>> Finding("strategy_proofness", "unrefuted", "24 misreports").holds is None
+    True
+    """
 
     check: str
-    holds: bool
+    verdict: str | bool
     detail: str
     witness: Any = None
+
+    def __post_init__(self) -> None:
+        verdict = self.verdict
+        if isinstance(verdict, (bool, np.bool_)):
+            object.__setattr__(self, "verdict", "holds" if verdict else "fails")
+        elif verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {', '.join(VERDICTS)}, not {verdict!r}")
+
+    @property
+    def holds(self) -> bool | None:
+        """True only when the property was proved, False only when refuted, else None."""
+        return {"holds": True, "fails": False}.get(self.verdict)
+
+    @property
+    def mark(self) -> str:
+        return MARKS[self.verdict]
 
     def to_dict(self) -> dict:
         return {
             "check": self.check,
-            "holds": bool(self.holds),
+            "verdict": self.verdict,
+            "holds": self.holds,
             "detail": self.detail,
             "witness": _plain(self.witness),
         }
@@ -386,12 +426,31 @@ def render_table(result: Result, console=None, rows: int = 25) -> None:
         console.print(metrics)
 
     if result.validation:
-        checks = Table("check", "holds", "detail", "witness", box=box.SIMPLE_HEAD,
+        checks = Table("check", "verdict", "detail", "witness", box=box.SIMPLE_HEAD,
                        title="validation", title_justify="left")
         for f in result.validation:
-            mark = "[green]✓[/]" if f.holds else "[red]✗[/]"
-            checks.add_row(f.check, mark, f.detail, fmt(f.witness, 50) if f.witness else "")
+            checks.add_row(f.check, f"{rich_mark(f.verdict)} {f.verdict}", f.detail,
+                           fmt(f.witness, 50) if f.witness else "")
         console.print(checks)
+        console.print(f"  {legend(result.validation)}", style="dim")
+
+
+MARK_STYLES = {"holds": "green", "fails": "red", "unrefuted": "yellow", "unchecked": "dim"}
+
+
+def rich_mark(verdict: str) -> str:
+    """A verdict's mark in rich markup: ✓ green, ✗ red, ~ yellow, – dim."""
+    return f"[{MARK_STYLES[verdict]}]{MARKS[verdict]}[/]"
+
+
+def legend(findings: Sequence[Finding] = ()) -> str:
+    """What each mark means; only the marks that appear, when ``findings`` are given.
+
+    >>> legend()
+    '✓ holds: proved on this allocation · ✗ fails: refuted, with a witness · ~ unrefuted: a bounded probe found no counterexample · – unchecked: not checked (the detail says why)'
+    """
+    shown = {f.verdict for f in findings} or set(VERDICTS)
+    return " · ".join(f"{MARKS[v]} {v}: {MEANINGS[v]}" for v in VERDICTS if v in shown)
 
 
 def render_markdown(result: Result, rows: int = 50) -> str:
@@ -418,8 +477,9 @@ def render_markdown(result: Result, rows: int = 50) -> str:
                              [[k, fmt(v)] for k, v in _dotted(result.metrics)])]
     if result.validation:
         body = [
-            [f.check, "✓" if f.holds else "✗", f.detail, fmt(f.witness, 80) if f.witness else ""]
+            [f.check, f"{f.mark} {f.verdict}", f.detail, fmt(f.witness, 80) if f.witness else ""]
             for f in result.validation
         ]
-        lines += ["", *table(["check", "holds", "detail", "witness"], body)]
+        lines += ["", *table(["check", "verdict", "detail", "witness"], body),
+                  "", legend(result.validation)]
     return "\n".join(lines) + "\n"
