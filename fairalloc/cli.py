@@ -403,7 +403,8 @@ def parser() -> argparse.ArgumentParser:
     output(sp, rows=False)
     sp = add("validate", cmd_validate, "check an allocation (from --allocation, or solved)")
     sp.add_argument("--allocation", help="JSON file: a result or its allocation object")
-    sp.add_argument("--method", help="method to solve with when no --allocation is given")
+    sp.add_argument("--method", help="without --allocation: the method to solve with; with "
+                    "it: the mechanism the strategy-proofness probe re-runs on misreports")
     output(sp)
     sp = add("sweep", cmd_sweep, "re-solve with one spec key varied")
     sp.add_argument("--set", required=True, metavar="KEY=START:STOP:STEP",
