@@ -26,6 +26,11 @@ realised utilities on j's boosts); ``relative_performance``, performance / max-w
 (computed even when max-welfare is not among the mechanisms run); and ``boost_share`` per
 type, the mean share of rounds its agents were boosted.
 
+Units. The metrics are computed on the utilities divided by their scale (the largest |u| drawn),
+in float32 for speed; performance is multiplied back. So utilities near 1e-290 do not flush to 0
+in float32, nor do those near 1e290 overflow it, and every metric but performance is the same in
+any units (equal-progress, whose tie-breaking jitter is relative, too).
+
 Randomness: one seed; a ``SeedSequence`` spawns one generator for the utilities and one per
 mechanism (by its place in ``MECHANISMS``), so a mechanism's outcome does not depend on which
 others are run with it.
@@ -56,6 +61,18 @@ class Population:
 
     types: np.ndarray          # (m,) type index per agent
     utilities: np.ndarray      # (rounds, m)
+
+    @property
+    def scale(self) -> float:
+        """The largest |utility| drawn (1 when every one is 0): the unit of the metrics."""
+        return float(np.abs(self.utilities).max()) or 1.0
+
+    def in_units(self, scale: float) -> np.ndarray:
+        """The utilities divided by ``scale``, as float32 (divided in float64 first: a utility
+        beyond float32's range must not overflow, nor a tiny one flush to 0)."""
+        out = np.empty(self.utilities.shape, dtype=np.float32)
+        np.divide(self.utilities, scale, out=out, casting="same_kind")
+        return out
 
 
 def type_counts(fractions: np.ndarray, agents: int) -> np.ndarray:
@@ -159,16 +176,17 @@ def equal_division(p: TokenProblem, pop: Population, rng: np.random.Generator,
 
 def equal_progress(p: TokenProblem, pop: Population, rng: np.random.Generator,
                    tick: Tick) -> np.ndarray:
-    """Each round, the n agents with the least progress (utility gained from boosts so far);
-    ties at random."""
+    """Each round, the n agents with the least progress (utility gained from boosts so far, in
+    units of the scale, so that the tie-breaking jitter is relative); ties at random."""
     rounds, m = pop.utilities.shape
+    unit = pop.utilities / pop.scale
     progress = np.zeros(m)
     x = np.zeros((rounds, m), dtype=np.float32)
     for r in range(rounds):
         jitter = rng.random(m) * 1e-9 * (1.0 + np.abs(progress).max())
         chosen = top(-(progress + jitter), p.boosts)
         x[r, chosen] = 1.0
-        progress[chosen] += pop.utilities[r, chosen]
+        progress[chosen] += unit[r, chosen]
         if (r + 1) % TICK == 0:
             tick(TICK)
     tick(rounds % TICK)
@@ -179,10 +197,12 @@ BASELINES = {"round-robin": round_robin, "lottery": lottery, "equal-progress": e
              "equal-division": equal_division, "max-welfare": max_welfare}
 
 
-def mechanism_metrics(p: TokenProblem, pop: Population, u: np.ndarray, x: np.ndarray) -> dict:
+def mechanism_metrics(p: TokenProblem, pop: Population, u: np.ndarray, x: np.ndarray,
+                      scale: float) -> dict:
     """Performance, share uniformity, envy-free index and per-type boost shares of one
-    mechanism's boosts x (rounds x m); u is the population's utilities in float32."""
-    performance = float((x * u).sum(dtype=np.float64))
+    mechanism's boosts x (rounds x m); u is the population's utilities in units of ``scale``,
+    in float32."""
+    performance = float((x * u).sum(dtype=np.float64)) * scale
     boosted = x.sum(axis=0, dtype=np.float64)
     high = float(boosted.max())
     m = x.shape[1]
@@ -230,13 +250,14 @@ def simulate(p: TokenProblem, thresholds: np.ndarray, mechanisms: tuple[str, ...
     streams = np.random.SeedSequence(seed).spawn(1 + len(MECHANISMS))
     pop = population(p, rounds, np.random.default_rng(streams[0]))
     run = {**BASELINES, "mean-field": partial(mean_field_rounds, thresholds=thresholds)}
-    u = pop.utilities.astype(np.float32)
+    scale = pop.scale
+    u = pop.in_units(scale)
     out = {}
     for name in mechanisms:
         rng = np.random.default_rng(streams[1 + MECHANISMS.index(name)])
-        out[name] = mechanism_metrics(p, pop, u, run[name](p, pop, rng, tick))
+        out[name] = mechanism_metrics(p, pop, u, run[name](p, pop, rng, tick), scale)
     best = top(pop.utilities, p.boosts)                 # max-welfare's boosts, by definition
-    reference = float(np.take_along_axis(pop.utilities, best, axis=1).sum())
+    reference = float((np.take_along_axis(pop.utilities, best, axis=1) / scale).sum()) * scale
     for metrics in out.values():
         metrics["relative_performance"] = (metrics["performance"] / reference
                                            if reference > 0 else None)

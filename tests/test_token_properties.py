@@ -2,9 +2,10 @@
 
 What is checked, each against an independent computation: the utility grid's binary searches
 against brute-force sums; the direct stationary distribution against ``np.linalg`` on the full
-transition matrix; eq. 8 as "fill the boosts from the most tokens down"; value iteration against
-the exact value of its own threshold strategy and against the MDP linear program; the
-mean-field and mean-field-lp methods giving the same thresholds; the chain's flow balance (every
+transition matrix; the value of one more token against np.linalg's values; eq. 8 as "fill the
+boosts from the most tokens down"; policy iteration's best response against the MDP linear
+program and against every one-step deviation; the mean-field and mean-field-lp methods giving
+the same thresholds; the chain's flow balance (every
 type spends n/m tokens a round); the validators failing on broken allocations; the simulation's
 mechanisms against their definitions.
 """
@@ -22,10 +23,9 @@ from fairalloc.models.token import (
     Utility,
     UtilityGrid,
     boost_probability,
-    signal_probability,
+    deviation_gain,
     stationary_distribution,
-    strategy_values,
-    thresholds_from_values,
+    strategy_thresholds,
 )
 from fairalloc.simulation import MECHANISMS, simulate
 from fairalloc.solvers import token as S
@@ -124,13 +124,24 @@ def test_stationary_distribution_matches_linear_algebra(t_max, p_r, raw):
 @given(st.integers(1, 8), st.floats(0.01, 1.0), st.floats(0.0, 0.999),
        st.lists(st.floats(0, 1), min_size=9, max_size=9),
        st.lists(st.floats(-1, 1), min_size=9, max_size=9))
-def test_discounted_solve_matches_linear_algebra(t_max, p_r, gamma, raw, reward):
+def test_token_values_match_linear_algebra(t_max, p_r, gamma, raw, reward):
     s = np.array([raw[: t_max + 1]])
     s[0, 0], s[0, -1] = 0.0, 1.0
     chain = Chain.of(s, p_r)
     r = np.array([reward[: t_max + 1]])
-    expect = np.linalg.solve(np.eye(t_max + 1) - gamma * dense(chain), r[0])
-    assert chain.discounted_solve(gamma, r)[0] == pytest.approx(expect, abs=1e-9)
+    W = np.linalg.solve(np.eye(t_max + 1) - gamma * dense(chain), r[0])
+    assert chain.token_values(gamma, r)[0] == pytest.approx(np.diff(W), abs=1e-9)
+
+
+def test_token_values_keep_their_precision_next_to_a_discount_of_one():
+    # W is ~1e12 here, so differences of W keep ~4 digits; D, solved directly, keeps them all:
+    # as gamma -> 1, D tends to the bias differences of the average-reward chain (finite)
+    s = np.array([[0.0, 0.3, 0.6, 1.0]])
+    chain = Chain.of(s, 0.25)
+    r = np.array([[0.0, 0.2, 0.5, 1.0]])
+    near = chain.token_values(1 - 1e-12, r)[0]
+    closer = chain.token_values(1 - 1e-15, r)[0]
+    assert np.all(np.isfinite(near)) and near == pytest.approx(closer, rel=1e-6)
 
 
 @fast(80)
@@ -147,16 +158,15 @@ def test_eq8_fills_the_boosts_from_the_top(g, m):
 
 @fast(25)
 @given(token_specs())
-def test_value_iteration_is_the_value_of_its_thresholds_and_the_lp_optimum(data):
+def test_policy_iteration_is_a_best_response_and_the_lp_optimum(data):
     p = fairalloc.load_spec(data).problem
     p_b = S.step_boosts(p.initial_tokens - 0.5, p.max_tokens)
-    W, _ = S.value_iteration(p, p.grid, p_b, None)
-    thr = thresholds_from_values(W, p.redistribution, p.discount)
-    own = strategy_values(p, signal_probability(p.grid, thr), p_b)
-    scale = max(1.0, float(np.abs(W).max()))
-    assert W == pytest.approx(own, abs=1e-7 * scale)
-    lp, _ = S.lp_values(p, p.grid, p_b)
-    assert W == pytest.approx(lp, abs=1e-6 * scale)
+    thr, p_y, _ = S.policy_iteration(p, p_b, None)
+    assert thr == pytest.approx(strategy_thresholds(p, p_y, p_b), nan_ok=True)
+    gain, _ = deviation_gain(p, p_y, p_b, thr)          # no state gains by the other action
+    assert gain <= 1e-11
+    lp, _, _ = S.lp_best_response(p, p_b)
+    assert thr == pytest.approx(lp, abs=1e-6, nan_ok=True)
 
 
 @fast(15)

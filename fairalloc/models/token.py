@@ -11,7 +11,13 @@ the empirical distribution).
 This module holds the problem data and the mean-field formulas the solver, the validators and
 the tests share: thresholds (eq. 4), signal probabilities (eq. 5), the token chain (eq. 6 with
 the boundary rows the paper omits), its stationary distribution (eq. 7), signalling strength
-(eq. 8), and the value of a given threshold strategy (eq. 1-3 with the strategy fixed).
+(eq. 8), the thresholds of a given strategy (eq. 1-4 with the strategy fixed) and how much a
+one-step deviation from it gains.
+
+Units. Thresholds scale linearly with the utilities (eq. 1-4 are linear in u), so every formula
+runs on utilities divided by their scale, the largest |u| of the spec (``TokenProblem.grid``):
+the cost and the accuracy of a solve are the same for utilities near 1e-290 as near 1e290.
+Reported thresholds and utilities are multiplied back.
 
 >>> u = Utility.from_spec({"values": [0.3, 0.1, 0.2], "probabilities": [0.25, 0.5, 0.25]})
 >>> u.values.tolist(), u.probabilities.tolist()
@@ -32,6 +38,10 @@ from fairalloc.errors import Violations, check_unique_ids
 from fairalloc.result import Allocation
 
 SUM_SLACK = 1e-9  # fractions or probabilities summing to 1 within float noise
+# The largest |utility| accepted. A threshold is worth up to 2 / (1 - discount) <= 1.8e16
+# utilities (differences of values bounded by max |u| / (1 - discount)) and the simulation sums
+# up to 3e7 of them (agents x rounds): below 1e290 both stay under the largest double, 1.8e308.
+UTILITY_MAX = 1e290
 SIMULATION_MAX_AGENTS = 10_000          # the envy-free index compares every pair of agents
 SIMULATION_MAX_CELLS = 30_000_000       # agents x rounds: utilities and boosts are held whole
 
@@ -100,9 +110,10 @@ class UtilityGrid:
     below: np.ndarray
 
     @classmethod
-    def of(cls, utilities: tuple[Utility, ...]) -> UtilityGrid:
+    def of(cls, utilities: tuple[Utility, ...], scale: float = 1.0) -> UtilityGrid:
+        """The grid of the utilities divided by ``scale`` (see the module's note on units)."""
         width = max(len(u.values) for u in utilities)
-        values = np.stack([np.pad(u.values, (0, width - len(u.values)), mode="edge")
+        values = np.stack([np.pad(u.values / scale, (0, width - len(u.values)), mode="edge")
                            for u in utilities])
         probs = np.stack([np.pad(u.probabilities, (0, width - len(u.values)))
                           for u in utilities])
@@ -193,8 +204,15 @@ class TokenProblem:
         return self.boosts / (self.agents - self.boosts)
 
     @cached_property
+    def scale(self) -> float:
+        """The utility scale, max |u| over every type (1 when every utility is 0): the unit
+        of ``grid`` and of every threshold the formulas compute."""
+        return max(float(np.abs(u.values).max()) for u in self.utilities) or 1.0
+
+    @cached_property
     def grid(self) -> UtilityGrid:
-        return UtilityGrid.of(self.utilities)
+        """Every type's utilities in units of ``scale``."""
+        return UtilityGrid.of(self.utilities, self.scale)
 
     @classmethod
     def from_spec(cls, data: dict, found: Violations) -> TokenProblem | None:
@@ -208,10 +226,11 @@ class TokenProblem:
         if data["max_tokens"] < data["initial_tokens"]:
             found.add(["max_tokens"], f"must be >= initial_tokens ({data['initial_tokens']})")
         total = sum(t["fraction"] for t in types)
-        if abs(total - 1.0) > SUM_SLACK:
+        if not abs(total - 1.0) <= SUM_SLACK:
             found.add(["types"], f"fractions must sum to 1 (they sum to {total:.12g})")
         for i, t in enumerate(types):
             _check_utility(t["utility"], ["types", i, "utility"], found)
+            _check_magnitudes(t.get("trace", []), ["types", i, "trace"], found)
         if "simulation" in data:
             why = simulation_too_big(m, data["simulation"]["rounds"])
             if why:
@@ -240,13 +259,16 @@ class TokenProblem:
     def allocation(self, thresholds: np.ndarray, distribution: np.ndarray,
                    signal: np.ndarray) -> Allocation:
         """Result-format allocation, one row per type: thresholds (NaN, shown as null, at t = 0
-        and t = t_max), token distribution f, signal probability P_Y, mean tokens."""
+        and t = t_max), token distribution f, signal probability P_Y, mean tokens (of an
+        allocation read from a file, whatever its numbers: the checks judge them)."""
         tokens = np.arange(self.max_tokens + 1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            mean = distribution @ tokens
         return Allocation(self.ids, {
             ("thresholds",): thresholds,
             ("token_distribution",): distribution,
             ("signal_probability",): signal,
-            ("mean_tokens",): distribution @ tokens,
+            ("mean_tokens",): mean,
         })
 
     def read_allocation(self, data) -> Allocation:
@@ -255,28 +277,47 @@ class TokenProblem:
         from fairalloc.result import read_allocation
 
         size = self.max_tokens + 1
+        parsed = {(key,): partial(number_list, size=size, nullable=key == "thresholds")
+                  for key in LIST_KEYS}
         read = read_allocation(data, self.ids, [(key,) for key in LIST_KEYS],
-                               [("mean_tokens",)],
-                               parsed={(key,): partial(number_list, size=size,
-                                                       nullable=key == "thresholds")
-                                       for key in LIST_KEYS})
+                               parsed={**parsed, ("mean_tokens",): finite_number})
         return self.allocation(*(np.stack(read.column(key)) for key in LIST_KEYS))
 
 
 LIST_KEYS = ("thresholds", "token_distribution", "signal_probability")
 
 
+def finite_number(value) -> float:
+    """A JSON number as a finite float; ValueError for anything else (a bool, a string, NaN,
+    an integer too large for a float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("must be a finite number")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ValueError("must be a finite number (this one is too large for a float)") from None
+    if not np.isfinite(number):
+        raise ValueError("must be a finite number")
+    return number
+
+
 def number_list(value, size: int, nullable: bool) -> np.ndarray:
-    """A list of ``size`` finite numbers (null allowed where ``nullable``, read as NaN);
-    ValueError naming the first element that is not."""
+    """A list of ``size`` finite numbers; where ``nullable`` (thresholds), null at t = 0 and
+    t = max_tokens, which have no threshold, read as NaN. ValueError naming the first element
+    that is not. Numbers out of range (a probability above 1) are read: the checks judge them."""
     if not isinstance(value, list) or len(value) != size:
         raise ValueError(f"must be a list of {size} numbers (t = 0..max_tokens)")
+    out = np.empty(size)
     for t, v in enumerate(value):
-        if not (v is None and nullable) and (isinstance(v, bool) or not isinstance(
-                v, (int, float)) or not np.isfinite(v)):
-            raise ValueError(f"element {t} must be a finite number"
-                             + (" or null" if nullable else ""))
-    return np.array([np.nan if v is None else v for v in value], dtype=float)
+        if v is None and nullable and t in (0, size - 1):
+            out[t] = np.nan
+            continue
+        try:
+            out[t] = finite_number(v)
+        except ValueError as error:
+            rule = " (null only at t = 0 and t = max_tokens)" if nullable else ""
+            raise ValueError(f"element {t} {error}{rule}") from None
+    return out
 
 
 def _check_utility(spec: dict, where: list, found: Violations) -> None:
@@ -295,28 +336,45 @@ def _check_utility(spec: dict, where: list, found: Violations) -> None:
     if partner and partner not in spec:
         found.add(where + [partner], f"required key is missing (with {forms[0]})")
         return
+    _check_magnitudes(spec[forms[0]], where + [forms[0]], found)
     if forms[0] == "values":
         values, probs = spec["values"], spec["probabilities"]
         if len(values) != len(probs):
             found.add(where + ["probabilities"], f"must have one entry per value "
                       f"({len(values)}, not {len(probs)})")
-        elif abs(sum(probs) - 1.0) > SUM_SLACK:
+        elif not abs(sum(probs) - 1.0) <= SUM_SLACK:
             found.add(where + ["probabilities"], f"must sum to 1 (they sum to {sum(probs):.12g})")
-    elif forms[0] == "uniform" and spec["uniform"][0] > spec["uniform"][1]:
+    elif forms[0] == "uniform" and not spec["uniform"][0] <= spec["uniform"][1]:
         found.add(where + ["uniform"], f"[a, b] needs a <= b ({spec['uniform'][0]:g} > "
                   f"{spec['uniform'][1]:g})")
+
+
+def _check_magnitudes(numbers: list, where: list, found: Violations) -> None:
+    """Every utility within +-UTILITY_MAX (the first one beyond is reported)."""
+    for i, v in enumerate(numbers):
+        if not abs(v) <= UTILITY_MAX:
+            found.add(where + [i], f"must be a finite number within +-{UTILITY_MAX:g} (a "
+                      f"threshold can reach 2 / (1 - discount) utilities and the simulation "
+                      f"sums them over agents and rounds; beyond this they overflow)")
+            return
 
 
 # --------------------------------------------------------------------------- mean-field formulas
 
 
-def thresholds_from_values(W: np.ndarray, p_r: float, gamma: float) -> np.ndarray:
-    """u_thr(t) = gamma (P_R W(t+1) + (1 - P_R) W(t) - W(t-1)) for 0 < t < t_max (eq. 4 in the
-    token paper), NaN at t = 0 (cannot signal) and t = t_max (must take a boost). W(t) is the
-    paper's V(t) = E_u[V(t, u)], one row per type."""
-    thr = np.full(W.shape, np.nan)
-    thr[:, 1:-1] = gamma * (p_r * W[:, 2:] + (1 - p_r) * W[:, 1:-1] - W[:, :-2])
+def thresholds_from_differences(D: np.ndarray, p_r: float, gamma: float) -> np.ndarray:
+    """u_thr(t) = gamma (P_R W(t+1) + (1 - P_R) W(t) - W(t-1)) = gamma (P_R D(t+1) + D(t)) for
+    0 < t < t_max (eq. 4 in the token paper), from D(t) = W(t) - W(t-1), t = 1..t_max, the
+    value of one more token; NaN at t = 0 (cannot signal) and t = t_max (must take a boost).
+    W(t) is the paper's V(t) = E_u[V(t, u)], one row per type."""
+    thr = np.full((D.shape[0], D.shape[1] + 1), np.nan)
+    thr[:, 1:-1] = gamma * (p_r * D[:, 1:] + D[:, :-1])
     return thr
+
+
+def thresholds_from_values(W: np.ndarray, p_r: float, gamma: float) -> np.ndarray:
+    """Eq. 4 from the values W(t) themselves (see ``thresholds_from_differences``)."""
+    return thresholds_from_differences(np.diff(W, axis=1), p_r, gamma)
 
 
 def signal_probability(grid: UtilityGrid, thresholds: np.ndarray) -> np.ndarray:
@@ -360,22 +418,34 @@ class Chain:
         out[:, :-1] += f[:, 1:] * self.down[:, 1:]
         return out
 
-    def discounted_solve(self, gamma: float, reward: np.ndarray) -> np.ndarray:
-        """W with W = reward + gamma P W, one tridiagonal system per type, by the Thomas
-        algorithm (I - gamma P is strictly diagonally dominant for gamma < 1: no pivoting)."""
-        lower, diag, upper = -gamma * self.down, 1 - gamma * self.stay, -gamma * self.up
-        size = reward.shape[1]
-        c, d = np.empty_like(reward), np.empty_like(reward)
-        c[:, 0], d[:, 0] = upper[:, 0] / diag[:, 0], reward[:, 0] / diag[:, 0]
+    def token_values(self, gamma: float, reward: np.ndarray) -> np.ndarray:
+        """D(t) = W(t) - W(t-1), t = 1..t_max, where W = reward + gamma P W (one row per type):
+        the value of one more token, all that eq. 4 needs.
+
+        With p_{t,t} = 1 - p_{t,t-1} - p_{t,t+1}, (1 - gamma) W(t) = reward(t)
+        - gamma p_{t,t-1} D(t) + gamma p_{t,t+1} D(t+1); subtracting this at t - 1 from it at t
+        gives one tridiagonal system in D:
+        ((1 - gamma) + gamma (p_{t,t-1} + p_{t-1,t})) D(t) - gamma p_{t,t+1} D(t+1)
+        - gamma p_{t-1,t-2} D(t-1) = reward(t) - reward(t-1).
+        Each column sums to 1 - gamma, more at the ends (p_{0,1} = P_R, p_{t_max,t_max-1} = 1),
+        with off-diagonals <= 0: column diagonally dominant for any discount, so the Thomas
+        algorithm needs no pivoting. Unlike W, D does not grow like 1 / (1 - gamma): a discount
+        next to 1 leaves the thresholds their precision (differences of W would lose it)."""
+        diag = (1 - gamma) + gamma * (self.down[:, 1:] + self.up[:, :-1])
+        upper, lower = -gamma * self.up[:, 1:], -gamma * self.down[:, :-1]
+        rhs = np.diff(reward, axis=1)
+        size = rhs.shape[1]
+        c, d = np.empty_like(rhs), np.empty_like(rhs)
+        c[:, 0], d[:, 0] = upper[:, 0] / diag[:, 0], rhs[:, 0] / diag[:, 0]
         for t in range(1, size):
             denominator = diag[:, t] - lower[:, t] * c[:, t - 1]
             c[:, t] = upper[:, t] / denominator
-            d[:, t] = (reward[:, t] - lower[:, t] * d[:, t - 1]) / denominator
-        W = np.empty_like(reward)
-        W[:, -1] = d[:, -1]
+            d[:, t] = (rhs[:, t] - lower[:, t] * d[:, t - 1]) / denominator
+        D = np.empty_like(rhs)
+        D[:, -1] = d[:, -1]
         for t in range(size - 2, -1, -1):
-            W[:, t] = d[:, t] - c[:, t] * W[:, t + 1]
-        return W
+            D[:, t] = d[:, t] - c[:, t] * D[:, t + 1]
+        return D
 
 
 def stationary_distribution(chain: Chain) -> np.ndarray:
@@ -428,45 +498,104 @@ def signalling_mass(fractions: np.ndarray, f: np.ndarray, p_y: np.ndarray) -> np
     return fractions @ (f * p_y)
 
 
-def strategy_values(p: TokenProblem, p_y: np.ndarray, p_b: np.ndarray) -> np.ndarray:
-    """W(t) = E_u[V(t, u)] of each type playing the threshold strategy with signal
-    probabilities P_Y (signal on the top P_Y(t) of the utility mass) against P_B: eq. 1-3 with
-    the strategy fixed, solved exactly as one linear system per type:
+def strategy_thresholds(p: TokenProblem, p_y: np.ndarray, p_b: np.ndarray) -> np.ndarray:
+    """The thresholds (eq. 4, in units of the utility scale) of each type's own values W(t) =
+    E_u[V(t, u)] when it plays the strategy with signal probabilities P_Y (signal on the top
+    P_Y(t) of the utility mass) against P_B: eq. 1-3 with the strategy fixed, solved exactly as
+    one linear system per type (``Chain.token_values``):
 
     W(t) = P_B(t) E[u sigma(u)] + gamma (s(t) W(t-1) + (1 - s(t)) (P_R W(t+1) + (1 - P_R) W(t)))
     with s(t) = P_Y(t) P_B(t); W(0) = gamma (P_R W(1) + (1 - P_R) W(0));
     W(t_max) = E[u] + gamma W(t_max - 1).
+    For a best response these are the thresholds it plays by; policy iteration evaluates each
+    of its strategies this way.
     """
-    gamma = p.discount
     p_b = p_b.copy()
     p_b[-1] = 1.0
     q = p_y.copy()
     q[:, 0], q[:, -1] = 0.0, 1.0
-    chain = Chain.of(spend_probability(p_y, p_b), p.redistribution)
-    return chain.discounted_solve(gamma, p_b * p.grid.top_mass_utility(q))
+    chain = Chain.of(spend_probability(q, p_b), p.redistribution)
+    D = chain.token_values(p.discount, p_b * p.grid.top_mass_utility(q))
+    return thresholds_from_differences(D, p.redistribution, p.discount)
+
+
+CHUNK_CELLS = 4_000_000  # (type, tokens, utility) states per block of the deviation gain
+
+
+def deviation_gain(p: TokenProblem, p_y: np.ndarray, p_b: np.ndarray,
+                   own: np.ndarray) -> tuple[float, tuple[int, int, int]]:
+    """The largest one-step deviation gain (units of the utility scale) over types k, token
+    counts 0 < t < t_max and utility values u_j, and where: V_Y - V_N = P_B(t) (u - u_thr(t))
+    (eq. 2 minus eq. 3, u_thr of the strategy's own values, eq. 4); a strategy signalling with
+    probability sigma at u loses (1 - sigma) (V_Y - V_N)^+ + sigma (V_N - V_Y)^+ against the
+    better action. Every state is visited (in blocks of token counts, to bound memory)."""
+    grid = p.grid
+    possible = grid.probabilities[:, None, :] > 0
+    best, where = 0.0, (0, 0, 0)
+    k_types, width = grid.values.shape
+    chunk = max(1, CHUNK_CELLS // (k_types * width))                  # token counts at a time
+    for start in range(1, p.max_tokens, chunk):
+        t = slice(start, min(start + chunk, p.max_tokens))
+        sigma = grid.signal_share(p_y[:, t])                         # (k, tokens, G)
+        edge = p_b[None, t, None] * (grid.values[:, None, :] - own[:, t, None])
+        loss = ((1 - sigma) * np.maximum(edge, 0) + sigma * np.maximum(-edge, 0)) * possible
+        k, i, j = np.unravel_index(int(np.argmax(loss)), loss.shape)
+        if loss[k, i, j] > best:
+            best, where = float(loss[k, i, j]), (int(k), start + int(i), int(j))
+    return best, where
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Where thresholds describe a signal probability worst (``description_mismatch``)."""
+
+    excess: float                 # how far P_Y(t) lies outside [low, high]
+    type: int
+    tokens: int
+    low: float
+    high: float
+
+
+def description_mismatch(grid: UtilityGrid, thresholds: np.ndarray, p_y: np.ndarray,
+                         tol: float) -> Mismatch:
+    """How far P_Y(t) is from the strategy its thresholds describe, over 0 < t < t_max:
+    signalling iff u > u_thr(t) (eq. 4-5), up to ``tol`` in utility (units of the scale), allows
+    Pr(u > u_thr + tol) <= P_Y(t) <= Pr(u > u_thr - tol). With a discrete h(u) any threshold
+    between the same two utility values is the same strategy, and agents at a value within tol
+    of the threshold may mix."""
+    thr, q = thresholds[:, 1:-1], p_y[:, 1:-1]
+    if not q.size:
+        return Mismatch(0.0, 0, 0, 0.0, 0.0)
+    low, high = grid.prob_above(thr + tol), grid.prob_above(thr - tol)
+    off = np.maximum(low - q, q - high)
+    k, t = np.unravel_index(int(np.argmax(off)), off.shape)
+    return Mismatch(float(off[k, t]), int(k), int(t) + 1, float(low[k, t]), float(high[k, t]))
 
 
 def boost_utility(p: TokenProblem, p_y: np.ndarray, f: np.ndarray, p_b: np.ndarray) -> float:
     """Expected utility from boosts per agent and round in the stationary state: sum over types
-    and t of fraction f(t) P_B(t) E[u sigma(u)] (t_max: boosted, E[u])."""
+    and t of fraction f(t) P_B(t) E[u sigma(u)] (t_max: boosted, E[u]); in utility units."""
     p_b = p_b.copy()
     p_b[-1] = 1.0
     q = p_y.copy()
     q[:, -1] = 1.0
     per_type = (f * p_b * p.grid.top_mass_utility(q)).sum(axis=1)
-    return float(p.fractions @ per_type)
+    return float(p.fractions @ per_type) * p.scale
 
 
 def metrics(p: TokenProblem, allocation: Allocation) -> dict:
     """Signalling strength P_B(t) from the allocation (eq. 8), the population's mean tokens and
-    each type's share of the boosts (sum_t f P_Y P_B, with the forced boost at t_max)."""
+    each type's share of the boosts (sum_t f P_Y P_B, with the forced boost at t_max). An
+    allocation read from a file may hold any finite numbers (the checks judge them): whatever
+    they overflow to is reported, without a warning."""
     f = np.asarray(allocation.column("token_distribution"), dtype=float)
     p_y = np.asarray(allocation.column("signal_probability"), dtype=float)
-    p_b = boost_probability(signalling_mass(p.fractions, f, p_y), p.agents, p.boosts)
-    share = (f * spend_probability(p_y, p_b)).sum(axis=1)
-    return {
-        "boost_probability": p_b,
-        "mean_tokens": float(p.fractions @ (f @ np.arange(p.max_tokens + 1))),
-        "boost_share": dict(zip(p.ids, share)),
-        "boosts_per_round": float(p.agents * p.fractions @ share),
-    }
+    with np.errstate(over="ignore", invalid="ignore"):
+        p_b = boost_probability(signalling_mass(p.fractions, f, p_y), p.agents, p.boosts)
+        share = (f * spend_probability(p_y, p_b)).sum(axis=1)
+        return {
+            "boost_probability": p_b,
+            "mean_tokens": float(p.fractions @ (f @ np.arange(p.max_tokens + 1))),
+            "boost_share": dict(zip(p.ids, share)),
+            "boosts_per_round": float(p.agents * p.fractions @ share),
+        }

@@ -4,7 +4,11 @@ The allocation gives, per type, the thresholds u_thr(t), the token distribution 
 probabilities P_Y(t) and the mean tokens. A threshold strategy whose agents at u = u_thr signal
 only some of the time (what a discrete h(u) can need) is described completely by P_Y(t): signal
 on the highest utilities of total probability P_Y(t). The checks judge that strategy; they never
-call the solver.
+call the solver, and each visits every type, token count and utility value: a verdict is
+``holds`` or ``fails`` (``unchecked`` only where the allocation leaves nothing to judge, e.g. a
+chain that a signal probability outside [0, 1] does not define). Utilities and thresholds are
+compared in units of the utility scale (``TokenProblem.grid``), so ``tolerance`` is a fraction
+of the largest |u|.
 """
 
 from __future__ import annotations
@@ -15,15 +19,15 @@ from fairalloc.models.token import (
     Chain,
     TokenProblem,
     boost_probability,
+    description_mismatch,
+    deviation_gain,
     signalling_mass,
     spend_probability,
-    strategy_values,
-    thresholds_from_values,
+    strategy_thresholds,
 )
 from fairalloc.result import Allocation, Finding
 
 STATIONARY_TOL = 1e-9   # |f P - f| and |sum f - 1|: f is solved, not sampled
-CHUNK_CELLS = 4_000_000  # (type, tokens, utility) states per block of the deviation check
 PROBABILITY_SLACK = 1e-9
 
 
@@ -36,17 +40,67 @@ def _boosts(p: TokenProblem, f: np.ndarray, p_y: np.ndarray) -> np.ndarray:
     return boost_probability(signalling_mass(p.fractions, f, p_y), p.agents, p.boosts)
 
 
+def not_a_distribution(p: TokenProblem, f: np.ndarray, check: str) -> Finding | None:
+    """A failure when some type's f has an entry outside [0, 1] or does not sum to 1 (entries
+    are bounded first, so that the sum cannot overflow), else None."""
+    outside = (f < -PROBABILITY_SLACK) | (f > 1 + PROBABILITY_SLACK)
+    if outside.any():
+        k, t = np.unravel_index(int(np.argmax(outside)), outside.shape)
+        return Finding(check, False, f"type {p.ids[k]}'s token distribution is not a "
+                       f"distribution: f({t}) = {f[k, t]:.6g}",
+                       {"type": p.ids[k], "tokens": int(t), "f": f[k, t]})
+    sums = f.sum(axis=1)
+    if np.any(np.abs(sums - 1) > STATIONARY_TOL):
+        k = int(np.argmax(np.abs(sums - 1)))
+        return Finding(check, False, f"type {p.ids[k]}'s token distribution is not a "
+                       f"distribution (sum {sums[k]:.12g})", {"type": p.ids[k], "sum": sums[k]})
+    return None
+
+
+def not_a_strategy(p: TokenProblem, p_y: np.ndarray, check: str) -> Finding | None:
+    """A failure when some P_Y(t) is not a probability, or breaks a boundary rule (P_Y(0) = 0:
+    no tokens, no signal; P_Y(t_max) = 1: must take a boost), else None."""
+    outside = (p_y < -PROBABILITY_SLACK) | (p_y > 1 + PROBABILITY_SLACK)
+    if outside.any():
+        k, t = np.unravel_index(int(np.argmax(outside)), outside.shape)
+        return Finding(check, False, f"type {p.ids[k]}'s signal probability at t = {t} is "
+                       f"{p_y[k, t]:.6g}, not a probability",
+                       {"type": p.ids[k], "tokens": int(t), "signal_probability": p_y[k, t]})
+    for t, required in ((0, 0.0), (p.max_tokens, 1.0)):
+        off = np.abs(p_y[:, t] - required)
+        if off.max() > PROBABILITY_SLACK:
+            k = int(np.argmax(off))
+            return Finding(check, False, f"type {p.ids[k]} signals with probability "
+                           f"{p_y[k, t]:.6g} at t = {t}, where it must be {required:g}",
+                           {"type": p.ids[k], "tokens": t, "signal_probability": p_y[k, t],
+                            "required": required})
+    return None
+
+
+def missing_threshold(p: TokenProblem, thresholds: np.ndarray, check: str) -> Finding | None:
+    """A failure when a threshold for 0 < t < t_max is missing (NaN), else None."""
+    missing = np.isnan(thresholds[:, 1:-1])
+    if missing.any():
+        k, t = np.unravel_index(int(np.argmax(missing)), missing.shape)
+        return Finding(check, False, f"type {p.ids[k]} has no threshold at t = {t + 1}",
+                       {"type": p.ids[k], "tokens": int(t + 1)})
+    return None
+
+
 def equilibrium(p: TokenProblem, allocation: Allocation, claims: dict | None = None,
                 **_) -> Finding:
-    """Mean-field equilibrium (section 4.4), within ``tolerance``:
+    """Mean-field equilibrium (section 4.4), within ``tolerance``, on every type, token count
+    and utility value:
 
+    0. the allocation is a strategy and a distribution: P_Y(t) in [0, 1] with P_Y(0) = 0 and
+       P_Y(t_max) = 1, f(t) in [0, 1] summing to 1, a threshold for every 0 < t < t_max;
     1. P_B reproduces itself: eq. 8 on the reported f and P_Y gives the P_B the method claims
        (when it claims one: ``boost_probability``);
-    2. no type gains more than the tolerance by a one-step deviation at any state (t, u): with
-       W the value of the reported strategy against that P_B (eq. 1-3, strategy fixed), the
-       better of signalling (eq. 2) and not (eq. 3) beats the strategy's action by at most the
-       tolerance; by the one-shot deviation principle the strategy is then within
-       tolerance / (1 - gamma) of a best response;
+    2. no type gains more than tolerance x the utility scale by a one-step deviation at any
+       state (t, u): with W the value of the reported strategy against that P_B (eq. 1-3,
+       strategy fixed), the better of signalling (eq. 2) and not (eq. 3) beats the strategy's
+       action by at most that; by the one-shot deviation principle the strategy is then within
+       it / (1 - gamma) of a best response;
     3. the reported thresholds describe the reported strategy: signalling on the top P_Y(t)
        of the utility mass is signalling iff u > u_thr(t), up to the tolerance in utility,
        Pr(u > u_thr + tol) <= P_Y(t) <= Pr(u > u_thr - tol). (With a discrete h(u) any
@@ -54,6 +108,10 @@ def equilibrium(p: TokenProblem, allocation: Allocation, claims: dict | None = N
        are judged by the strategy they describe, not by their exact value.)
     """
     thresholds, f, p_y = _columns(allocation)
+    broken = (not_a_strategy(p, p_y, "equilibrium") or not_a_distribution(p, f, "equilibrium")
+              or missing_threshold(p, thresholds, "equilibrium"))
+    if broken:
+        return broken
     p_b = _boosts(p, f, p_y)
     tol = p.tolerance
     claimed = None if not claims else claims.get("boost_probability")
@@ -65,67 +123,46 @@ def equilibrium(p: TokenProblem, allocation: Allocation, claims: dict | None = N
                            f"P_B does not reproduce itself: eq. 8 on the reported strategies "
                            f"gives P_B({t}) = {p_b[t]:.6g}, the method reports {claimed[t]:.6g}",
                            {"tokens": t, "eq8": p_b[t], "reported": claimed[t]})
-    W = strategy_values(p, p_y, p_b)
-    own = thresholds_from_values(W, p.redistribution, p.discount)
-    gain, where = deviation_gain(p, p_y, p_b, own)
+    own = strategy_thresholds(p, p_y, p_b)
+    gain, (k, t, j) = deviation_gain(p, p_y, p_b, own)
+    scale = p.scale
     if gain > tol:
-        k, t, j = where
         u = float(p.grid.values[k, j])
         action = "signalling" if u > own[k, t] else "not signalling"
         return Finding("equilibrium", False,
-                       f"type {p.ids[k]} gains {gain:.3g} > tolerance {tol:g} by {action} at "
-                       f"t = {t}, u = {u:.6g} (its threshold there is {own[k, t]:.6g})",
-                       {"type": p.ids[k], "tokens": t, "utility": u, "gain": gain,
-                        "threshold": own[k, t]})
-    thr, q = thresholds[:, 1:-1], p_y[:, 1:-1]
-    low, high = p.grid.prob_above(thr + tol), p.grid.prob_above(thr - tol)
-    off = np.maximum(low - q, q - high)
-    off[np.isnan(thr)] = np.inf                              # a missing threshold
-    if off.size and off.max() > PROBABILITY_SLACK:
-        k, t = np.unravel_index(int(np.argmax(off)), off.shape)
+                       f"type {p.ids[k]} gains {gain * scale:.3g} > tolerance x utility scale "
+                       f"{tol * scale:.3g} by {action} at t = {t}, u = {u * scale:.6g} (its "
+                       f"threshold there is {own[k, t] * scale:.6g})",
+                       {"type": p.ids[k], "tokens": t, "utility": u * scale,
+                        "gain": gain * scale, "threshold": own[k, t] * scale})
+    with np.errstate(over="ignore"):              # a threshold far beyond every utility
+        unit = thresholds / scale
+    off = description_mismatch(p.grid, unit, p_y, tol)
+    if off.excess > PROBABILITY_SLACK:
+        k, t = off.type, off.tokens
         return Finding("equilibrium", False,
-                       f"type {p.ids[k]}'s threshold {thr[k, t]:.6g} at t = {t + 1} does not "
-                       f"describe its signal probability {q[k, t]:.6g} (signalling iff u > "
-                       f"threshold gives {low[k, t]:.6g}..{high[k, t]:.6g})",
-                       {"type": p.ids[k], "tokens": int(t + 1), "threshold": thr[k, t],
-                        "signal_probability": q[k, t], "implied": [low[k, t], high[k, t]]})
+                       f"type {p.ids[k]}'s threshold {thresholds[k, t]:.6g} at t = {t} does not "
+                       f"describe its signal probability {p_y[k, t]:.6g} (signalling iff u > "
+                       f"threshold gives {off.low:.6g}..{off.high:.6g})",
+                       {"type": p.ids[k], "tokens": t, "threshold": thresholds[k, t],
+                        "signal_probability": p_y[k, t], "implied": [off.low, off.high]})
     return Finding("equilibrium", True,
-                   f"P_B reproduces itself; the largest one-step deviation gain is {gain:.2g} "
-                   f"(tolerance {tol:g})")
-
-
-def deviation_gain(p: TokenProblem, p_y: np.ndarray, p_b: np.ndarray,
-                   own: np.ndarray) -> tuple[float, tuple[int, int, int]]:
-    """The largest one-step deviation gain over types k, token counts 0 < t < t_max and utility
-    values u_j, and where: V_Y - V_N = P_B(t) (u - u_thr(t)) (eq. 2 minus eq. 3, u_thr of the
-    strategy's own values, eq. 4); a strategy signalling with probability sigma at u loses
-    (1 - sigma) (V_Y - V_N)^+ + sigma (V_N - V_Y)^+ against the better action."""
-    grid = p.grid
-    possible = grid.probabilities[:, None, :] > 0
-    best, where = 0.0, (0, 0, 0)
-    k_types, width = grid.values.shape
-    chunk = max(1, CHUNK_CELLS // (k_types * width))                  # token counts at a time
-    for start in range(1, p.max_tokens, chunk):
-        t = slice(start, min(start + chunk, p.max_tokens))
-        sigma = grid.signal_share(p_y[:, t])                         # (k, tokens, G)
-        edge = p_b[None, t, None] * (grid.values[:, None, :] - own[:, t, None])
-        loss = ((1 - sigma) * np.maximum(edge, 0) + sigma * np.maximum(-edge, 0)) * possible
-        k, i, j = np.unravel_index(int(np.argmax(loss)), loss.shape)
-        if loss[k, i, j] > best:
-            best, where = float(loss[k, i, j]), (int(k), start + int(i), int(j))
-    return best, where
+                   f"P_B reproduces itself; the largest one-step deviation gain is "
+                   f"{gain * scale:.2g} (tolerance x utility scale {tol * scale:.3g}), over "
+                   f"every type, token count and utility value")
 
 
 def stationarity(p: TokenProblem, allocation: Allocation, **_) -> Finding:
     """f is a distribution and stationary under the token chain (eq. 6-7 with the boundary
     rows) built from the reported P_Y and P_B of eq. 8: |f P - f| <= 1e-9 for every type."""
     _, f, p_y = _columns(allocation)
-    if np.any(f < -PROBABILITY_SLACK) or np.any(np.abs(f.sum(axis=1) - 1) > STATIONARY_TOL):
-        k = int(np.argmax(np.abs(f.sum(axis=1) - 1) + (f < 0).any(axis=1)))
-        return Finding("stationarity", False,
-                       f"type {p.ids[k]}'s token distribution is not a distribution "
-                       f"(sum {f[k].sum():.12g}, min {f[k].min():.3g})",
-                       {"type": p.ids[k], "sum": f[k].sum(), "min": f[k].min()})
+    broken = not_a_distribution(p, f, "stationarity")
+    if broken:
+        return broken
+    if not_a_strategy(p, p_y, "stationarity"):
+        return Finding("stationarity", "unchecked", "the chain of eq. 6 needs signal "
+                       "probabilities in [0, 1] with P_Y(0) = 0 and P_Y(t_max) = 1 "
+                       "(equilibrium reports where they are not)")
     p_b = _boosts(p, f, p_y)
     moved = np.abs(Chain.of(spend_probability(p_y, p_b), p.redistribution).step(f) - f)
     if moved.max() > STATIONARY_TOL:
@@ -142,12 +179,16 @@ def stationarity(p: TokenProblem, allocation: Allocation, **_) -> Finding:
 
 def monotone_thresholds(p: TokenProblem, allocation: Allocation, **_) -> Finding:
     """Thresholds do not rise with tokens (the paper's claim in section 3.3, Fig. 2; checked,
-    not assumed) over 0 < t < t_max."""
+    not assumed) over 0 < t < t_max, to 1e-9 of the utility scale."""
     thresholds, _, _ = _columns(allocation)
+    missing = missing_threshold(p, thresholds, "monotone_thresholds")
+    if missing:
+        return Finding("monotone_thresholds", "unchecked", missing.detail, missing.witness)
     inner = thresholds[:, 1:-1]
-    rise = np.diff(inner, axis=1) if inner.shape[1] > 1 else np.zeros((p.k, 0))
-    if rise.size and np.nanmax(rise) > PROBABILITY_SLACK:
-        k, t = np.unravel_index(int(np.nanargmax(rise)), rise.shape)
+    with np.errstate(over="ignore"):              # thresholds of a file may be any numbers
+        rise = np.diff(inner, axis=1)
+    if rise.size and rise.max() > PROBABILITY_SLACK * p.scale:
+        k, t = np.unravel_index(int(np.argmax(rise)), rise.shape)
         return Finding("monotone_thresholds", False,
                        f"type {p.ids[k]}'s threshold rises from {inner[k, t]:.6g} at t = "
                        f"{t + 1} to {inner[k, t + 1]:.6g} at t = {t + 2}",
