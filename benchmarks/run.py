@@ -1386,8 +1386,8 @@ def bench_token(quick: bool) -> list[Table]:
     def describe(sol, t):
         m = sol.metrics
         return (f"status {sol.status}: {m['iterations']} outer iterations, "
-                f"{sol.solver['sweeps']:,} Bellman sweeps, residual {m['residual']:.2g}, "
-                f"damping {m['damping']:g}")
+                f"{sol.solver['policy_rounds']:,} policy-iteration rounds, residual "
+                f"{m['residual']:.2g}, {m['mixed_states']} mixed states")
 
     solved: dict = {}
 
