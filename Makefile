@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test fuzz bench lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/pytest
+
+# A long hostile-input campaign (tests/test_fuzz.py): FAIRALLOC_FUZZ_EXAMPLES=N make fuzz
+fuzz: $(STAMP)
+	FAIRALLOC_FUZZ_EXAMPLES=$${FAIRALLOC_FUZZ_EXAMPLES:-500} $(BIN)/pytest tests/test_fuzz.py -p no:cacheprovider
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --write benchmarks/RESULTS.md
