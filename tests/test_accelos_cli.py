@@ -13,7 +13,7 @@ from clitools import CONTRACT, ROOT, cli, run, write
 FIGURE3 = str(ROOT / "specs" / "accelos" / "figure3.json")
 MIX = str(ROOT / "specs" / "accelos" / "parboil-mix4.json")
 METHODS = ["ilp", "accelos", "fcfs", "equal-threads"]
-CHECKS = ["feasibility", "pareto_efficiency", "envy_freeness", "max_min"]
+CHECKS = ["feasibility", "all_resident", "pareto_efficiency", "envy_freeness", "max_min"]
 METRICS = {"utilization.threads", "utilization.local_memory", "utilization.registers",
            "thread_spread", "jain_index", "min_weighted_dominant_share", "unfairness",
            "fairness_improvement", "throughput_speedup", "overlap", "makespan", "antt", "stp",
@@ -39,10 +39,12 @@ def test_solve_figure3_json_contract(capsys):
 @pytest.mark.parametrize("method", METHODS)
 def test_solve_every_method_on_the_mix(capsys, method):
     code, out, err = cli(capsys, "solve", MIX, "--method", method, "--format", "json")
-    assert code == 0, err
+    # the thread-only rule breaks local memory on this mix: an infeasible result, exit 1
+    assert code == (1 if method == "equal-threads" else 0), err
     result = json.loads(out)
     assert result["method"] == method
-    assert result["status"] == ("optimal" if method == "ilp" else "heuristic")
+    assert result["status"] == {"ilp": "optimal", "equal-threads": "infeasible"}.get(method,
+                                                                                     "heuristic")
     alloc = result["allocation"]
     assert list(alloc) == ["bfs", "cutcp", "stencil", "tpacf"]
     device = json.loads((ROOT / "specs" / "accelos" / "parboil-mix4.json").read_text())["device"]
@@ -51,19 +53,21 @@ def test_solve_every_method_on_the_mix(capsys, method):
         for resource, total in device.items():
             assert sum(a[resource] for a in alloc.values()) <= total
         assert checks["pareto_efficiency"]
-    assert checks["feasibility"] == (method in ("ilp", "accelos"))
+    assert checks["feasibility"] == (method != "equal-threads")
+    assert checks["all_resident"] == (method != "fcfs")
     assert checks["max_min"] == (method in ("ilp", "accelos"))
 
 
 def test_compare_puts_ilp_first_and_rates_everyone_against_it(capsys):
     code, out, err = cli(capsys, "compare", FIGURE3, "--format", "json")
-    assert code == 0, err
+    assert code == 0, err           # FCFS leaves B waiting: a finding, not an infeasibility
     results = {r["method"]: r for r in json.loads(out)}
     assert list(results) == METHODS
     assert results["ilp"]["objective"] == pytest.approx(0.5)
     assert results["fcfs"]["objective"] == 0
     code, out, _ = cli(capsys, "compare", MIX)
-    assert code == 0
+    assert code == 1                # equal-threads breaks local memory there: infeasible
+    assert "infeasible" in out
     assert "÷ ilp" in out
 
 
@@ -85,7 +89,8 @@ def test_validate_wrong_resource_column_is_a_finding(capsys, tmp_path):
     path = write(tmp_path, {"A": {"work_groups": 2, "threads": 100},
                             "B": {"work_groups": 2, "threads": 512}}, "b.json")
     code, out, _ = cli(capsys, "validate", FIGURE3, "--allocation", path, "--format", "json")
-    assert code == 0
+    assert code == 1
+    assert json.loads(out)["status"] == "infeasible"
     feasibility = json.loads(out)["validation"][0]
     assert not feasibility["holds"] and "A's threads" in feasibility["detail"]
 

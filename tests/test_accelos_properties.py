@@ -15,6 +15,8 @@ validators fail, with the right witness, on allocations that break their definit
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -28,6 +30,7 @@ from fairalloc.models.accelos import (
     equal_split,
     execute,
     max_min_counts,
+    max_min_level,
     share_key,
     waves_time,
 )
@@ -185,6 +188,17 @@ def test_ilp_first_round_is_the_brute_force_max_min(spec):
 
 
 @fast(60)
+@given(accelos_specs(max_k=3, max_groups=6))
+def test_max_min_level_is_the_brute_force_max_min(spec):
+    """The validator's exact max-min (bisection on the level, no ILP) against enumeration."""
+    p = problem(spec)
+    level, n = max_min_level(p)
+    brute = brute_force_max_min(p)
+    assert level == pytest.approx(brute, rel=1e-12)
+    assert np.all(n @ p.demand <= p.capacity) and np.all((1 <= n) & (n <= p.groups))
+
+
+@fast(60)
 @given(accelos_specs(max_k=5))
 def test_ilp_is_never_less_fair_than_accelos(spec):
     p = problem(spec)
@@ -230,6 +244,33 @@ def test_standard_opencl_dispatch_does_all_the_work(spec):
     np.testing.assert_allclose(run.alone, alone)
 
 
+@fast(150)
+@given(accelos_specs(max_groups=400), st.sampled_from(["uncapped", "persistent", "mixed"]))
+def test_skipping_repeated_periods_changes_nothing(spec, caps):
+    """The event loop with whole repeated periods skipped (``_repeat``) gives the times the
+    plain loop gives, event by event."""
+    p = problem(spec)
+    n = S.accelos(p).allocation.column("work_groups").astype(float)
+    limit = {"uncapped": np.full(p.k, np.inf), "persistent": n,
+             "mixed": np.where(np.arange(p.k) % 2 == 0, n, np.inf)}[caps]
+    fast_run = dispatch(p, limit)
+    with mock.patch("fairalloc.models.accelos._repeat", lambda *_: None):
+        plain = dispatch(p, limit)
+    np.testing.assert_array_equal(fast_run.start, plain.start)
+    np.testing.assert_allclose(fast_run.finish, plain.finish, rtol=1e-15)
+
+
+def test_an_ndrange_of_2_53_groups_dispatches_in_few_events():
+    """Figure 3 with 2^53 groups each: standard OpenCL runs A then B, each alone at 4 groups
+    resident, whose times the skipped loop gets exactly (2^51 waves each)."""
+    spec = fairalloc.load_spec(Path(__file__).parents[1] / "specs/accelos/figure3.json").raw
+    for kernel in spec["kernels"]:
+        kernel["work_groups"] = 2**53
+    p = problem(spec)
+    run = execute(p)
+    assert run.finish.tolist() == [2.0**51, 2.0**52]
+
+
 # --- the validators fail on broken allocations --------------------------------------------------
 
 def allocation(p: AccelosProblem, n) -> Allocation:
@@ -245,12 +286,16 @@ def test_validators_on_broken_allocations(spec):
     broken = n.copy()
     broken[0] = p.groups[0] + 1
     assert not V.feasibility(p, allocation(p, broken)).holds
-    # a kernel without a resident group: not feasible
+    # a kernel without a resident group: the device holds it, but not everyone runs
     if p.k > 1:
         idle = n.copy()
         idle[-1] = 0
-        finding = V.feasibility(p, allocation(p, idle))
-        assert not finding.holds and "no resident work group" in finding.detail
+        assert V.feasibility(p, allocation(p, idle)).holds
+        finding = V.all_resident(p, allocation(p, idle))
+        assert not finding.holds and p.ids[-1] in finding.witness["kernels"]
+    negative = n.copy()
+    negative[0] = -1
+    assert not V.feasibility(p, allocation(p, negative)).holds
     # all ones on a roomy device: not saturated, and the witness can take one more
     ones = np.ones(p.k, dtype=np.int64)
     finding = V.pareto_efficiency(p, allocation(p, ones))
@@ -296,4 +341,5 @@ def test_max_min_finds_an_unfair_allocation():
     p = problem(spec)
     finding = V.max_min(p, allocation(p, [3, 1]))
     assert not finding.holds
-    assert finding.witness == {"minimum": 0.25, "max_min": 0.5}
+    assert finding.witness == {"minimum": 0.25, "max_min": 0.5,
+                               "work_groups": {"A": 2, "B": 2}}

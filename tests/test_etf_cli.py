@@ -95,7 +95,7 @@ def test_solve_table_and_markdown(capsys):
     assert code == 0
     assert "| id | time | energy |" in out
     assert "| A | 14 | 28 |" in out and "| C | 7 | 56 |" in out
-    assert "| strategy_proofness | ✗ |" in out
+    assert "| strategy_proofness | ✗ fails |" in out
 
 
 def test_solve_through_the_installed_entry_point():

@@ -184,7 +184,8 @@ def test_validate_hand_made_feasible_schedule(capsys, tmp_path):
 def test_validate_hand_made_infeasible_schedule_is_a_finding(capsys, tmp_path):
     path = write(tmp_path, {"allocation": CROWDED}, "crowded.json")  # a whole result works too
     code, out, err = cli(capsys, "validate", EXAMPLE1, "--allocation", path, "--format", "json")
-    assert code == 0, err                                          # a failing check is a finding
+    assert code == 1, err                  # an infeasible allocation: the status says so
+    assert json.loads(out)["status"] == "infeasible"
     finding = json.loads(out)["validation"][0]
     assert finding["check"] == "feasibility" and finding["holds"] is False
     assert "15 processors busy at t=2, m = 8" in finding["witness"]["problems"]

@@ -55,6 +55,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -263,12 +264,20 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
     time_per_group and frees its resources; at t = 0 and whenever groups finish, the
     dispatcher walks the kernels in launch (spec) order and gives each as many of its
     not-yet-started groups as fit, never more than ``limit_i`` resident at once (inf: no
-    limit)."""
+    limit).
+
+    Time is exact (``Fraction`` of the float inputs), so once the device's state (what is
+    resident, what is free, when each batch ends, relative to now) repeats, every later period
+    repeats it until some kernel runs out of groups: ``_repeat`` skips those periods whole.
+    The cost grows with the number of distinct states, not with the NDRanges (2^53 groups
+    take no longer than 2^10)."""
     left, resident = p.groups.copy(), np.zeros(p.k)
     free = p.capacity.copy()
     start, finish = np.full(p.k, np.inf), np.zeros(p.k)
-    events: list[tuple[float, int, float]] = []
-    now = 0.0
+    period = [Fraction(float(t)) for t in p.time_per_group]
+    events: list[tuple[Fraction, int, float]] = []
+    now = Fraction(0)
+    seen, step = None, 0
     while True:
         waiting = np.flatnonzero((left > 0) & (resident < limit))
         while waiting.size:              # in launch order, only the kernels whose group fits
@@ -277,20 +286,42 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
                 break
             i = int(fitting[0])
             take = min(left[i], limit[i] - resident[i], most_groups(p.demand[i], free))
-            heapq.heappush(events, (now + float(p.time_per_group[i]), i, take))
+            heapq.heappush(events, (now + period[i], i, take))
             left[i] -= take
             resident[i] += take
             free -= take * p.demand[i]
-            start[i] = min(start[i], now)
+            start[i] = min(start[i], float(now))
             waiting = waiting[waiting > i]
         if not events:
             return Execution(start, finish, waves_time(p, alone_counts(p)))
+        step += 1
+        state = (resident.tobytes(), free.tobytes(), tuple(sorted((t - now, i, c)
+                                                                  for t, i, c in events)))
+        if seen is not None and seen[0] == state:
+            skip = _repeat(left, seen[2] - left, now - seen[1])
+            if skip:
+                now += skip[0]
+                events = [(t + skip[0], i, c) for t, i, c in events]
+                left -= skip[1]
+                seen, step = None, 0
+        if step & (step - 1) == 0:       # Brent: remember the state at steps 1, 2, 4, 8, ...
+            seen = (state, now, left.copy())
         now = events[0][0]
         while events and events[0][0] == now:
             _, i, count = heapq.heappop(events)
             resident[i] -= count
             free += count * p.demand[i]
-            finish[i] = now
+            finish[i] = float(now)
+
+
+def _repeat(left: np.ndarray, used: np.ndarray, length: Fraction
+            ) -> tuple[Fraction, np.ndarray] | None:
+    """A period of ``length`` that consumed ``used`` groups repeats k = min_i left_i // used_i
+    more times unchanged (each starts with at least one period's groups left, so no kernel
+    runs short inside it): the time and groups k periods take, or None when k = 0."""
+    busy = used > 0
+    k = int(np.min(left[busy] // used[busy]))
+    return (k * length, k * used) if k > 0 else None
 
 
 def execute(p: AccelosProblem, caps: np.ndarray | None = None) -> Execution:
@@ -393,9 +424,56 @@ def threads_program(p: AccelosProblem, lower: np.ndarray,
                         time_limit=time_limit, mip_gap=0.0)
 
 
+def fewest_reaching(p: AccelosProblem, level: float) -> np.ndarray:
+    """For each kernel, the fewest whole groups t in 0..N_i with share_key(t) >= ``level``, inf
+    where even N_i falls short (the estimate ceil(level s_i / dom_i) corrected against the
+    exact float keys: vectorised ``first_reaching``; steps of one are exact up to 2^53)."""
+    dom = dominant_per_group(p)
+    reachable = share_key(p.groups, dom, p.share) >= level
+    t = np.clip(np.ceil(level * p.share / dom), 0, p.groups)
+    while True:
+        down = reachable & (t > 0) & (share_key(t - 1, dom, p.share) >= level)
+        up = reachable & (share_key(t, dom, p.share) < level)
+        if not (down.any() or up.any()):
+            return np.where(reachable, t, np.inf)
+        t = t - down + up
+
+
 def keep_level(p: AccelosProblem, level: float) -> np.ndarray:
-    """Fewest whole groups per kernel whose weighted dominant share reaches ``level``: the
-    integer form of n_i max_r(d_ir / C_r) / s_i >= level, exact (no tolerance)."""
-    dom = dominant_per_group(p).tolist()
-    share = p.share.tolist()
-    return np.array([first_reaching(level, d, s, 1) for d, s in zip(dom, share)], np.int64)
+    """Fewest whole groups per kernel (at least 1) whose weighted dominant share reaches
+    ``level`` (inf where N_i cannot): the integer form of n_i max_r(d_ir / C_r) / s_i >= level,
+    exact (no tolerance)."""
+    return np.maximum(fewest_reaching(p, level), 1)
+
+
+def max_min_level(p: AccelosProblem) -> tuple[float, np.ndarray]:
+    """The max-min weighted dominant share over whole-group allocations with 1 <= n_i <= N_i
+    within the device (the ILP's first round), exactly, by bisection on the level: the fewest
+    groups reaching a level (``keep_level``) grow with it, so the levels the device can hold
+    are an interval (one group of every kernel always fits: the spec says so), and the best
+    is the smallest share of the fewest groups at its top. Figure 3:
+
+    >>> p = AccelosProblem.from_spec({"device": {"threads": 1024, "local_memory": 1,
+    ...     "registers": 1}, "kernels": [{"id": "A", "work_group_size": 256, "work_groups": 12},
+    ...     {"id": "B", "work_group_size": 256, "work_groups": 8}]}, Violations())
+    >>> level, n = max_min_level(p)
+    >>> level, n.tolist()
+    (0.5, [2, 2])
+    """
+    def fits(n: np.ndarray) -> bool:
+        return bool(np.all(n <= p.groups) and np.all(used(p, n) <= p.capacity))
+
+    lo = float(weighted_dominant_share(p, np.ones(p.k)).min())
+    hi = float(weighted_dominant_share(p, p.groups).min())
+    if fits(keep_level(p, hi)):
+        lo = hi
+    while True:                    # invariant: keep_level(lo) fits, keep_level(hi) does not
+        mid = lo + (hi - lo) / 2
+        if mid <= lo or mid >= hi:
+            break
+        if fits(keep_level(p, mid)):
+            lo = mid
+        else:
+            hi = mid
+    best = keep_level(p, lo)
+    return float(weighted_dominant_share(p, best).min()), best.astype(np.int64)

@@ -23,11 +23,13 @@ import numpy as np
 
 from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.models.accelos import (
+    RESOURCES,
     AccelosProblem,
     dominant_per_group,
     equal_split,
     execute,
     fcfs_counts,
+    fewest_reaching,
     first_reaching,
     keep_level,
     max_min_counts,
@@ -57,16 +59,8 @@ def _fit(demand: list[float], free: list[float]) -> float:
 
 def groups_below(p: AccelosProblem, level: float, n: np.ndarray) -> np.ndarray:
     """For each kernel, how many of its next groups t = n_i .. N_i - 1 have a weighted dominant
-    share before them, share_key(t), below ``level`` (vectorised ``first_reaching``: the
-    estimate ceil(level s_i / dom_i) corrected against the exact float keys)."""
-    dom = dominant_per_group(p)
-    t = np.ceil(level * p.share / dom)
-    for _ in range(4):
-        down = (t > 0) & (share_key(t - 1, dom, p.share) >= level)
-        up = share_key(t, dom, p.share) < level
-        if not (down.any() or up.any()):
-            break
-        t = t - down + up
+    share before them, share_key(t), below ``level``."""
+    t = fewest_reaching(p, level)
     return np.clip(t - n, 0, p.groups - n)
 
 
@@ -207,6 +201,11 @@ def fcfs(p: AccelosProblem, **_) -> Solution:
 
 def equal_threads(p: AccelosProblem, **_) -> Solution:
     """The paper's thread-only rule x_i = T / (K w_i) (weighted, capped at N_i, at least 1),
-    no greedy: for comparison; it ignores local memory and registers, so it can break them
-    (the feasibility check says so)."""
-    return _solution(p, equal_split(p, (0,)), "heuristic", "equal threads (x_i = T / (K w_i))")
+    no greedy: for comparison; it ignores local memory and registers, so it can break them, and
+    then its status is ``infeasible``."""
+    n = equal_split(p, (0,))
+    over = [name for name, total, cap in zip(RESOURCES, used(p, n), p.capacity) if total > cap]
+    if over:
+        return _solution(p, n, "infeasible", "equal threads (x_i = T / (K w_i))",
+                         message=f"the thread-only rule exceeds the device's {', '.join(over)}")
+    return _solution(p, n, "heuristic", "equal threads (x_i = T / (K w_i))")

@@ -11,14 +11,13 @@ import numpy as np
 from fairalloc.models.accelos import (
     RESOURCES,
     AccelosProblem,
-    max_min_counts,
+    max_min_level,
     most_groups,
     used,
     weighted_dominant_share,
 )
 from fairalloc.result import Allocation, Finding
 
-EXACT_UP_TO = 200     # kernels: above this the max-min check skips the ILP
 ENVY_BLOCK = 512      # kernels compared at once in the envy check (memory O(block x K))
 RTOL = 1e-9
 
@@ -42,16 +41,16 @@ def _held_mismatch(p: AccelosProblem, allocation: Allocation, n: np.ndarray) -> 
 
 
 def feasibility(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
-    """Whole groups, 1 <= n_i <= N_i, and sum_i n_i d_ir <= C_r for threads, local memory and
-    registers (eq. 1, 3 and 5 in the accelOS paper); given resource columns equal n_i d_i."""
+    """What the device can hold: whole groups, 0 <= n_i <= N_i, and sum_i n_i d_ir <= C_r for
+    threads, local memory and registers (eq. 1, 3 and 5 in the accelOS paper); given resource
+    columns equal n_i d_i. A kernel with no group is feasible (it waits): ``all_resident``."""
     n = _groups(allocation)
     problems = _held_mismatch(p, allocation, n)
     if np.any(n != np.round(n)):
         problems.append("fractional work groups")
-    idle = np.flatnonzero(n < 1)
-    if idle.size:
-        names = ", ".join(p.ids[i] for i in idle[:5]) + (" ..." if idle.size > 5 else "")
-        problems.append(f"{idle.size} kernels have no resident work group ({names}): they wait")
+    negative = np.flatnonzero(n < 0)
+    if negative.size:
+        problems.append(f"{p.ids[int(negative[0])]} has {n[negative[0]]:g} work groups")
     over = np.flatnonzero(n > p.groups)
     if over.size:
         i = int(over[0])
@@ -61,8 +60,22 @@ def feasibility(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
         problems.append(f"{RESOURCES[r]}: {total[r]:g} in use, the device has {p.capacity[r]:g}")
     if problems:
         return Finding("feasibility", False, "; ".join(problems), {"problems": problems})
-    return Finding("feasibility", True, f"{n.sum():g} whole groups, 1 <= n_i <= N_i, within "
+    return Finding("feasibility", True, f"{n.sum():g} whole groups, 0 <= n_i <= N_i, within "
                    "threads, local memory and registers")
+
+
+def all_resident(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
+    """Every kernel runs: n_i >= 1, the accelOS paper's premise that all kernels share the
+    device at once. Standard OpenCL (FCFS) can leave a kernel waiting; accelOS never does."""
+    n = _groups(allocation)
+    idle = np.flatnonzero(n < 1)
+    if idle.size:
+        names = [p.ids[i] for i in idle[:5]]
+        return Finding("all_resident", False,
+                       f"{idle.size} kernels have no resident work group "
+                       f"({', '.join(names)}{' ...' if idle.size > 5 else ''}): they wait",
+                       {"waiting": int(idle.size), "kernels": names})
+    return Finding("all_resident", True, f"all {p.k} kernels have at least one resident group")
 
 
 def pareto_efficiency(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
@@ -120,20 +133,13 @@ def envy_freeness(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
 
 
 def max_min(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
-    """The smallest weighted dominant share equals the ILP's first round (the max-min over
-    whole-group allocations with 1 <= n_i <= N_i within the device); up to ``EXACT_UP_TO``
-    kernels."""
+    """The smallest weighted dominant share equals the max-min over whole-group allocations
+    with 1 <= n_i <= N_i within the device (``max_min_level``: exact at any size, no ILP)."""
     low = float(weighted_dominant_share(p, _groups(allocation)).min())
-    if p.k > EXACT_UP_TO:
-        return Finding("max_min", True, f"{p.k} kernels: exact comparison skipped (above "
-                       f"{EXACT_UP_TO}); smallest weighted dominant share {low:.6g}")
-    report, best_n = max_min_counts(p, time_limit=30.0)
-    if best_n is None or report.status != "optimal":
-        return Finding("max_min", True, f"smallest weighted dominant share {low:.6g}; the exact "
-                       f"ILP did not finish ({report.status})")
-    best = float(weighted_dominant_share(p, best_n).min())
+    best, counts = max_min_level(p)
     if best > low * (1 + RTOL):
         return Finding("max_min", False, f"smallest weighted dominant share {low:.6g}, but "
-                       f"{best:.6g} is reachable", {"minimum": low, "max_min": best})
+                       f"{best:.6g} is reachable", {"minimum": low, "max_min": best,
+                                                    "work_groups": dict(zip(p.ids, counts.tolist()))})
     return Finding("max_min", True,
                    f"smallest weighted dominant share {low:.6g} equals the exact max-min")

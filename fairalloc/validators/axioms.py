@@ -22,6 +22,7 @@ import numpy as np
 from fairalloc.models.leontief import Leontief, group_rows, row_max
 from fairalloc.result import Allocation, Finding, Solution
 from fairalloc.solvers.highs import INF, solve_wide
+from fairalloc.validators import no_mechanism, nothing_found, rerun
 
 RTOL = 1e-7
 CLASS_PAIRS = 4_000_000  # demand x bundle classes above which envy is found by dominance
@@ -350,17 +351,18 @@ def _misreports(demand: np.ndarray, names: tuple[str, ...]) -> list[tuple[str, n
 
 
 def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | None = None,
-                       **_) -> Finding | None:
+                       **_) -> Finding:
     """SP probe: users misreport their demand (``_misreports``), the mechanism that produced the
     allocation is run again, and we measure the liar's *true* units from the bundle it gets.
 
     A probe, not a proof: it reports the largest true gain found. It probes one user of each
     distinct type (demand, weight, cap) in spec order, with at most ``PROBE_SOLVES`` re-solves,
     and fewer for large inputs (``PROBE_WORK`` / n, at least D + 1); the detail says exactly what
-    was covered. Without a mechanism (an allocation read from a file) it is skipped.
+    was covered: no gain found is ``unrefuted``, never ``holds``. Without a mechanism (an
+    allocation read from a file) it is ``unchecked``.
     """
     if mechanism is None:
-        return None
+        return no_mechanism()
     m: Leontief = problem.market
     x = m.units(allocation)
     types = np.column_stack([m.demand, m.weights, m.caps])
@@ -377,8 +379,8 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
         for label, lie in lies:
             solves += 1
             liar = problem.with_demand(int(i), lie)
-            outcome = mechanism(liar)
-            if outcome.status in ("infeasible", "time_limit"):
+            outcome = rerun(mechanism, liar)
+            if outcome is None:
                 continue
             held = liar.market.bundle_of(outcome.allocation, int(i))
             true_units = float(m.worth(np.array([i]), held[None, :])[0])
@@ -391,7 +393,7 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
     if best["gain"] > RTOL * max(1.0, float(np.abs(x).max(initial=0.0))):
         return Finding("strategy_proofness", False,
                        f"{best['user']} gains {best['gain']:.6g} units by lying ({scope})", best)
-    return Finding("strategy_proofness", True, f"no profitable misreport found ({scope})")
+    return nothing_found(scope)
 
 
 def delta_fairness(problem, allocation: Allocation, **_) -> Finding:

@@ -10,6 +10,7 @@ import numpy as np
 from fairalloc.models.etf import EtfProblem, energy_key, guarantee
 from fairalloc.result import Allocation, Finding
 from fairalloc.solvers.highs import INF, solve_matrix
+from fairalloc.validators import no_mechanism, nothing_found, rerun
 
 EXACT_UP_TO = 40      # apps: above this the max-min check is local only
 PROBE_CALLS = 40      # re-runs of the mechanism the strategy-proofness probe may make
@@ -139,15 +140,16 @@ def _misreports(p: EtfProblem, i: int) -> list[tuple[str, dict]]:
 
 
 def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
-                       **_) -> Finding | None:
+                       **_) -> Finding:
     """SP probe: an app reports another power (it really runs at that power: Lemma 2's
     "energy-gluttonous" app) or another demand; the mechanism is re-run. A gain is a better
     (useful time, energy) pair: useful time min(t', true demand) not less, energy at the power
     it runs at not less, one of them more (the paper's definition in Lemma 1's proof). The
     largest relative gain found is reported. Apps in spec order, three powers and up to three
-    demands each, at most ``PROBE_CALLS`` re-runs; the detail says how many apps were probed."""
+    demands each, at most ``PROBE_CALLS`` re-runs; the detail says how many apps were probed.
+    No gain found is ``unrefuted``; without a mechanism the check is ``unchecked``."""
     if mechanism is None:
-        return None
+        return no_mechanism()
     t = _slices(allocation)
     energy = t * p.power
     best: dict = {"gain": 0.0}
@@ -160,8 +162,8 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
         calls += len(lies)
         for label, report in lies:
             liar = p.with_report(i, **report)
-            outcome = mechanism(liar)
-            if outcome.status in ("infeasible", "time_limit"):
+            outcome = rerun(mechanism, liar)
+            if outcome is None:
                 continue
             t_new = min(float(outcome.allocation.column("time")[i]), float(p.demand[i]))
             e_new = t_new * float(liar.power[i])
@@ -177,4 +179,4 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
                        f"{best['app']} gains by misreporting ({best['misreport']}): time "
                        f"{best['time'][0]:g} -> {best['time'][1]:g}, energy "
                        f"{best['energy'][0]:g} -> {best['energy'][1]:g} ({scope})", best)
-    return Finding("strategy_proofness", True, f"no profitable misreport found ({scope})")
+    return nothing_found(f"{scope}, {calls} misreports")
