@@ -11,7 +11,7 @@ from typing import Any
 from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS, Kind
 from fairalloc.result import FAILED, Allocation, Finding, Result, Solution
-from fairalloc.spec import Spec, build, load_spec, read_json, set_path
+from fairalloc.spec import Spec, build, load_spec, plain, read_json, set_path
 
 SpecLike = Spec | str | Path | dict
 MAX_SWEEP_POINTS = 10_000
@@ -22,6 +22,10 @@ def _spec(spec: SpecLike) -> Spec:
 
 
 def _method(kind: Kind, name: str | None) -> tuple[str, Callable]:
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"a method is named by a string, not a {type(name).__name__}")
+    if name == "":
+        raise SpecError([Violation("options.method", "a method name must not be empty")])
     name = name or kind.default
     if name not in kind.methods:
         known = ", ".join(kind.methods)
@@ -109,7 +113,7 @@ def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) 
         probe, mechanism = _mechanism(kind, spec, method)
         solver["probe"] = probe
     try:
-        alloc = spec.problem.read_allocation(allocation)
+        alloc = spec.problem.read_allocation(plain(allocation, what="allocation"))
     except SpecError as exc:
         raise SpecError(exc.violations, label, what="allocation") from None
     validation = _judge(kind, spec, alloc, mechanism)
@@ -132,6 +136,8 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None) -> list[tuple[
     Returns (method, Result) pairs; a method that does not apply to this spec gives
     (method, reason) instead.
     """
+    if isinstance(methods, str) or not (methods is None or isinstance(methods, Sequence)):
+        raise TypeError(f"methods is a list of method names, not a {type(methods).__name__}")
     spec = _spec(spec)
     kind = KINDS[spec.kind]
     exact = [kind.exact] if kind.exact else []

@@ -18,7 +18,7 @@ def _pyplot():
 
 
 VERDICT_MARKERS = {"holds": ("o", "tab:green"), "fails": ("x", "tab:red"),
-                   "unrefuted": ("$~$", "tab:orange"), "unchecked": ("_", "tab:gray")}
+                   "unrefuted": (r"$\sim$", "tab:orange"), "unchecked": ("_", "tab:gray")}
 
 
 def sweep(points, key: str, names: list[str], checks: list[str], path: str,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from math import isfinite
 import re
 import sys
 from dataclasses import dataclass
@@ -57,15 +58,10 @@ class _DuplicateKeys(dict):
 
 
 def _parse(text: str, source: str | None, what: str = "spec") -> Any:
-    trouble = False
-
     def constant(name: str) -> _NonFinite:
-        nonlocal trouble
-        trouble = True
         return _NonFinite(name)
 
     def number(literal: str) -> float | int | _NonFinite:
-        nonlocal trouble
         try:
             if "." in literal or "e" in literal or "E" in literal:
                 value = float(literal)
@@ -76,15 +72,12 @@ def _parse(text: str, source: str | None, what: str = "spec") -> Any:
                 if len(literal) > 300:
                     float(value)  # raises OverflowError beyond the float range
         except OverflowError:
-            trouble = True
             return _NonFinite(literal if len(literal) < 20 else literal[:12] + "…")
         return value
 
     def pairs(items: list[tuple[str, Any]]) -> dict:
-        nonlocal trouble
         obj = dict(items)
         if len(obj) != len(items):
-            trouble = True
             seen: set[str] = set()
             obj = _DuplicateKeys(items)
             obj.duplicates = [k for k, _ in items if k in seen or seen.add(k)]
@@ -99,25 +92,130 @@ def _parse(text: str, source: str | None, what: str = "spec") -> Any:
             [Violation("$", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")],
             source, what,
         ) from None
-    if trouble:
-        found = Violations()
-        _report_parse_trouble(data, [], found)
-        if found:
-            raise SpecError(found.items, source, what)
+    except RecursionError:
+        raise SpecError([Violation("$", f"nested deeper than {MAX_DEPTH} levels")],
+                        source, what) from None
+    return plain(data, source, what)
+
+
+def plain(data: Any, source: str | None = None, what: str = "spec") -> Any:
+    """``plain_json`` that raises :class:`SpecError` with every violation it found."""
+    found = Violations()
+    data = plain_json(data, found)
+    if found:
+        raise SpecError(found.items, source, what)
     return data
 
 
-def _report_parse_trouble(node: Any, path: list, found: Violations) -> None:
-    if isinstance(node, _NonFinite):
-        found.add(path, f"{node.text} is not a finite number (numbers must fit a 64-bit float)")
-    elif isinstance(node, dict):
-        for key in getattr(node, "duplicates", []):
-            found.add(path + [key], "key appears more than once in this object")
-        for key, value in node.items():
-            _report_parse_trouble(value, path + [key], found)
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            _report_parse_trouble(value, path + [i], found)
+MAX_DEPTH = 64           # nesting levels a spec may have (the deepest real spec has 5)
+_FLOAT_MAX = sys.float_info.max
+
+
+def plain_json(data: Any, found: Violations) -> Any:
+    """``data`` as plain JSON values, with a violation (at its JSON path) for everything a
+    spec cannot hold: NaN, infinities and numbers beyond a 64-bit float, a key given twice,
+    a key that is not a string, text that is not Unicode (a lone surrogate), nesting deeper
+    than ``MAX_DEPTH``, and values that are not JSON at all. numpy scalars become Python
+    numbers and tuples lists. Iterative: no input depth can exhaust the stack.
+
+    >>> found = Violations()
+    >>> plain_json({"a": (1, np.int64(2)), "b": True}, found), found.items
+    ({'a': [1, 2], 'b': True}, [])
+    >>> _ = plain_json({"a": float("nan"), 3: [10**400]}, found)
+    >>> for v in found.items: print(v)
+    a: nan is not a finite number (numbers must fit a 64-bit float)
+    $: key 3 is not a string (JSON object keys are text)
+    """
+    if not isinstance(data, (dict, list, tuple)):
+        return data                     # the caller says a spec must be an object
+    root: list = [None]
+    stack: list[tuple[Any, tuple, Any, Any]] = [(data, (), root, 0)]
+    while stack:
+        node, path, parent, slot = stack.pop()
+        if len(path) >= MAX_DEPTH:
+            found.add(list(path), f"nested deeper than {MAX_DEPTH} levels")
+            continue
+        if isinstance(node, dict):
+            for key in getattr(node, "duplicates", ()):
+                found.add([*path, key], "key appears more than once in this object")
+            out: dict = {}
+            for key, value in node.items():
+                kind = type(key)
+                if kind is not str:
+                    found.add(list(path), f"key {_shown(key)} is not a string (JSON object "
+                              "keys are text)")
+                    continue
+                kind = type(value)     # the common plain values inline: specs can be large
+                if ((kind is str and value.isascii()) or (kind is float and isfinite(value))
+                        or kind is bool or value is None):
+                    out[key] = value
+                else:
+                    out[key] = _scalar(value, path, key, out, stack, found)
+        else:
+            out = [_scalar(value, path, i, None, stack, found) for i, value in enumerate(node)]
+            for i, value in enumerate(out):
+                if value is _PENDING:
+                    out[i] = None
+                    stack.append((node[i], (*path, i), out, i))
+        parent[slot] = out
+    return root[0]
+
+
+_PENDING = object()
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _scalar(value: Any, path: tuple, key: Any, out: dict | None, stack: list,
+            found: Violations) -> Any:
+    """One value of a container: checked and returned if it is a scalar; a container is
+    queued on ``stack`` (dict parent) or marked ``_PENDING`` (list parent, queued by it)."""
+    kind = type(value)
+    if kind is str:
+        if not value.isascii() and _has_surrogate(value):
+            found.add([*path, key], "text is not valid Unicode (it holds a lone surrogate)")
+        return value
+    if kind is float:
+        if not math.isfinite(value):
+            found.add([*path, key], f"{value!r} is not a finite number (numbers must fit a "
+                      "64-bit float)")
+        return value
+    if kind is bool or value is None:
+        return value
+    if kind is int:
+        if not -_FLOAT_MAX <= value <= _FLOAT_MAX:
+            found.add([*path, key], "a number beyond 1.8e308 is not a finite number (numbers "
+                      "must fit a 64-bit float)")
+        return value
+    if isinstance(value, (dict, list, tuple)):
+        if out is None:
+            return _PENDING
+        stack.append((value, (*path, key), out, key))
+        return None
+    if isinstance(value, (np.bool_, np.integer, np.floating)):
+        return _scalar(value.item(), path, key, out, stack, found)
+    if isinstance(value, (int, float)):                     # a subclass: its plain value
+        return _scalar(float(value) if isinstance(value, float) else int(value),
+                       path, key, out, stack, found)
+    if isinstance(value, _NonFinite):
+        found.add([*path, key], f"{value.text} is not a finite number (numbers must fit a "
+                  "64-bit float)")
+        return None
+    found.add([*path, key], f"a {kind.__name__} is not a JSON value")
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _shown(value: Any) -> str:
+    """A value for an error message, cut to 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "…"
 
 
 _BIG_EXPONENT = re.compile(r"[eE]\+?0*[1-9]\d\d")
@@ -200,29 +298,12 @@ def _schema_violations(kind: str, data: Any, error) -> list[tuple[list, str]]:
     return [(path, rule)]
 
 
-def _json_equivalent(node: Any) -> Any:
-    """The same data with numpy scalars as Python numbers and tuples as lists."""
-    if isinstance(node, dict):
-        return {k: _json_equivalent(v) for k, v in node.items()}
-    if isinstance(node, (list, tuple)):
-        return [_json_equivalent(v) for v in node]
-    if hasattr(node, "item") and hasattr(node, "dtype"):
-        return node.item()
-    return node
-
-
 def check_schema(kind: str, data: dict, found: Violations) -> None:
     """Add a violation for every place where ``data`` breaks the kind's JSON Schema."""
     validator = _validator(kind)
-    try:
-        if validator.is_valid(data):
-            return
-        errors = list(validator.iter_errors(data))
-    except ValueError:  # Python callers' numpy numbers and tuples: check their JSON equivalent
-        data = _json_equivalent(data)
-        if validator.is_valid(data):
-            return
-        errors = list(validator.iter_errors(data))
+    if validator.is_valid(data):
+        return
+    errors = list(validator.iter_errors(data))
     errors.sort(key=lambda e: list(map(str, e.instance_path)))
     for error in errors:
         for path, rule in _schema_violations(kind, data, error):
@@ -271,7 +352,10 @@ def load_spec(source: str | Path | dict) -> Spec:
     Raises :class:`~fairalloc.errors.SpecError` listing every problem found.
     """
     if isinstance(source, dict):
-        return build(source, None)  # not copied: building never mutates the data
+        return build(plain(source), None)
+    if not isinstance(source, (str, Path)):
+        raise TypeError(f"a spec is a dict, a file path or '-' (standard input), not "
+                        f"{type(source).__name__}")
     data, label = read_json(source)
     return build(data, label)
 

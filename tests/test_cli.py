@@ -69,9 +69,10 @@ def test_solve_json_has_the_contract_keys(capsys, spec, method, ids):
     assert result["solver"]["time_s"] >= 0
     assert all(isinstance(v, (int, float)) or v is None for v in result["metrics"].values())
     for finding in result["validation"]:
-        assert {"check", "holds", "detail", "witness"} <= set(finding)
-        assert isinstance(finding["holds"], bool)
-        if not finding["holds"]:
+        assert {"check", "verdict", "holds", "detail", "witness"} <= set(finding)
+        assert finding["holds"] == {"holds": True, "fails": False}.get(finding["verdict"])
+        assert finding["detail"]
+        if finding["verdict"] == "fails":
             assert finding["witness"], finding
     if method:
         assert result["method"] == method

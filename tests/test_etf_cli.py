@@ -221,7 +221,10 @@ def test_validate_external_time_only_allocation(capsys, tmp_path):
     assert result["metrics"]["time_fairness"] == pytest.approx(1.0)
     assert result["metrics"]["energy_fairness"] == pytest.approx(20 / 80)
     verdict = {f["check"]: f for f in result["validation"]}
-    assert list(verdict) == ["feasibility", "time_guarantee", "pareto_efficiency", "max_min"]
+    assert list(verdict) == ["feasibility", "time_guarantee", "pareto_efficiency", "max_min",
+                             "strategy_proofness"]
+    assert verdict["strategy_proofness"]["verdict"] == "unchecked"      # no mechanism named
+    assert "--method" in verdict["strategy_proofness"]["detail"]
     assert verdict["feasibility"]["holds"] and verdict["time_guarantee"]["holds"]
     assert verdict["pareto_efficiency"]["holds"]
     assert verdict["max_min"]["holds"] is False
@@ -236,8 +239,9 @@ def test_validate_external_whole_result(capsys, tmp_path):
     code, out, err = cli(capsys, "validate", EXAMPLE, "--allocation", str(path),
                          "--format", "json")
     assert code == 0, err
-    verdict = {f["check"]: f["holds"] for f in json.loads(out)["validation"]}
-    assert all(verdict.values()), verdict
+    verdict = {f["check"]: f["verdict"] for f in json.loads(out)["validation"]}
+    assert verdict.pop("strategy_proofness") == "unchecked"
+    assert set(verdict.values()) == {"holds"}, verdict
 
 
 def test_validate_external_broken_allocation(capsys, tmp_path):

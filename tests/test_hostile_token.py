@@ -270,10 +270,10 @@ def test_out_of_range_values_fail_their_check(solved, key, value, check):
 @pytest.mark.parametrize("key, t, value, message", [
     ("signal_probability", 2, "0.5", "element 2 must be a finite number"),
     ("signal_probability", 2, None, "element 2 must be a finite number"),
-    ("signal_probability", 2, float("nan"), "element 2 must be a finite number"),
-    ("signal_probability", 4, -math.inf, "element 4 must be a finite number"),
+    ("signal_probability", 2, float("nan"), "[2]: nan is not a finite number"),
+    ("signal_probability", 4, -math.inf, "[4]: -inf is not a finite number"),
     ("token_distribution", 1, [0.1], "element 1 must be a finite number"),
-    ("token_distribution", 1, 10 ** 400, "element 1 must be a finite number"),
+    ("token_distribution", 1, 10 ** 400, "[1]: a number beyond 1.8e308 is not a finite number"),
     ("thresholds", 3, None, "element 3 must be a finite number (null only at t = 0 and "
                             "t = max_tokens)"),
     ("thresholds", 3, True, "element 3 must be a finite number"),
@@ -281,7 +281,7 @@ def test_out_of_range_values_fail_their_check(solved, key, value, check):
 def test_malformed_values_are_a_bad_allocation(solved, key, t, value, message):
     with pytest.raises(SpecError) as error:
         fairalloc.validate(BASE, tampered(solved, "hi", key, t, value))
-    assert f"hi.{key}: {message}" in str(error.value)
+    assert f"hi.{key}{'' if message.startswith('[') else ': '}{message}" in str(error.value)
 
 
 def test_a_malformed_allocation_file_exits_2(solved, tmp_path):
@@ -303,7 +303,7 @@ def test_nan_in_a_list_is_a_bad_allocation(solved, tmp_path):
 def test_a_huge_mean_tokens_is_a_bad_allocation(solved):
     bad = json.loads(json.dumps(solved))
     bad["hi"]["mean_tokens"] = 10 ** 400
-    with pytest.raises(SpecError, match="hi.mean_tokens: must be a finite number"):
+    with pytest.raises(SpecError, match="hi.mean_tokens: a number beyond 1.8e308 is not a finite number"):
         fairalloc.validate(BASE, bad)
 
 

