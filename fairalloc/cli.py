@@ -26,7 +26,8 @@ FORMATS = ("table", "json", "markdown")
 SHORT = {
     "feasibility": "feasible", "sharing_incentive": "SI", "envy_freeness": "EF",
     "pareto_efficiency": "PE", "strategy_proofness": "SP", "delta_fairness": "δ-fair",
-    "max_min": "max-min", "time_guarantee": "time",
+    "max_min": "max-min", "time_guarantee": "time", "no_unforced_idle": "no idle",
+    "all_resident": "resident",
 }
 
 
@@ -70,11 +71,18 @@ def cmd_validate(args) -> int:
     return _exit_status([result])
 
 
-def _check_mark(result: Result, check: str, markup: bool = True) -> str:
-    found = [f for f in result.validation if f.check == check]
+def _column(check: str) -> str:
+    """Checks that share a column when methods are compared: every method's own bound."""
+    return "bound" if check.split(":")[0] == "bound" else check
+
+
+def _check_mark(result: Result, column: str, markup: bool = True) -> str:
+    found = [f for f in result.validation if _column(f.check) == column]
     if not found:
         return ""
-    return rich_mark(found[0].verdict) if markup else found[0].mark
+    mark = rich_mark(found[0].verdict) if markup else found[0].mark
+    named = found[0].check.partition(":")[2]          # which theorem's bound
+    return f"{mark} {named}" if named else mark
 
 
 def cmd_compare(args) -> int:
@@ -88,7 +96,7 @@ def cmd_compare(args) -> int:
         return _exit_status(results)
     exact_name = KINDS[spec.kind].exact
     exact = next((r for m, r in rows if m == exact_name and isinstance(r, Result)), None)
-    checks = list(dict.fromkeys(f.check for r in results for f in r.validation))
+    checks = list(dict.fromkeys(_column(f.check) for r in results for f in r.validation))
     header = ["method", "status", "objective", "time (s)", f"÷ {exact_name or 'exact'}",
               *[_short(c) for c in checks]]
     body, notes = [], []
@@ -159,7 +167,7 @@ def cmd_sweep(args) -> int:
         points = api.sweep(spec, key, values, args.method,
                            on_step=lambda *_: progress.advance(task))
     names = _selected(points[0][1].metrics, patterns)
-    checks = list(dict.fromkeys(f.check for _, r in points for f in r.validation))
+    checks = list(dict.fromkeys(_column(f.check) for _, r in points for f in r.validation))
     if args.format == "json":
         print(json.dumps([{"value": v, **r.to_dict()} for v, r in points], indent=2,
                          allow_nan=False))
@@ -453,6 +461,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):     # never crash on printing what a user wrote
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     args = parser().parse_args(argv)
     try:
         return args.func(args)

@@ -19,16 +19,35 @@ def json_path(parts: Iterable[str | int]) -> str:
     'capacity["gpu 0"]'
     >>> json_path([])
     '$'
+
+    A key longer than ``PART_SHOWN`` characters is cut, and text that is not Unicode (a lone
+    surrogate) is escaped, so that a path can always be printed:
+
+    >>> print(json_path(["users", 0, "x" * 100, chr(0xD800)]))
+    users[0].xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…["\\ud800"]
     """
     out = ""
     for part in parts:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif _IDENTIFIER.match(part):
+            continue
+        part = part if len(part) <= PART_SHOWN else part[:30] + "…"
+        if _IDENTIFIER.match(part.rstrip("…")):
             out += f".{part}" if out else part
         else:
-            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+            out += f"[{json.dumps(part, ensure_ascii=not is_unicode(part))}]"
     return out or "$"
+
+
+PART_SHOWN = 40
+
+
+def is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -39,7 +58,11 @@ class Violation:
     rule: str
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.rule}"
+        rule = self.rule if len(self.rule) <= RULE_SHOWN else self.rule[:RULE_SHOWN - 1] + "…"
+        return f"{self.path}: {rule}"
+
+
+RULE_SHOWN = 300     # characters of a rule printed: a rule may quote a user's (long) value
 
 
 class SpecError(Exception):

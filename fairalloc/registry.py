@@ -135,7 +135,7 @@ def moldable() -> Kind:
                  "exact": solvers.exact},
         default="gpusched1-star",
         exact="exact",
-        validators=(schedule.feasibility, schedule.claimed_bounds),
+        validators=(schedule.feasibility, schedule.no_unforced_idle, schedule.claimed_bounds),
         metrics=solvers.metrics,
         sweep_metrics=("makespan", "lower_bound", "ratio"),
     )

@@ -27,7 +27,7 @@ from typing import Any
 import jsonschema_rs
 import numpy as np
 
-from fairalloc.errors import SpecError, Violation, Violations, json_path
+from fairalloc.errors import SpecError, Violation, Violations, is_unicode, json_path
 
 _COMMENT_LINE = re.compile(r"^[ \t]*//.*$", re.MULTILINE)
 
@@ -140,11 +140,13 @@ def plain_json(data: Any, found: Violations) -> Any:
                 found.add([*path, key], "key appears more than once in this object")
             out: dict = {}
             for key, value in node.items():
-                kind = type(key)
-                if kind is not str:
+                if type(key) is not str:
                     found.add(list(path), f"key {_shown(key)} is not a string (JSON object "
                               "keys are text)")
                     continue
+                if not key.isascii() and not is_unicode(key):
+                    found.add([*path, key], "key is not valid Unicode (it holds a lone "
+                              "surrogate)")
                 kind = type(value)     # the common plain values inline: specs can be large
                 if ((kind is str and value.isascii()) or (kind is float and isfinite(value))
                         or kind is bool or value is None):
@@ -171,7 +173,7 @@ def _scalar(value: Any, path: tuple, key: Any, out: dict | None, stack: list,
     queued on ``stack`` (dict parent) or marked ``_PENDING`` (list parent, queued by it)."""
     kind = type(value)
     if kind is str:
-        if not value.isascii() and _has_surrogate(value):
+        if not value.isascii() and not is_unicode(value):
             found.add([*path, key], "text is not valid Unicode (it holds a lone surrogate)")
         return value
     if kind is float:
@@ -202,14 +204,6 @@ def _scalar(value: Any, path: tuple, key: Any, out: dict | None, stack: list,
         return None
     found.add([*path, key], f"a {kind.__name__} is not a JSON value")
     return None
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _shown(value: Any) -> str:

@@ -64,7 +64,8 @@ def test_solve_example1_json_contract(capsys):
     assert {"makespan", "lower_bound", "ratio", "bound:theorem2"} <= set(m)
     assert m["makespan"] == 14 and m["lower_bound"] == pytest.approx(12.75)
     assert m["ratio"] == pytest.approx(14 / 12.75)
-    assert checks(result) == {"feasibility": True, "bound:theorem2": True}
+    assert checks(result) == {"feasibility": True, "no_unforced_idle": True,
+                              "bound:theorem2": True}
     for finding in result["validation"]:
         assert {"check", "holds", "detail", "witness"} <= set(finding)
     assert result["solver"]["time_s"] >= 0
@@ -178,7 +179,9 @@ def test_validate_hand_made_feasible_schedule(capsys, tmp_path):
     result = json.loads(out)
     assert result["method"] == "external"
     assert result["metrics"]["makespan"] == 13
-    assert checks(result) == {"feasibility": True}                 # no method, no bound claim
+    # no processor ids: who waits for whom is unknown; no method: no bound claimed
+    assert {f["check"]: f["verdict"] for f in result["validation"]} == {
+        "feasibility": "holds", "no_unforced_idle": "unchecked", "bound": "unchecked"}
 
 
 def test_validate_hand_made_infeasible_schedule_is_a_finding(capsys, tmp_path):

@@ -433,7 +433,8 @@ def test_odd_instances_feasible_and_within_claims(spec):
         assert r.objective >= r.metrics["lower_bound"] * (1 - 1e-12)
         if method in ("gpusched1", "gpusched1-star"):
             for f in r.validation:
-                assert f.holds or f.check == "feasibility", (method, f.detail)
+                # Theorems 1 and 2 hold; idle time is the list algorithms' known weakness
+                assert f.verdict != "fails" or f.check == "no_unforced_idle", (method, f.detail)
 
 
 def test_zero_length_offload_at_the_start_of_another_is_feasible():
@@ -511,8 +512,9 @@ def test_idle_time_beyond_every_wait_fails_with_the_job_that_could_start_earlier
     """Feasible step by step, but tau2 idles from 3 (its offload done, its processors free)
     to 4: the makespan is not the critical path of the precedence DAG."""
     p, alloc = made({"tau2": (1, 2, 4, 4 + L, [0, 1, 2, 3])})
-    f = V.feasibility(p, alloc)
-    assert f.holds is False and violations(p, alloc) == []
+    assert V.feasibility(p, alloc).holds and violations(p, alloc) == []
+    f = V.no_unforced_idle(p, alloc)
+    assert f.holds is False
     assert f.witness == {"critical_path": 3 + L, "makespan": 4 + L, "job": "tau2", "start": 4,
                          "could_start": 3}
 
@@ -520,7 +522,7 @@ def test_idle_time_beyond_every_wait_fails_with_the_job_that_could_start_earlier
 def test_a_transfer_timed_to_end_as_processors_free_up_is_no_idle_time():
     """The look-ahead's schedule shape: tau2's offload starts late, to end when tau1 ends."""
     p, alloc = made({"tau2": (2, 3, 3, 3 + L, [0, 1, 2, 3])})
-    assert V.feasibility(p, alloc).holds, V.feasibility(p, alloc).detail
+    assert V.no_unforced_idle(p, alloc).holds, V.no_unforced_idle(p, alloc).detail
 
 
 def test_claimed_bound_that_is_broken_fails():
@@ -529,8 +531,8 @@ def test_claimed_bound_that_is_broken_fails():
     assert broken.check == "bound:theorem1" and broken.holds is False
     assert broken.witness == {"makespan": 13.0, "bound": 5.0}
     assert V.claimed_bounds(p, alloc, claims={"bound:theorem1": 13.0}).holds
-    assert V.claimed_bounds(p, alloc, claims={"alpha": 0.5}) is None
-    assert V.claimed_bounds(p, alloc) is None
+    for claims in ({"alpha": 0.5}, None):
+        assert V.claimed_bounds(p, alloc, claims=claims).verdict == "unchecked"
 
 
 def test_random_mutations_of_feasible_schedules_are_caught(linear):

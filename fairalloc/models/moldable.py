@@ -79,7 +79,7 @@ class MoldableProblem:
             tables.append(table)
         if found:
             return None
-        return cls(
+        problem = cls(
             ids=tuple(j["id"] for j in jobs),
             processors=m,
             offload=np.array([j["offload"] for j in jobs], dtype=float),
@@ -87,6 +87,14 @@ class MoldableProblem:
             work=tuple(tables),
             linear=all(t[0] == t[-1] for t in tables),
         )
+        check_time_scale(problem, found)
+        return None if found else problem
+
+    @cached_property
+    def horizon(self) -> float:
+        """sum_i x_i + sum_i w_i(1): every job offloaded and run on one processor, one after
+        another; the scale of the schedule's times."""
+        return float(self.offload.sum() + self.first_work.sum())
 
     def total_work(self, i: int, k: int) -> float:
         """w_i(k), job i's processor time on k processors."""
@@ -190,6 +198,24 @@ class MoldableProblem:
 CPUSET_PART = re.compile(r"(\d+)(?:-(\d+))?")
 
 
+SHORTEST = 1e-9     # of the horizon: the shortest positive offload or run a spec may have
+
+
+def check_time_scale(p: MoldableProblem, found: Violations) -> None:
+    """Every positive offload x_i and every run length w_i(k)/k (shortest: w_i(chi_i)/chi_i) is
+    at least ``SHORTEST`` of the horizon: shorter ones are below the float precision at which
+    a schedule's times are compared (``validators.schedule.TOL``)."""
+    least = SHORTEST * p.horizon
+    for i in np.flatnonzero((p.offload > 0) & (p.offload < least)).tolist():
+        found.add(["jobs", i, "offload"], f"{p.offload[i]:g} is below {SHORTEST:g} of the "
+                  f"horizon sum(x) + sum(w(1)) = {p.horizon:g} (times that short are lost in "
+                  "the float precision of the schedule)")
+    for i in np.flatnonzero(p.full_length < least).tolist():
+        found.add(["jobs", i, "work"], f"w(chi)/chi = {p.full_length[i]:g} is below "
+                  f"{SHORTEST:g} of the horizon sum(x) + sum(w(1)) = {p.horizon:g} (times that "
+                  "short are lost in the float precision of the schedule)")
+
+
 def cpuset(ranges: Iterable[tuple[int, int]]) -> str:
     """Processor ids written as a Linux cpuset list, from half-open ranges [lo, hi).
 
@@ -259,7 +285,9 @@ def two_shelves(p: MoldableProblem, target: float) -> tuple[np.ndarray, np.ndarr
 
 
 def knapsack(size: np.ndarray, value: np.ndarray, capacity: int) -> np.ndarray:
-    """The 0/1 knapsack's best choice (indices), by dynamic programming over the capacity."""
+    """The 0/1 knapsack's best choice (indices), by dynamic programming over the capacity (at
+    most the items' total size: beyond it every item fits)."""
+    capacity = int(min(capacity, size.sum()))
     best = np.zeros(capacity + 1)
     took = np.zeros((len(size), capacity + 1), dtype=bool)
     for j, (c, v) in enumerate(zip(size.tolist(), value.tolist())):

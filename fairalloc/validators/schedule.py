@@ -15,12 +15,21 @@ from fairalloc.result import Allocation, Finding
 if TYPE_CHECKING:
     import networkx as nx
 
-TOL = 1e-9
-SAME = 1e-12    # relative: two times this close are one instant (float sums, JSON round trips)
+TOL = 1e-12     # of the schedule's scale: two times this close are one instant (float sums,
+                # JSON round trips); the model keeps every duration above 1e-9 of it
 
 
-def _near(a, b) -> np.ndarray:
-    return np.isclose(a, b, rtol=1e-9, atol=1e-9)
+def time_scale(p: MoldableProblem, allocation: Allocation) -> float:
+    """The schedule's scale: its latest time or the serial horizon, whichever is larger. Every
+    tolerance is this times ``TOL``, so a schedule in microseconds and one in years are judged
+    alike."""
+    latest = max((float(np.abs(allocation.column(c)).max(initial=0.0))
+                  for c in ("offload_end", "end")), default=0.0)
+    return max(latest, p.horizon)
+
+
+def _near(a, b, tol: float) -> np.ndarray:
+    return np.isclose(a, b, rtol=1e-9, atol=tol)
 
 
 @dataclass(frozen=True)
@@ -34,7 +43,7 @@ class Handovers:
     clash: tuple[int, int, int] | None  # (processor, earlier job, later job) running at once
 
 
-def handovers(p: MoldableProblem, allocation: Allocation) -> Handovers:
+def handovers(p: MoldableProblem, allocation: Allocation, tol: float) -> Handovers:
     """Replays the ``processor_ids`` in start order over an interval map of processor ids to
     the job that last held them: per job, the jobs whose processors it takes over, and the
     first id two jobs hold at once. Works on id ranges, so its cost does not grow with m."""
@@ -60,7 +69,7 @@ def handovers(p: MoldableProblem, allocation: Allocation) -> Handovers:
             while cut < len(lows) and lows[cut] < hi:
                 holder = segs[cut][1]
                 if holder >= 0 and holder != j:
-                    if clash is None and start[j] < end[holder] - TOL:
+                    if clash is None and start[j] < end[holder] - tol:
                         clash = (max(lo, lows[cut]), holder, j)
                     pairs.add((holder, j))
                 cut += 1
@@ -73,7 +82,7 @@ def handovers(p: MoldableProblem, allocation: Allocation) -> Handovers:
                      outside, twice, clash)
 
 
-def precedence_graph(p: MoldableProblem, allocation: Allocation,
+def precedence_graph(p: MoldableProblem, allocation: Allocation, tol: float,
                      passed: Handovers | None = None) -> nx.DiGraph:
     """The schedule's precedence DAG. Nodes ("offload", i) and ("run", i) weigh their
     durations; edges: offload -> run of each job, the bus order (consecutive offloads), for
@@ -96,35 +105,34 @@ def precedence_graph(p: MoldableProblem, allocation: Allocation,
     bus = np.lexsort((o_e, o_s))
     g.add_edges_from((("offload", int(a)), ("offload", int(b))) for a, b in zip(bus, bus[1:]))
     if ("processor_ids",) in allocation.columns:
-        passed = passed or handovers(p, allocation)
+        passed = passed or handovers(p, allocation, tol)
         g.add_edges_from((("run", a), ("run", b)) for a, b in passed.pairs.tolist())
     # a node shorter than two instants' width would feed the instant it hangs from: a cycle
-    positive = {"offload": o_e - o_s > 2 * SAME * (1 + np.abs(o_e)),
-                "run": e - s > 2 * SAME * (1 + np.abs(e))}
+    positive = {"offload": o_e - o_s > 2 * tol, "run": e - s > 2 * tol}
     for instant, what, finish in (("runs end", "run", e), ("offloads end", "offload", o_e)):
         ends = np.unique(finish)
         g.add_nodes_from(((instant, t), {"length": 0.0}) for t in range(len(ends)))
         g.add_edges_from(((what, i), (instant, t))
                          for i, t in enumerate(np.searchsorted(ends, finish).tolist()))
         for node, begin in (("offload", o_s), ("run", s)):
-            at = instant_of(ends, begin)
-            hang = np.flatnonzero((at >= 0) & (begin > TOL) & positive[node])
+            at = instant_of(ends, begin, tol)
+            hang = np.flatnonzero((at >= 0) & (begin > tol) & positive[node])
             g.add_edges_from(((instant, int(at[i])), (node, i)) for i in hang.tolist())
         if what == "run":                       # look-ahead: transfers timed to end as runs end
-            at = instant_of(ends, o_e)
+            at = instant_of(ends, o_e, tol)
             timed = np.flatnonzero((at >= 0) & positive["offload"])
             g.add_edges_from(((instant, int(at[i])), ("offload", int(i)),
                               {"lag": float(o_s[i] - o_e[i])}) for i in timed)
     return g
 
 
-def instant_of(ends: np.ndarray, times: np.ndarray) -> np.ndarray:
-    """Index in the sorted ``ends`` of the instant each time falls on (-1 for none)."""
+def instant_of(ends: np.ndarray, times: np.ndarray, tol: float) -> np.ndarray:
+    """Index in the sorted ``ends`` of the instant each time falls on (within ``tol``; -1 for
+    none)."""
     if not ends.size:
         return np.full(len(times), -1)
-    width = SAME * (1 + np.abs(times))
-    at = np.minimum(np.searchsorted(ends, times - width), len(ends) - 1)
-    return np.where(np.abs(ends[at] - times) <= width, at, -1)
+    at = np.minimum(np.searchsorted(ends, times - tol), len(ends) - 1)
+    return np.where(np.abs(ends[at] - times) <= tol, at, -1)
 
 
 def earliest_finishes(g: nx.DiGraph) -> dict:
@@ -148,14 +156,13 @@ def critical_path(g: nx.DiGraph) -> float:
 def feasibility(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
     """From the schedule alone: offloads last x_i and never overlap on the bus, each job runs
     after its offload, 1 <= k_i <= chi_i, runs last w_i(k_i)/k_i, at no instant are more than m
-    processors busy, and no processor id serves two jobs at once; and the makespan is the
-    critical path of the precedence DAG (networkx, ``precedence_graph``): no processor or bus
-    idles while the job it holds back has nothing left to wait for. A schedule that breaks only
-    this last rule could be shortened by starting that job earlier; the witness names it."""
+    processors busy, and (where the schedule names ``processor_ids``) each job holds k_i ids in
+    0..m-1 and no id serves two jobs at once. Whether time is wasted is ``no_unforced_idle``."""
     col = allocation.column
     o_s, o_e, s, e = (np.asarray(col(k), float) for k in ("offload_start", "offload_end",
                                                            "start", "end"))
     k = np.asarray(col("processors"), float)
+    tol = TOL * time_scale(p, allocation)
     problems: list[str] = []
 
     def bad(mask: np.ndarray, what: str) -> None:
@@ -163,15 +170,15 @@ def feasibility(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
             i = int(np.flatnonzero(mask)[0])
             problems.append(f"{p.ids[i]}: {what}")
 
-    bad(~_near(o_e - o_s, p.offload), "offload does not last x")
-    bad(o_s < -TOL, "offload starts before 0")
-    bad(s < o_e - TOL, "runs before its offload ends")
-    bad((k < 1) | (k > p.chi) | (k != np.round(k)), "processors not a whole number in 1..chi")
-    expected = np.array([p.duration(i, int(k[i])) if 1 <= k[i] <= p.chi[i] else np.nan
-                         for i in range(p.n)])
-    bad(~_near(e - s, expected), "run does not last w(k)/k")
+    bad(~_near(o_e - o_s, p.offload, tol), "offload does not last x")
+    bad(o_s < -tol, "offload starts before 0")
+    bad(s < o_e - tol, "runs before its offload ends")
+    whole = (k >= 1) & (k <= p.chi) & (k == np.round(k))
+    bad(~whole, "processors not a whole number in 1..chi")
+    expected = np.array([p.duration(i, int(k[i])) if whole[i] else np.nan for i in range(p.n)])
+    bad(~_near(e - s, expected, tol), "run does not last w(k)/k")
     bus = np.lexsort((o_e, o_s))                       # zero-length offloads first at a tie
-    overlap = o_s[bus][1:] < o_e[bus][:-1] - TOL
+    overlap = o_s[bus][1:] < o_e[bus][:-1] - tol
     if overlap.any():
         j = int(np.flatnonzero(overlap)[0])
         problems.append(f"bus: {p.ids[bus[j]]} and {p.ids[bus[j + 1]]} offload at once")
@@ -179,53 +186,73 @@ def feasibility(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
     steps = np.concatenate([k, -k])
     order = np.lexsort((steps, times))                 # ends before starts at equal times
     busy = np.cumsum(steps[order])
-    if busy.max(initial=0) > p.processors + TOL:
+    if busy.max(initial=0) > p.processors:
         problems.append(f"{busy.max():g} processors busy at t={times[order][busy.argmax()]:g}, "
                         f"m = {p.processors}")
-    passed = None
     if ("processor_ids",) in allocation.columns:
-        passed = handovers(p, allocation)
+        passed = handovers(p, allocation, tol)
         bad(passed.held != k, "processor_ids do not name k processors")
         bad(passed.outside, f"processor_ids outside 0..{p.processors - 1}")
         bad(passed.twice, "processor_ids name an id twice")
         if passed.clash:
             q, a, b = passed.clash
             problems.append(f"processor {q} runs {p.ids[a]} and {p.ids[b]} at once")
-    makespan = float(e.max()) if p.n else 0.0
     if problems:
         return Finding("feasibility", False, f"{len(problems)} violation(s): {problems[0]}",
                        {"problems": problems[:10]})
-    detail = "bus, offload-before-run, 1 <= k <= chi, durations, processors: all respected"
+    ids = ", processor ids" if ("processor_ids",) in allocation.columns else ""
+    return Finding("feasibility", True, "bus, offload-before-run, 1 <= k <= chi, durations, "
+                   f"processors{ids}: all respected")
+
+
+def no_unforced_idle(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
+    """The makespan is the critical path of the schedule's precedence DAG (networkx,
+    ``precedence_graph``): no processor or bus idles while the job it holds back has nothing
+    left to wait for. A schedule that breaks it could be shortened by starting that job
+    earlier; the witness names it. Needs ``processor_ids`` (who waits for whom) and a feasible
+    schedule."""
+    import networkx as nx
+
     if ("processor_ids",) not in allocation.columns:
-        return Finding("feasibility", True, detail + " (no processor_ids: ids and the critical "
-                       "path not checked)")
-    g = precedence_graph(p, allocation, passed)
-    finish = earliest_finishes(g)
+        return Finding("no_unforced_idle", "unchecked", "the schedule names no processor_ids: "
+                       "which job waits for which is unknown")
+    if feasibility(p, allocation).verdict == "fails":
+        return Finding("no_unforced_idle", "unchecked", "the schedule is not feasible")
+    tol = TOL * time_scale(p, allocation)
+    e, s = (np.asarray(allocation.column(c), float) for c in ("end", "start"))
+    try:
+        finish = earliest_finishes(precedence_graph(p, allocation, tol))
+    except nx.NetworkXUnfeasible:
+        return Finding("no_unforced_idle", "unchecked", "the schedule's instants are too close "
+                       "to order (its precedence graph has a cycle)")
     path = max(finish.values(), default=0.0)
-    if not _near(path, makespan):
-        early = [i for i in range(p.n) if finish[("run", i)] < e[i] - TOL * (1 + e[i])]
-        witness = {"critical_path": path, "makespan": makespan}
-        if early:
-            i = early[0]
-            witness.update(job=p.ids[i], start=float(s[i]),
-                           could_start=finish[("run", i)] - float(e[i] - s[i]))
-        gap = (f": {witness['job']} starts at {witness['start']:g} though nothing it waits for "
-               f"holds it past {witness['could_start']:g} (idle time)" if early else "")
-        return Finding("feasibility", False, f"makespan {makespan:g} is not the critical path "
-                       f"{path:g} of the precedence DAG{gap}", witness)
-    return Finding("feasibility", True, f"{detail}; makespan = critical path ({path:g})")
+    makespan = float(e.max()) if p.n else 0.0
+    if _near(path, makespan, tol):
+        return Finding("no_unforced_idle", True, f"makespan = critical path ({path:g})")
+    early = [i for i in range(p.n) if finish[("run", i)] < e[i] - tol]
+    witness = {"critical_path": path, "makespan": makespan}
+    if early:
+        i = early[0]
+        witness.update(job=p.ids[i], start=float(s[i]),
+                       could_start=finish[("run", i)] - float(e[i] - s[i]))
+    gap = (f": {witness['job']} starts at {witness['start']:g} though nothing it waits for "
+           f"holds it past {witness['could_start']:g} (idle time)" if early else "")
+    return Finding("no_unforced_idle", False, f"makespan {makespan:g} is not the critical path "
+                   f"{path:g} of the precedence DAG{gap}", witness)
 
 
 def claimed_bounds(p: MoldableProblem, allocation: Allocation, claims: dict | None = None,
-                   **_) -> Finding | None:
+                   **_) -> Finding:
     """A method's theorem bound (``bound:<theorem>`` in its metrics) against the makespan of the
-    schedule at hand (computed here, not taken from the method)."""
+    schedule at hand (computed here, not taken from the method); ``unchecked`` when the
+    schedule comes with no claim."""
     bounds = {k: v for k, v in (claims or {}).items() if k.startswith("bound:")}
     if not bounds:
-        return None
+        return Finding("bound", "unchecked", "no bound claimed: the method proves none, or the "
+                       "schedule came from elsewhere")
     name, bound = next(iter(bounds.items()))
     makespan = float(np.max(allocation.column("end")))
-    holds = makespan <= bound * (1 + 1e-9) + TOL
+    holds = makespan <= bound * (1 + 1e-9)
     detail = f"makespan {makespan:g} {'<=' if holds else '>'} {name.split(':')[1]} bound {bound:g}"
     return Finding(name, bool(holds), detail,
                    None if holds else {"makespan": makespan, "bound": bound})
