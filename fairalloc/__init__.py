@@ -9,8 +9,12 @@ heuristics, and reports from the definitions which fairness axioms and bounds ho
 ...               {"id": "B", "demand": {"cpu": 3, "mem": 1}}]})
 >>> r.status, round(r.allocation["A"]["tasks"], 6), round(r.allocation["B"]["tasks"], 6)
 ('optimal', 3.0, 2.0)
->>> {f.check: f.verdict for f in r.validation}      # a probe finds no lie pays: unrefuted
-{'feasibility': 'holds', 'sharing_incentive': 'holds', 'envy_freeness': 'holds', 'pareto_efficiency': 'holds', 'strategy_proofness': 'unrefuted'}
+>>> for f in r.validation: print(f.check, f.verdict)  # a probe finds no lie pays: unrefuted
+feasibility holds
+sharing_incentive holds
+envy_freeness holds
+pareto_efficiency holds
+strategy_proofness unrefuted
 """
 
 from fairalloc.api import compare, solve, sweep, validate

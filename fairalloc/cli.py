@@ -17,7 +17,16 @@ from rich.console import Console
 from fairalloc import api, plots
 from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS, Kind
-from fairalloc.result import FAILED, Result, fmt, legend, render_markdown, render_table, rich_mark
+from fairalloc.result import (
+    FAILED,
+    Result,
+    check_column,
+    fmt,
+    legend,
+    render_markdown,
+    render_table,
+    rich_mark,
+)
 from fairalloc.spec import schema
 
 FORMATS = ("table", "json", "markdown")
@@ -71,13 +80,8 @@ def cmd_validate(args) -> int:
     return _exit_status([result])
 
 
-def _column(check: str) -> str:
-    """Checks that share a column when methods are compared: every method's own bound."""
-    return "bound" if check.split(":")[0] == "bound" else check
-
-
 def _check_mark(result: Result, column: str, markup: bool = True) -> str:
-    found = [f for f in result.validation if _column(f.check) == column]
+    found = [f for f in result.validation if check_column(f.check) == column]
     if not found:
         return ""
     mark = rich_mark(found[0].verdict) if markup else found[0].mark
@@ -96,7 +100,7 @@ def cmd_compare(args) -> int:
         return _exit_status(results)
     exact_name = KINDS[spec.kind].exact
     exact = next((r for m, r in rows if m == exact_name and isinstance(r, Result)), None)
-    checks = list(dict.fromkeys(_column(f.check) for r in results for f in r.validation))
+    checks = list(dict.fromkeys(check_column(f.check) for r in results for f in r.validation))
     header = ["method", "status", "objective", "time (s)", f"÷ {exact_name or 'exact'}",
               *[_short(c) for c in checks]]
     body, notes = [], []
@@ -167,7 +171,7 @@ def cmd_sweep(args) -> int:
         points = api.sweep(spec, key, values, args.method,
                            on_step=lambda *_: progress.advance(task))
     names = _selected(points[0][1].metrics, patterns)
-    checks = list(dict.fromkeys(_column(f.check) for _, r in points for f in r.validation))
+    checks = list(dict.fromkeys(check_column(f.check) for _, r in points for f in r.validation))
     if args.format == "json":
         print(json.dumps([{"value": v, **r.to_dict()} for v, r in points], indent=2,
                          allow_nan=False))

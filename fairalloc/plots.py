@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairalloc.errors import SpecError, Violation
-from fairalloc.result import Result
+from fairalloc.result import Result, check_column
 
 
 def _pyplot():
@@ -42,7 +42,7 @@ def sweep(points, key: str, names: list[str], checks: list[str], path: str,
         mid.legend(fontsize=8, loc="best")
     for row, check in enumerate(checks):
         for x, (_, r) in zip(xs, points):
-            f = [f for f in r.validation if f.check == check]
+            f = [f for f in r.validation if check_column(f.check) == check]
             if f:
                 marker, color = VERDICT_MARKERS[f[0].verdict]
                 strip.scatter([x], [row], marker=marker, color=color, s=18)

@@ -247,6 +247,12 @@ MEANINGS = {"holds": "proved on this allocation", "fails": "refuted, with a witn
             "unchecked": "not checked (the detail says why)"}
 
 
+def check_column(check: str) -> str:
+    """The column a check shares with its kin in tables and plots: every method's own bound
+    (``bound:theorem2``, ``bound:theorem5``, ``bound`` when none is claimed) is ``bound``."""
+    return "bound" if check.split(":")[0] == "bound" else check
+
+
 @dataclass(frozen=True)
 class Finding:
     """The verdict of one check on one allocation; a failure carries a witness.
@@ -446,8 +452,11 @@ def rich_mark(verdict: str) -> str:
 def legend(findings: Sequence[Finding] = ()) -> str:
     """What each mark means; only the marks that appear, when ``findings`` are given.
 
-    >>> legend()
-    '✓ holds: proved on this allocation · ✗ fails: refuted, with a witness · ~ unrefuted: a bounded probe found no counterexample · – unchecked: not checked (the detail says why)'
+    >>> print(legend().replace(" · ", chr(10)))
+    ✓ holds: proved on this allocation
+    ✗ fails: refuted, with a witness
+    ~ unrefuted: a bounded probe found no counterexample
+    – unchecked: not checked (the detail says why)
     """
     shown = {f.verdict for f in findings} or set(VERDICTS)
     return " · ".join(f"{MARKS[v]} {v}: {MEANINGS[v]}" for v in VERDICTS if v in shown)

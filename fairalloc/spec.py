@@ -15,12 +15,12 @@ from __future__ import annotations
 import copy
 import json
 import math
-from math import isfinite
 import re
 import sys
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from math import isfinite
 from pathlib import Path
 from typing import Any
 

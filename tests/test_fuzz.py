@@ -111,7 +111,8 @@ def values() -> st.SearchStrategy:
     """A replacement value: an extreme number, an odd string, another type, a deep nest."""
     scalars = st.one_of(st.sampled_from(EXTREMES), st.sampled_from(STRINGS),
                         st.floats(allow_nan=True, allow_infinity=True),
-                        st.integers(-2 ** 70, 2 ** 70), st.booleans(), st.none(), st.text(max_size=8))
+                        st.integers(-2 ** 70, 2 ** 70), st.booleans(), st.none(),
+                        st.text(max_size=8))
     return st.one_of(scalars, st.lists(scalars, max_size=3),
                      st.dictionaries(st.text(max_size=5), scalars, max_size=2),
                      st.builds(nested, scalars, st.sampled_from([2, 50, 300, 1000])))

@@ -23,6 +23,8 @@ from fairalloc.models.emrf import delta_bound, drf_ceiling, knob_for_delta
 from fairalloc.result import Allocation
 from fairalloc.validators import axioms
 
+PASSING = ("holds", "unrefuted")    # a probe that found nothing is not a failure
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -403,7 +405,7 @@ def test_drf_with_unused_resource(method):
     r = fairalloc.solve(UNUSED_DRF, method=method)
     np.testing.assert_allclose(tasks(r), [5, 2.5])
     assert r.metrics["utilization.mem"] == 0
-    assert all(f.verdict in ("holds", "unrefuted") for f in r.validation), [f for f in r.validation if f.verdict not in ("holds", "unrefuted")]
+    assert not [f for f in r.validation if f.verdict not in PASSING]
 
 
 @pytest.mark.parametrize("formulation", ["auto", "literal", "classes"])
@@ -441,7 +443,7 @@ def test_drf_sparse_demands_at_scale(seed):
         users.append(user)
     spec = {"problem": "drf", "capacity": {r: 1e4 for r in names}, "users": users}
     filled = fairalloc.solve(spec)
-    assert all(f.verdict in ("holds", "unrefuted") for f in filled.validation), [f for f in filled.validation if f.verdict not in ("holds", "unrefuted")]
+    assert not [f for f in filled.validation if f.verdict not in PASSING]
     exact = fairalloc.solve(spec, method="lp", validate=False)
     np.testing.assert_allclose(tasks(filled), tasks(exact), rtol=1e-6, atol=1e-9)
 

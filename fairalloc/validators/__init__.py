@@ -6,7 +6,8 @@ nothing, and how it re-runs a mechanism (a failed re-solve is no outcome, never 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fairalloc.errors import SolverError
 from fairalloc.result import FAILED, Finding, Solution

@@ -140,6 +140,6 @@ def max_min(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
     if best > low * (1 + RTOL):
         return Finding("max_min", False, f"smallest weighted dominant share {low:.6g}, but "
                        f"{best:.6g} is reachable", {"minimum": low, "max_min": best,
-                                                    "work_groups": dict(zip(p.ids, counts.tolist()))})
+                       "work_groups": dict(zip(p.ids, counts.tolist()))})
     return Finding("max_min", True,
                    f"smallest weighted dominant share {low:.6g} equals the exact max-min")

@@ -27,6 +27,8 @@ import fairalloc
 from fairalloc.errors import Violations
 from fairalloc.models.accelos import AccelosProblem, equal_split, execute, fcfs_counts
 
+PASSING = ("holds", "unrefuted")    # a probe that found nothing is not a failure
+
 SPECS = Path(__file__).resolve().parents[2] / "specs" / "accelos"
 FIGURE3 = str(SPECS / "figure3.json")
 MIX = str(SPECS / "parboil-mix4.json")
@@ -41,7 +43,7 @@ def test_figure3_accelos_gives_each_kernel_two_groups():
     assert result.method == "accelos"
     assert groups(result) == {"A": 2, "B": 2}
     assert result.allocation["A"]["threads"] == result.allocation["B"]["threads"] == 512
-    assert all(f.verdict in ("holds", "unrefuted") for f in result.validation), result.validation
+    assert all(f.verdict in PASSING for f in result.validation), result.validation
 
 
 def test_figure3a_standard_opencl_gives_kernel_a_every_compute_unit():
@@ -148,7 +150,7 @@ def test_realistic_mix_spec_is_well_formed():
     data = json.loads(Path(MIX).read_text())
     assert [k["id"] for k in data["kernels"]] == ["bfs", "cutcp", "stencil", "tpacf"]
     result = fairalloc.solve(MIX)
-    assert all(f.verdict in ("holds", "unrefuted") for f in result.validation), result.validation
+    assert all(f.verdict in PASSING for f in result.validation), result.validation
     assert result.metrics["fairness_improvement"] > 1
 
 

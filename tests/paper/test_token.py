@@ -30,6 +30,8 @@ from fairalloc.models.token import (
     thresholds_from_values,
 )
 
+PASSING = ("holds", "unrefuted")    # a probe that found nothing is not a failure
+
 SPECS = Path(__file__).resolve().parents[2] / "specs" / "token"
 PAIR = str(SPECS / "kmeans-pagerank.json")
 FIVE = str(SPECS / "five-spark-types.json")
@@ -156,7 +158,7 @@ def test_fig9_envy(pair):
 def test_five_types_converge_and_rank_like_fig11():
     result = fairalloc.solve(FIVE)
     assert result.status == "feasible"
-    assert all(f.verdict in ("holds", "unrefuted") for f in result.validation)
+    assert all(f.verdict in PASSING for f in result.validation)
     sim = result.metrics["simulation"]
     assert (sim["round-robin"]["performance"] < sim["mean-field"]["performance"]
             < sim["max-welfare"]["performance"])
