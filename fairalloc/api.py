@@ -105,6 +105,8 @@ def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) 
     if allocation is None:
         return solve(spec, method)
     label = "allocation"
+    if isinstance(allocation, Result):
+        allocation = allocation.allocation
     if isinstance(allocation, (str, Path)):
         allocation, label = read_json(allocation, what="allocation")
     kind = KINDS[spec.kind]

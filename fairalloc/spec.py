@@ -17,6 +17,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -126,7 +127,7 @@ def plain_json(data: Any, found: Violations) -> Any:
     a: nan is not a finite number (numbers must fit a 64-bit float)
     $: key 3 is not a string (JSON object keys are text)
     """
-    if not isinstance(data, (dict, list, tuple)):
+    if not isinstance(data, (Mapping, list, tuple)):
         return data                     # the caller says a spec must be an object
     root: list = [None]
     stack: list[tuple[Any, tuple, Any, Any]] = [(data, (), root, 0)]
@@ -135,7 +136,7 @@ def plain_json(data: Any, found: Violations) -> Any:
         if len(path) >= MAX_DEPTH:
             found.add(list(path), f"nested deeper than {MAX_DEPTH} levels")
             continue
-        if isinstance(node, dict):
+        if isinstance(node, Mapping):
             for key in getattr(node, "duplicates", ()):
                 found.add([*path, key], "key appears more than once in this object")
             out: dict = {}
@@ -188,7 +189,7 @@ def _scalar(value: Any, path: tuple, key: Any, out: dict | None, stack: list,
             found.add([*path, key], "a number beyond 1.8e308 is not a finite number (numbers "
                       "must fit a 64-bit float)")
         return value
-    if isinstance(value, (dict, list, tuple)):
+    if isinstance(value, (Mapping, list, tuple)):
         if out is None:
             return _PENDING
         stack.append((value, (*path, key), out, key))
@@ -276,10 +277,10 @@ def _schema_violations(kind: str, data: Any, error) -> list[tuple[list, str]]:
         return [(path, f"exactly one of {names} is required")]
     rules = {
         "type": lambda: f"must be of type {value}",
-        "minimum": lambda: f"must be >= {value}",
-        "exclusiveMinimum": lambda: f"must be > {value}",
-        "maximum": lambda: f"must be <= {value}",
-        "exclusiveMaximum": lambda: f"must be < {value}",
+        "minimum": lambda: f"must be >= {_limit(value)}",
+        "exclusiveMinimum": lambda: f"must be > {_limit(value)}",
+        "maximum": lambda: f"must be <= {_limit(value)}",
+        "exclusiveMaximum": lambda: f"must be < {_limit(value)}",
         "enum": lambda: f"must be one of {', '.join(map(json.dumps, value))}",
         "const": lambda: f"must be {json.dumps(value)}",
         "minItems": lambda: f"must have at least {value} item{'s' if value != 1 else ''}",
@@ -290,6 +291,11 @@ def _schema_violations(kind: str, data: Any, error) -> list[tuple[list, str]]:
     }
     rule = rules[kw]() if kw in rules else f"breaks schema rule '{kw}': {json.dumps(value)[:120]}"
     return [(path, rule)]
+
+
+def _limit(value: float) -> str:
+    """A schema bound as users read it: whole numbers exactly, others short (1e-06, 0.5)."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 def check_schema(kind: str, data: dict, found: Violations) -> None:

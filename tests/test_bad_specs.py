@@ -41,8 +41,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "missing-problem.json": ("problem", "required key is missing"),
     "unknown-problem-kind.json": ("problem", "unknown problem kind"),
     "drf-missing-users.json": ("users", "required key is missing"),
-    "drf-negative-capacity.json": ("capacity.cpu", "must be > 0"),
-    "emrf-zero-capacity.json": ("capacity.gpu", "must be > 0"),
+    "drf-negative-capacity.json": ("capacity.cpu", "must be >= 1e-06"),
+    "emrf-zero-capacity.json": ("capacity.gpu", "must be >= 1e-06"),
     "emrf-typo-knobb.json": ("knobb", "unknown key"),
     "drf-unknown-user-key.json": ("users[0].weigth", "unknown key"),
     "drf-string-weight.json": ("users[1].weight", "must be of type number"),
@@ -53,7 +53,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "emrf-negative-max-unfairness.json": ("max_unfairness", "must be >= 0"),
     "drf-empty-users.json": ("users", "at least 1 item"),
     "emrf-missing-split.json": ("users[1].split", "required key is missing"),
-    "emrf-negative-weight.json": ("users[0].weight", "must be > 0"),
+    "emrf-negative-weight.json": ("users[0].weight", "must be >= 1e-06"),
     "drf-empty-id.json": ("users[0].id", "must not be empty"),
     "drf-unknown-method.json": ("options.method", "must be one of"),
     "emrf-unknown-method.json": ("options.method", "must be one of"),
@@ -138,7 +138,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
 # Specs with three problems at once: all three must be reported in one run.
 MULTI: dict[str, list[tuple[str, str]]] = {
     "three-schema-problems.json": [
-        ("capacity.cpu", "must be > 0"),
+        ("capacity.cpu", "must be >= 1e-06"),
         ("knob", "must be <= 1"),
         ("users[1].wieght", "unknown key"),
     ],

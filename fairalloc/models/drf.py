@@ -19,6 +19,8 @@ from fairalloc.errors import Violations, check_names, check_unique_ids
 from fairalloc.models.leontief import Leontief, utilization
 from fairalloc.result import Allocation
 
+SMALLEST_DEMAND = 1e-9     # of the resource's capacity: at most 1e9 tasks of it fit
+
 
 @dataclass(frozen=True, eq=False)
 class DrfProblem:
@@ -44,6 +46,12 @@ class DrfProblem:
         for i in np.flatnonzero(~(demand > 0).any(axis=1)):
             found.add(["users", int(i), "demand"],
                       "must ask for a positive amount of some resource")
+        tiny = (demand > 0) & (demand < SMALLEST_DEMAND * capacity)
+        for i, r in zip(*np.nonzero(tiny)):
+            found.add(["users", int(i), "demand", resources[r]],
+                      f"a positive demand must be at least {SMALLEST_DEMAND:g} of the capacity "
+                      f"({SMALLEST_DEMAND * capacity[r]:g}): more tasks than that are beyond the "
+                      "solvers' precision")
         caps = np.array([u.get("max_tasks", np.inf) for u in users], dtype=float)
         if not divisible:
             for i in np.flatnonzero(np.isfinite(caps) & (caps != np.floor(caps))):

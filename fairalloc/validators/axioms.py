@@ -42,8 +42,8 @@ def _worst(mask: np.ndarray, amount: np.ndarray) -> int:
 
 
 def feasibility(problem, allocation: Allocation, **_) -> Finding:
-    """Bundles fit in the capacity, units are non-negative, within caps, whole where tasks are
-    indivisible, and each user's bundle supports the units it claims."""
+    """Bundles are non-negative and fit in the capacity, units are non-negative, within caps,
+    whole where tasks are indivisible, and each user's bundle supports the units it claims."""
     m: Leontief = problem.market
     x, bundles = m.units(allocation), m.bundles(allocation)
     used = bundles.sum(axis=0)
@@ -52,6 +52,7 @@ def feasibility(problem, allocation: Allocation, **_) -> Finding:
     for d in np.flatnonzero(over):
         problems.append({"resource": m.resources[d], "used": used[d], "capacity": m.capacity[d]})
     checks = [
+        ((bundles < 0).any(axis=1), "a negative amount in its bundle"),
         (x < -RTOL, "negative units"),
         (_exceeds(x, m.caps), "above its cap"),
         (_exceeds(x, m.worth(np.arange(m.n), bundles)), "more units than its bundle supports"),
@@ -288,22 +289,25 @@ def _envy_from_dominance(m: Leontief, x: np.ndarray, bundles: np.ndarray, C: int
 
 
 def pareto_efficiency(problem, allocation: Allocation, **_) -> Finding:
-    """PE: no user can grow without another shrinking. Divisible units: the LP
-    max sum_c G_c s.t. sum_c G_c u_c <= free capacity, 0 <= G_c <= room under the caps, over
-    classes c of users with the same demand direction (G_c in dominant-share units). Whole tasks:
-    can some user run one more task in the free capacity?"""
+    """PE: no user can grow without another's units shrinking. The slack is the capacity the
+    units do not use, capacity - sum_i x_i d_i: what nobody holds and what a user holds beyond
+    its units' need. Divisible units: the LP max sum_c G_c s.t. sum_c G_c u_c <= slack,
+    0 <= G_c <= room under the caps, over classes c of users with the same demand direction
+    (G_c in dominant-share units). Whole tasks: can some user run one more task in the slack?"""
     m: Leontief = problem.market
-    x, bundles = m.units(allocation), m.bundles(allocation)
-    slack = np.maximum(m.capacity - bundles.sum(axis=0), 0.0)
+    x = m.units(allocation)
+    slack = np.maximum(m.capacity - x @ m.demand, 0.0)
     room = m.caps - x
     if m.integral:
         fits = (m.demand <= slack + 1e-9 * m.capacity).all(axis=1) & (room >= 1)
         if fits.any():
             i = int(np.flatnonzero(fits)[0])
             return Finding("pareto_efficiency", False,
-                           f"{int(fits.sum())} users could run one more task in free capacity",
-                           {"user": m.ids[i], "tasks": x[i], "free": dict(zip(m.resources, slack))})
-        return Finding("pareto_efficiency", True, "no user's next task fits in the free capacity")
+                           f"{int(fits.sum())} users could run one more task in the capacity "
+                           "their tasks leave unused",
+                           {"user": m.ids[i], "tasks": x[i], "slack": dict(zip(m.resources, slack))})
+        return Finding("pareto_efficiency", True, "no user's next task fits in the capacity the "
+                       "tasks leave unused")
     classes = m.classes()
     growth_room = np.bincount(classes.label, weights=np.where(room > 0, room, 0.0) * m.dominant(),
                               minlength=classes.count)
@@ -323,7 +327,7 @@ def pareto_efficiency(problem, allocation: Allocation, **_) -> Finding:
         "pareto_efficiency", False,
         f"{m.ids[i]} can grow by {alone:.6g} units with nobody shrinking",
         {"user": m.ids[i], "units": x[i], "can_add": alone,
-         "free": dict(zip(m.resources, slack))},
+         "slack": dict(zip(m.resources, slack))},
     )
 
 
