@@ -305,7 +305,8 @@ def pareto_efficiency(problem, allocation: Allocation, **_) -> Finding:
             return Finding("pareto_efficiency", False,
                            f"{int(fits.sum())} users could run one more task in the capacity "
                            "their tasks leave unused",
-                           {"user": m.ids[i], "tasks": x[i], "slack": dict(zip(m.resources, slack))})
+                           {"user": m.ids[i], "tasks": x[i],
+                            "slack": dict(zip(m.resources, slack))})
         return Finding("pareto_efficiency", True, "no user's next task fits in the capacity the "
                        "tasks leave unused")
     classes = m.classes()
