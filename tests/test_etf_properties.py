@@ -169,8 +169,8 @@ def test_milp_certifies_theorem3(spec):
     # Theorem 3: the greedy reaches the max-min (the leximin's first entry)
     assert e_greedy[0] == pytest.approx(e_exact[0], rel=0, abs=1e-9)
     assert sol.metrics["leximin"][0] == pytest.approx(e_exact[0], rel=1e-9, abs=1e-9)
-    best = V.max_min_value(p)
-    assert best == pytest.approx(e_greedy[0], rel=1e-7, abs=1e-9)
+    best = V.max_min_slices(p)[0]                 # bisection, against the leximin MILP
+    assert best == pytest.approx(e_exact[0], rel=1e-9, abs=1e-9)
     assert V.max_min(p, allocation(p, greedy)).holds
     # leximin dominates the greedy; usually they are equal (not always: see the tie test)
     assert _lex_ge(e_exact, e_greedy)
@@ -384,13 +384,13 @@ def test_max_min_fails_when_slices_move_from_the_poorest_to_the_richest():
 
 def test_max_min_fails_against_the_exact_value_when_no_single_move_helps():
     """A and B (3 W each) tie at the minimum of 7 / 7 / 16 slices (21, 21, 128 J), so no single
-    slice move raises it; the exact MILP finds 33 (11 / 11 / 8 slices: 33, 33, 64 J)."""
+    slice move raises it; the exact max-min is 33 (11 / 11 / 8 slices: 33, 33, 64 J)."""
     p = problem({**EXAMPLE, "apps": [{"id": "A", "power": 3}, {"id": "B", "power": 3},
                                      {"id": "C", "power": 8}]})
     finding = V.max_min(p, allocation(p, [7, 7, 16]))
     assert finding.holds is False
     assert finding.witness["minimum"] == 21
-    best = V.max_min_value(p)
+    best = V.max_min_slices(p)[0]
     assert finding.witness["max_min"] == pytest.approx(best)
     assert best == pytest.approx(33)               # 11 / 11 / 8 slices: 33, 33, 64
     assert V.max_min(p, allocation(p, [11, 11, 8])).holds
@@ -412,7 +412,7 @@ def test_large_T_greedy_max_min_by_hand():
 
 
 def test_max_min_value_is_exact_at_large_T():
-    assert V.max_min_value(problem(LARGE_T)) == pytest.approx(126315, rel=1e-12)
+    assert V.max_min_slices(problem(LARGE_T))[0] == pytest.approx(126315, rel=1e-12)
 
 
 def test_max_min_rejects_an_allocation_below_the_max_min_at_large_T():

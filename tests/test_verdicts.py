@@ -82,3 +82,24 @@ def test_accelos_max_min_is_decided_above_200_kernels():
     expected = "fails" if ilp.objective > low * (1 + 1e-9) else "holds"
     assert judged.finding("max_min").verdict == expected
     assert expected == "fails"                   # the instance is one where it matters
+
+
+def etf_spec(n: int, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    return {"problem": "etf", "quantum": 10 * n, "phi": 0.5,
+            "apps": [{"id": f"a{i}", "power": float(rng.choice([2, 3, 5, 8, 13])),
+                      "weight": float(rng.choice([1, 2]))} for i in range(n)]}
+
+
+def test_etf_max_min_is_decided_above_40_apps():
+    """Exact at any size (it used to say "holds" unchecked above 40 apps): on 120 apps the
+    greedy (Theorem 3) holds, and the time-fair split is judged against the exact level."""
+    spec = etf_spec(120)
+    greedy = fairalloc.solve(spec, "greedy")
+    assert greedy.finding("max_min").verdict == "holds"
+    weights = {a["id"]: a["weight"] for a in spec["apps"]}
+    share = spec["quantum"] / sum(weights.values())
+    fair = {a: {"time": int(w * share)} for a, w in weights.items()}
+    judged = fairalloc.validate(spec, fair).finding("max_min")
+    assert judged.verdict == "fails"
+    assert judged.witness["minimum"] < greedy.metrics["min_weighted_energy"]

@@ -59,7 +59,9 @@ from fractions import Fraction
 
 import numpy as np
 
+from fairalloc import levels
 from fairalloc.errors import Violations, check_unique_ids
+from fairalloc.levels import highest_level
 from fairalloc.result import Allocation
 from fairalloc.solvers.highs import INF, Report, solve_matrix
 
@@ -425,18 +427,9 @@ def threads_program(p: AccelosProblem, lower: np.ndarray,
 
 
 def fewest_reaching(p: AccelosProblem, level: float) -> np.ndarray:
-    """For each kernel, the fewest whole groups t in 0..N_i with share_key(t) >= ``level``, inf
-    where even N_i falls short (the estimate ceil(level s_i / dom_i) corrected against the
-    exact float keys: vectorised ``first_reaching``; steps of one are exact up to 2^53)."""
-    dom = dominant_per_group(p)
-    reachable = share_key(p.groups, dom, p.share) >= level
-    t = np.clip(np.ceil(level * p.share / dom), 0, p.groups)
-    while True:
-        down = reachable & (t > 0) & (share_key(t - 1, dom, p.share) >= level)
-        up = reachable & (share_key(t, dom, p.share) < level)
-        if not (down.any() or up.any()):
-            return np.where(reachable, t, np.inf)
-        t = t - down + up
+    """For each kernel, the fewest whole groups t in 0..N_i whose share_key(t) reaches
+    ``level`` (inf where even N_i falls short): ``levels.fewest_reaching`` on n dom_i / s_i."""
+    return levels.fewest_reaching(level, dominant_per_group(p), p.share, p.groups)
 
 
 def keep_level(p: AccelosProblem, level: float) -> np.ndarray:
@@ -460,20 +453,11 @@ def max_min_level(p: AccelosProblem) -> tuple[float, np.ndarray]:
     >>> level, n.tolist()
     (0.5, [2, 2])
     """
-    def fits(n: np.ndarray) -> bool:
+    def fits(level: float) -> bool:
+        n = keep_level(p, level)
         return bool(np.all(n <= p.groups) and np.all(used(p, n) <= p.capacity))
 
-    lo = float(weighted_dominant_share(p, np.ones(p.k)).min())
-    hi = float(weighted_dominant_share(p, p.groups).min())
-    if fits(keep_level(p, hi)):
-        lo = hi
-    while True:                    # invariant: keep_level(lo) fits, keep_level(hi) does not
-        mid = lo + (hi - lo) / 2
-        if mid <= lo or mid >= hi:
-            break
-        if fits(keep_level(p, mid)):
-            lo = mid
-        else:
-            hi = mid
+    lo = highest_level(fits, float(weighted_dominant_share(p, np.ones(p.k)).min()),
+                       float(weighted_dominant_share(p, p.groups).min()))
     best = keep_level(p, lo)
     return float(weighted_dominant_share(p, best).min()), best.astype(np.int64)

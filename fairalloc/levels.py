@@ -1,0 +1,55 @@
+"""Exact max-min over whole units by bisection on the level.
+
+Where each participant's value is t * a_i / b_i for whole t (accelOS's weighted dominant
+share, ETF's weighted energy), the fewest units reaching a level grow with it, so the levels a
+budget can hold are an interval and its top is found by bisection on floats — exact, with no
+MILP, no size cap and no time limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+def fewest_reaching(level: float, rate: np.ndarray, scale: np.ndarray,
+                    cap: np.ndarray) -> np.ndarray:
+    """For each i, the fewest whole t in 0..cap_i with t * rate_i / scale_i >= ``level``
+    (computed as that expression, so ties are the float keys' ties), inf where even cap_i
+    falls short. The estimate ceil(level scale_i / rate_i) is corrected a unit at a time
+    (exact up to 2^53).
+
+    >>> fewest_reaching(10.0, np.array([3.0, 4.0]), np.ones(2), np.array([9.0, 2.0])).tolist()
+    [4.0, inf]
+    """
+    def key(t):
+        return t * rate / scale
+
+    reachable = key(cap) >= level
+    t = np.clip(np.ceil(level * scale / rate), 0, cap)
+    while True:
+        down = reachable & (t > 0) & (key(t - 1) >= level)
+        up = reachable & (key(t) < level)
+        if not (down.any() or up.any()):
+            return np.where(reachable, t, np.inf)
+        t = t - down + up
+
+
+def highest_level(fits: Callable[[float], bool], lo: float, hi: float) -> float:
+    """The largest float level in [lo, hi] at which ``fits`` holds, for a ``fits`` that holds
+    at ``lo`` and, once false, stays false above (bisection to adjacent floats).
+
+    >>> highest_level(lambda level: level <= 2.5, 0.0, 10.0)
+    2.5
+    """
+    if fits(hi):
+        return hi
+    while True:
+        mid = lo + (hi - lo) / 2
+        if mid <= lo or mid >= hi:
+            return lo
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
