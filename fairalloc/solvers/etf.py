@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from fairalloc.errors import SolverError
+from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.models.etf import (
     EtfProblem,
     energy_fair_time,
@@ -122,8 +122,18 @@ def waterfill_slices(p: EtfProblem) -> np.ndarray:
     return (g + taken).astype(np.int64)
 
 
+GREEDY_MAX_SLICES = 10**7     # slices the heap walks one by one (about 10 s)
+MILP_MAX_QUANTUM = 10**9      # beyond, HiGHS's integrality tolerance blurs whole slices
+
+
 def greedy(p: EtfProblem, **_) -> Solution:
-    """Algorithm 1 as printed (a heap; cost grows with T)."""
+    """Algorithm 1 as printed (a heap; cost grows with T: at most ``GREEDY_MAX_SLICES``
+    slices past the guarantees, else waterfill computes the same allocation)."""
+    left = p.quantum - int(guarantee(p).sum())
+    if left > GREEDY_MAX_SLICES:
+        raise SpecError([Violation("quantum", f"greedy hands out slices one at a time: at most "
+                                   f"{GREEDY_MAX_SLICES:.0e} past the guarantees (here {left}); "
+                                   "waterfill gives the same allocation at any T")])
     return _solution(p, greedy_slices(p), "heuristic", "Algorithm 1 (heap)")
 
 
@@ -165,8 +175,13 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None, **_) -> Solutio
     theta_1..theta_{k-1} keep their optima. n MILPs; the first one is the max-min (Theorem 3).
     Meant for small instances (O(n^2) variables).
     """
+    if p.quantum > MILP_MAX_QUANTUM:
+        raise SpecError([Violation("quantum", f"milp takes at most {MILP_MAX_QUANTUM:.0e} slices: "
+                                   "beyond, HiGHS's integrality tolerance cannot tell whole "
+                                   "slices apart (waterfill reaches Theorem 3's max-min at any T)")])
     n, T = p.n, p.quantum
-    c = p.power / p.weights                           # weighted energy per slice
+    unit = float((p.power / p.weights).max())
+    c = p.power / p.weights / unit                    # weighted energy per slice, scaled to 1
     g = guarantee(p)
     hi = np.minimum(p.demand, T)
     deadline = None if time_limit is None else time.perf_counter() + time_limit
@@ -215,5 +230,5 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None, **_) -> Solutio
             status = report.status
             break
     sol = _solution(p, t, status, "HiGHS MILP (ordered outcomes)", gap=gap, rounds=len(thetas))
-    sol.metrics["leximin"] = thetas
+    sol.metrics["leximin"] = [theta * unit for theta in thetas]
     return sol
