@@ -176,9 +176,10 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None, **_) -> Solutio
     Meant for small instances (O(n^2) variables).
     """
     if p.quantum > MILP_MAX_QUANTUM:
-        raise SpecError([Violation("quantum", f"milp takes at most {MILP_MAX_QUANTUM:.0e} slices: "
-                                   "beyond, HiGHS's integrality tolerance cannot tell whole "
-                                   "slices apart (waterfill reaches Theorem 3's max-min at any T)")])
+        raise SpecError([Violation("quantum", f"milp takes at most {MILP_MAX_QUANTUM:.0e} "
+                                   "slices: beyond, HiGHS's integrality tolerance cannot tell "
+                                   "whole slices apart (waterfill reaches Theorem 3's max-min "
+                                   "at any T)")])
     n, T = p.n, p.quantum
     unit = float((p.power / p.weights).max())
     c = p.power / p.weights / unit                    # weighted energy per slice, scaled to 1
