@@ -240,9 +240,11 @@ def test_lower_bound_is_below_every_makespan(linear, nonlinear):
 # --- theorem bounds on linear-speedup jobs ----------------------------------------------------
 
 def test_each_theorem_bound_holds_for_its_method(linear):
-    """Theorem 1 for gpusched1, Theorem 2 for gpusched1-star (Algorithm 2's queue), Theorem 5
-    for gpusched2; with and without the look-ahead (section V: it
-    "does not affect the theoretical bounds")."""
+    """Theorem 1 for gpusched1, Theorem 2 for gpusched1-star (Algorithm 2's queue), with and
+    without the look-ahead (section V: it "does not affect the theoretical bounds"). Theorem 5
+    (gpusched2) rests on Theorem 4, which is false (``test_theorem4_ffdh_area_bound_fails...``
+    in tests/paper): for it only the check's honesty is asserted, its verdict against the
+    makespan."""
     checked = {name: 0 for name in CLAIMS.values()}
     for case in linear:
         p = case["p"]
@@ -260,8 +262,10 @@ def test_each_theorem_bound_holds_for_its_method(linear):
                 continue
             bound = r.metrics[name]
             assert bound == pytest.approx(expected[name], rel=1e-9), (method, case["spec"])
-            assert r.objective <= bound * (1 + 1e-9), (method, lookahead, case["spec"])
-            assert finding(r, name).holds, finding(r, name).detail
+            within = r.objective <= bound * (1 + 1e-9)
+            assert finding(r, name).holds == within, finding(r, name).detail
+            if name != "bound:theorem5":       # Theorem 5 is false in general (see the paper
+                assert within, (method, lookahead, case["spec"])    # erratum test): not asserted
             checked[name] += 1
     assert min(checked.values()) >= 200, checked
 
