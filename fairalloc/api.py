@@ -169,7 +169,10 @@ def sweep_values(start: float, stop: float, step: float) -> list[float]:
         raise ValueError("start, stop and step must be finite numbers")
     if step == 0 or (stop - start) / step < 0:
         raise ValueError("step must be non-zero and lead from start to stop")
-    count = int(round((stop - start) / step + 1e-9)) + 1
+    span = (stop - start) / step + 1e-9            # may overflow to inf for a tiny step
+    if span + 1 > MAX_SWEEP_POINTS:
+        raise ValueError(f"{span + 1:.3g} points; a sweep takes at most {MAX_SWEEP_POINTS}")
+    count = int(round(span)) + 1
     if count > MAX_SWEEP_POINTS:
         raise ValueError(f"{count} points; a sweep takes at most {MAX_SWEEP_POINTS}")
     values = [start + i * step for i in range(count)]

@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import os
 import sys
+from pathlib import Path
 from importlib import resources
 
 from rich.console import Console
@@ -27,7 +29,7 @@ from fairalloc.result import (
     render_table,
     rich_mark,
 )
-from fairalloc.spec import schema
+from fairalloc.spec import schema, set_path
 
 FORMATS = ("table", "json", "markdown")
 
@@ -40,13 +42,29 @@ SHORT = {
 }
 
 
+class UsageError(Exception):
+    """A command-line mistake (an option's value): exit 2 naming the option, never reported
+    as an invalid spec."""
+
+    def __init__(self, option: str, rule: str):
+        super().__init__(f"{option}: {rule}")
+
+
 def _short(check: str) -> str:
     return SHORT.get(check, check.removeprefix("bound:"))
 
 
 def _console() -> Console:
     """Full-width tables on a terminal; a generous fixed width when piped (CI logs, files)."""
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 150)
+    return _Console(highlight=False, width=None if sys.stdout.isatty() else 150)
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """A reader that left (``| head``) is not a failure: ``main`` exits 0 quietly (rich's
+        default exits 1)."""
+        self.quiet = True
+        raise BrokenPipeError
 
 
 def _emit(result: Result, fmt_name: str, rows: int) -> None:
@@ -75,6 +93,9 @@ def cmd_solve(args) -> int:
 
 
 def cmd_validate(args) -> int:
+    if args.spec == "-" and args.allocation == "-":
+        raise UsageError("--allocation", "standard input can be read only once: give the spec "
+                         "or the allocation as a file")
     result = api.validate(args.spec, args.allocation, args.method)
     _emit(result, args.format, args.rows)
     return _exit_status([result])
@@ -90,7 +111,7 @@ def _check_mark(result: Result, column: str, markup: bool = True) -> str:
 
 
 def cmd_compare(args) -> int:
-    methods = args.methods.split(",") if args.methods else None
+    methods = args.methods
     spec = api.load_spec(args.spec)
     rows = api.compare(spec, methods)
     results = [r for _, r in rows if isinstance(r, Result)]
@@ -144,12 +165,12 @@ def _parse_set(text: str) -> tuple[str, list]:
     key, sep, rng = text.partition("=")
     parts = rng.split(":")
     if not sep or not key or len(parts) != 3:
-        raise SpecError([Violation("--set", f"{text!r}: expected KEY=START:STOP:STEP")])
+        raise UsageError("--set", f"{text!r}: expected KEY=START:STOP:STEP")
     try:
         nums = [int(p) if p.strip().lstrip("-").isdigit() else float(p) for p in parts]
         return key, api.sweep_values(*nums)
     except ValueError as exc:
-        raise SpecError([Violation("--set", f"{text!r}: {exc}")]) from None
+        raise UsageError("--set", f"{text!r}: {exc}") from None
 
 
 def _selected(metrics: dict, patterns: list[str]) -> list[str]:
@@ -164,8 +185,12 @@ def cmd_sweep(args) -> int:
 
     key, values = _parse_set(args.set)
     spec = api.load_spec(args.spec)
+    try:
+        set_path(spec.raw, key, values[0])
+    except SpecError as exc:
+        raise UsageError("--set", f"{key!r}: {exc.violations[0]}") from None
     kind = KINDS[spec.kind]
-    patterns = args.metrics.split(",") if args.metrics else list(kind.sweep_metrics)
+    patterns = args.metrics or list(kind.sweep_metrics)
     with Progress(transient=True, console=Console(stderr=True)) as progress:
         task = progress.add_task(f"sweeping {key}", total=len(values))
         points = api.sweep(spec, key, values, args.method,
@@ -196,12 +221,12 @@ def cmd_sweep(args) -> int:
     return _exit_status([r for _, r in points])
 
 
-def _experiment_methods(kind: Kind, text: str | None, default: list[str]) -> list[str]:
-    methods = text.split(",") if text else default
+def _experiment_methods(kind: Kind, chosen: list[str] | None, default: list[str]) -> list[str]:
+    methods = chosen or default
     unknown = [m for m in methods if m not in kind.methods]
     if unknown:
-        raise SpecError([Violation("--methods", f"unknown method(s) {', '.join(unknown)} "
-                                   f"(known: {', '.join(kind.methods)})")])
+        raise UsageError("--methods", f"unknown method(s) {', '.join(unknown)} "
+                                   f"(known: {', '.join(kind.methods)})")
     return methods
 
 
@@ -255,13 +280,11 @@ def cmd_experiment_accelos(args) -> int:
 
     from fairalloc import experiments_accelos as ex
 
-    if args.mixes < 1:
-        raise SpecError([Violation("--mixes", "must be >= 1")])
-    devices = args.devices.split(",")
+    devices = args.devices
     unknown = [d for d in devices if d not in ex.DEVICES]
     if unknown:
-        raise SpecError([Violation("--devices", f"unknown device(s) {', '.join(unknown)} "
-                                   f"(known: {', '.join(ex.DEVICES)})")])
+        raise UsageError("--devices", f"unknown device(s) {', '.join(unknown)} "
+                                   f"(known: {', '.join(ex.DEVICES)})")
     methods = _experiment_methods(KINDS["accelos"], args.methods, ["accelos", "ilp"])
     total = args.mixes * len(devices)
     with Progress(transient=True, console=Console(stderr=True)) as progress:
@@ -301,17 +324,13 @@ def cmd_simulate(args) -> int:
     kind = KINDS["token"]
     method = args.method or spec.options.get("method") or kind.default
     if method not in kind.methods:
-        raise SpecError([Violation("--method", f"unknown method {method!r} (known: "
-                                   f"{', '.join(kind.methods)})")])
-    mechanisms = tuple(args.mechanisms.split(",")) if args.mechanisms else None
+        raise UsageError("--method", f"unknown method {method!r} (known: "
+                                   f"{', '.join(kind.methods)})")
+    mechanisms = tuple(args.mechanisms) if args.mechanisms else None
     unknown = [m for m in mechanisms or () if m not in simulation.MECHANISMS]
     if unknown:
-        raise SpecError([Violation("--mechanisms", f"unknown mechanism(s) {', '.join(unknown)} "
-                                   f"(known: {', '.join(simulation.MECHANISMS)})")])
-    if args.rounds is not None and args.rounds < 1:
-        raise SpecError([Violation("--rounds", "must be >= 1")])
-    if args.seed is not None and args.seed < 0:
-        raise SpecError([Violation("--seed", "must be >= 0")])
+        raise UsageError("--mechanisms", f"unknown mechanism(s) {', '.join(unknown)} "
+                                   f"(known: {', '.join(simulation.MECHANISMS)})")
     mechanisms, rounds, seed = simulation.settings(spec.problem, mechanisms, args.rounds,
                                                    args.seed)
     why = simulation_too_big(spec.problem.agents, rounds)
@@ -385,6 +404,69 @@ def cmd_list(args) -> int:
     return 0
 
 
+def whole(low: int, high: int | None = None):
+    """An argparse type: a whole number in low..high."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low or (high is not None and value > high):
+            span = f"{low}..{high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"{value} is out of range ({span})")
+        return value
+    return parse
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1:                   # NaN fails this too
+        raise argparse.ArgumentTypeError(f"{text} is not in [0, 1]")
+    return value
+
+
+def names(text: str) -> list[str]:
+    """An argparse type: a comma-separated list of non-empty names."""
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty name")
+    return parts
+
+
+def name(text: str) -> str:
+    """An argparse type: a non-empty name."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a name must not be empty")
+    return text.strip()
+
+
+def writable(text: str) -> str:
+    """An argparse type: a file to write (its folder exists, it is not a folder)."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder; name a file in it")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"folder {path.parent} does not exist")
+    return text
+
+
+def figure(text: str) -> str:
+    """An argparse type: a plot file whose extension matplotlib writes, in a folder that
+    exists; checked before anything is computed."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(text).suffix.lstrip(".").lower()
+    if suffix not in formats:
+        raise argparse.ArgumentTypeError(f"{text}: the extension must be one of "
+                                          f"{', '.join(sorted(formats))}")
+    return writable(text)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="fairalloc",
@@ -402,56 +484,57 @@ def parser() -> argparse.ArgumentParser:
     def output(sp, rows: bool = True) -> None:
         sp.add_argument("--format", choices=FORMATS, default="table")
         if rows:
-            sp.add_argument("--rows", type=int, default=25, help="allocation rows shown in tables")
+            sp.add_argument("--rows", type=whole(0), default=25, help="allocation rows shown in tables")
 
     sp = add("solve", cmd_solve, "solve a spec and check the allocation")
-    sp.add_argument("--method", help="method name (see `fairalloc list`)")
+    sp.add_argument("--method", type=name, help="method name (see `fairalloc list`)")
     sp.add_argument("--no-validate", action="store_true", help="skip the checks")
-    sp.add_argument("--plot", metavar="FILE.png",
+    sp.add_argument("--plot", metavar="FILE.png", type=figure,
                     help="Gantt chart of a timed schedule (moldable): bus lane + processors")
     output(sp)
     sp = add("compare", cmd_compare, "every method of the kind side by side")
-    sp.add_argument("--methods", help="comma-separated subset, e.g. lp,wfq")
+    sp.add_argument("--methods", type=names, help="comma-separated subset, e.g. lp,wfq")
     output(sp, rows=False)
     sp = add("validate", cmd_validate, "check an allocation (from --allocation, or solved)")
     sp.add_argument("--allocation", help="JSON file: a result or its allocation object")
-    sp.add_argument("--method", help="without --allocation: the method to solve with; with "
+    sp.add_argument("--method", type=name, help="without --allocation: the method to solve with; with "
                     "it: the mechanism the strategy-proofness probe re-runs on misreports")
     output(sp)
     sp = add("sweep", cmd_sweep, "re-solve with one spec key varied")
     sp.add_argument("--set", required=True, metavar="KEY=START:STOP:STEP",
                     help="e.g. knob=0:1:0.1 or users[0].weight=1:4:1 (STOP included)")
-    sp.add_argument("--plot", metavar="FILE.png", help="write a plot of the sweep")
-    sp.add_argument("--method")
-    sp.add_argument("--metrics", help="comma-separated metric names or patterns (utilization.*)")
+    sp.add_argument("--plot", metavar="FILE.png", type=figure, help="write a plot of the sweep")
+    sp.add_argument("--method", type=name)
+    sp.add_argument("--metrics", type=names, help="comma-separated metric names or patterns (utilization.*)")
     output(sp, rows=False)
     sp = add("experiment", cmd_experiment, "random workloads of a paper's experiment, every "
              "method: moldable (makespan / lower bound), accelos (improvement over fcfs)",
              spec=False)
     sp.add_argument("kind", choices=["moldable", "accelos"])
-    sp.add_argument("--jobs", type=int, default=20, help="jobs per instance (n)")
-    sp.add_argument("--processors", type=int, default=8, help="m")
-    sp.add_argument("--beta", type=float, default=0.5,
+    sp.add_argument("--jobs", type=whole(1, 10**5), default=20, help="jobs per instance (n)")
+    sp.add_argument("--processors", type=whole(1, 2**20), default=8, help="m")
+    sp.add_argument("--beta", type=fraction, default=0.5,
                     help="offload share: a in [beta/2, beta], x = a z")
     sp.add_argument("--speedup", choices=["linear", "two-phase"], default="linear")
-    sp.add_argument("--instances", type=int, default=100)
+    sp.add_argument("--instances", type=whole(1, 10**6), default=100)
     sp.add_argument("--kernels", type=int, choices=(2, 4, 8), default=4,
                     help="accelos: kernels per mix")
-    sp.add_argument("--mixes", type=int, default=100, help="accelos: random mixes per device")
-    sp.add_argument("--devices", default="kepler,gcn",
+    sp.add_argument("--mixes", type=whole(1, 10**6), default=100, help="accelos: random mixes per device")
+    sp.add_argument("--devices", type=names, default=["kepler", "gcn"],
                     help="accelos: comma-separated device profiles (kepler, gcn)")
-    sp.add_argument("--seed", type=int, default=1)
-    sp.add_argument("--methods", help="comma-separated subset (default: every method)")
-    sp.add_argument("--workers", type=int, help="processes (default: one per core)")
-    sp.add_argument("--plot", metavar="FILE.png", help="box plot of the ratios per method")
+    sp.add_argument("--seed", type=whole(0, 2**32 - 1), default=1)
+    sp.add_argument("--methods", type=names,
+                    help="comma-separated subset (default: every method)")
+    sp.add_argument("--workers", type=whole(1, 1024), help="processes (default: one per core)")
+    sp.add_argument("--plot", metavar="FILE.png", type=figure, help="box plot of the ratios per method")
     sp.add_argument("--format", choices=("table", "json"), default="table")
     sp = add("simulate", cmd_simulate, "token: solve for the thresholds, then simulate the "
              "token game and the baselines round by round")
-    sp.add_argument("--mechanisms", help="comma-separated subset, e.g. mean-field,round-robin")
-    sp.add_argument("--rounds", type=int, help="rounds (default: the spec's, else 1000)")
-    sp.add_argument("--seed", type=int, help="seed (default: the spec's, else 0)")
-    sp.add_argument("--method", help="method for the thresholds (default: the spec's)")
-    sp.add_argument("--plot", metavar="FILE.png",
+    sp.add_argument("--mechanisms", type=names, help="comma-separated subset, e.g. mean-field,round-robin")
+    sp.add_argument("--rounds", type=whole(1, 10**9), help="rounds (default: the spec's, else 1000)")
+    sp.add_argument("--seed", type=whole(0, 2**32 - 1), help="seed (default: the spec's, else 0)")
+    sp.add_argument("--method", type=name, help="method for the thresholds (default: the spec's)")
+    sp.add_argument("--plot", metavar="FILE.png", type=figure,
                     help="thresholds, token distributions and the mechanisms' metrics")
     sp.add_argument("--format", choices=("table", "json"), default="table")
     kinds = sorted(KINDS)
@@ -459,7 +542,8 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("kind", choices=kinds)
     sp = add("new", cmd_new, "print (or write) a commented template spec", spec=False)
     sp.add_argument("kind", choices=kinds)
-    sp.add_argument("-o", "--output", help="write to this file instead of standard output")
+    sp.add_argument("-o", "--output", type=writable,
+                    help="write to this file instead of standard output")
     add("list", cmd_list, "problem kinds, their methods and checks", spec=False)
     return p
 
@@ -468,16 +552,23 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):     # never crash on printing what a user wrote
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    args = parser().parse_args(argv)
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:           # --help, or a command-line mistake argparse reported
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         return args.func(args)
     except SpecError as exc:
         print(f"fairalloc: {exc.report()}", file=sys.stderr)
         return 2
+    except UsageError as exc:
+        print(f"fairalloc {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     except SolverError as exc:
         print(f"fairalloc: solver error: {exc}", file=sys.stderr)
         return 1
-    except BrokenPipeError:
+    except BrokenPipeError:             # `fairalloc ... | head`: the reader left, quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
 

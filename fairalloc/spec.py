@@ -289,8 +289,35 @@ def _schema_violations(kind: str, data: Any, error) -> list[tuple[list, str]]:
         "minLength": lambda: "must not be empty",
         "multipleOf": lambda: f"must be a multiple of {value}",
     }
-    rule = rules[kw]() if kw in rules else f"breaks schema rule '{kw}': {json.dumps(value)[:120]}"
+    if kw in ("oneOf", "anyOf") and all(isinstance(branch, dict) for branch in value):
+        return [(path, "must be " + " or ".join(_described(branch) for branch in value))]
+    rule = rules[kw]() if kw in rules else f"breaks schema rule '{kw}'"
     return [(path, rule)]
+
+
+_TYPE_WORDS = {"number": "a number", "integer": "a whole number", "string": "text",
+               "boolean": "true or false", "object": "an object", "array": "a list",
+               "null": "null"}
+
+
+def _described(branch: dict) -> str:
+    """A schema branch in words: ``a number > 0 and <= 1e+15``, ``a list of numbers > 0``.
+
+    >>> _described({"type": "array", "minItems": 1, "items": {"type": "number",
+    ...             "exclusiveMinimum": 0}})
+    'a non-empty list of (a number > 0)'
+    """
+    words = _TYPE_WORDS.get(branch.get("type"), "a value")
+    if branch.get("type") == "array" and branch.get("minItems", 0) >= 1:
+        words = "a non-empty list"
+    bounds = [f"{op} {_limit(branch[key])}" for key, op in
+              (("exclusiveMinimum", ">"), ("minimum", ">="), ("maximum", "<="),
+               ("exclusiveMaximum", "<")) if key in branch]
+    if bounds:
+        words += " " + " and ".join(bounds)
+    if isinstance(branch.get("items"), dict):
+        words += f" of ({_described(branch['items'])})"
+    return words
 
 
 def _limit(value: float) -> str:
@@ -374,14 +401,14 @@ def set_path(data: dict, path: str, value: Any) -> dict:
         raise SpecError([Violation(path or "$", "empty key path")])
     out = copy.deepcopy(data)
     node = out
-    for depth, token in enumerate(tokens[:-1]):
-        try:
+    for depth, token in enumerate(tokens):
+        fits = (isinstance(node, dict) and isinstance(token, str)) or \
+            (isinstance(node, list) and isinstance(token, int) and -len(node) <= token < len(node))
+        last = depth == len(tokens) - 1
+        if not fits or (not last and token not in node if isinstance(node, dict) else False):
+            raise SpecError([Violation(json_path(tokens[: depth + 1]), "no such key in the spec")])
+        if last:
+            node[token] = value
+        else:
             node = node[token]
-        except (KeyError, IndexError, TypeError):
-            where = json_path(tokens[: depth + 1])
-            raise SpecError([Violation(where, "no such key in the spec")]) from None
-    try:
-        node[tokens[-1]] = value
-    except (IndexError, TypeError):
-        raise SpecError([Violation(json_path(tokens), "no such key in the spec")]) from None
     return out

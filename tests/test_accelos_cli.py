@@ -135,4 +135,4 @@ def test_experiment_table_and_bad_options(capsys):
     assert code == 0, err
     assert "gcn accelos" in out and "kepler" not in out
     done = run("experiment", "accelos", "--devices", "fermi", "--mixes", "1")
-    assert done.returncode == 2 and "  --devices: unknown device(s) fermi" in done.stderr
+    assert done.returncode == 2 and "--devices: unknown device(s) fermi" in done.stderr

@@ -245,9 +245,8 @@ def test_schema_prints_a_json_schema(capsys, kind):
 
 
 def test_schema_unknown_kind_is_a_usage_error(capsys):
-    with pytest.raises(SystemExit) as info:
-        main(["schema", "nosuch"])
-    assert info.value.code == 2
+    assert main(["schema", "nosuch"]) == 2
+    assert "invalid choice: 'nosuch'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("kind", ["drf", "emrf"])
@@ -318,7 +317,7 @@ def test_sweep_bad_set_exits_2(capsys, setting, path, rule):
     code, out, err = cli(capsys, "sweep", EMRF1, "--set", setting)
     assert code == 2
     assert "Traceback" not in err
-    assert f"  {path}: " in err and rule in err, err
+    assert f"{path}: " in err and rule in err, err
 
 
 def test_sweep_bad_set_subprocess_names_knob():

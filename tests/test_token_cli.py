@@ -127,7 +127,7 @@ def test_solve_with_simulation_reports_every_mechanism(tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["--mechanisms", "fifo"], "--mechanisms: unknown mechanism(s) fifo"),
-    (["--rounds", "0"], "--rounds: must be >= 1"),
+    (["--rounds", "0"], "--rounds: 0 is out of range"),
     (["--rounds", "100000"], "--rounds: agents x rounds must be at most"),
     (["--method", "nash"], "--method: unknown method 'nash'"),
 ])

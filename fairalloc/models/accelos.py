@@ -344,9 +344,13 @@ def execute(p: AccelosProblem, caps: np.ndarray | None = None) -> Execution:
 
 
 def jain_index(values: np.ndarray) -> float:
-    """Jain's fairness index (sum x)^2 / (K sum x^2): 1 when all are equal."""
-    squares = float((values**2).sum())
-    return 1.0 if squares == 0 else float(values.sum() ** 2 / (len(values) * squares))
+    """Jain's fairness index (sum x)^2 / (K sum x^2): 1 when all are equal. Scale-free, so it
+    is computed on x / max(x) (no overflow however large x is)."""
+    top = float(np.abs(values).max(initial=0.0))
+    if top == 0:
+        return 1.0
+    x = values / top
+    return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
 
 
 def unfairness(run: Execution) -> float:
