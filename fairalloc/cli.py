@@ -11,8 +11,8 @@ import fnmatch
 import json
 import os
 import sys
-from pathlib import Path
 from importlib import resources
+from pathlib import Path
 
 from rich.console import Console
 
