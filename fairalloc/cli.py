@@ -484,7 +484,8 @@ def parser() -> argparse.ArgumentParser:
     def output(sp, rows: bool = True) -> None:
         sp.add_argument("--format", choices=FORMATS, default="table")
         if rows:
-            sp.add_argument("--rows", type=whole(0), default=25, help="allocation rows shown in tables")
+            sp.add_argument("--rows", type=whole(0), default=25,
+                            help="allocation rows shown in tables")
 
     sp = add("solve", cmd_solve, "solve a spec and check the allocation")
     sp.add_argument("--method", type=name, help="method name (see `fairalloc list`)")
@@ -497,7 +498,8 @@ def parser() -> argparse.ArgumentParser:
     output(sp, rows=False)
     sp = add("validate", cmd_validate, "check an allocation (from --allocation, or solved)")
     sp.add_argument("--allocation", help="JSON file: a result or its allocation object")
-    sp.add_argument("--method", type=name, help="without --allocation: the method to solve with; with "
+    sp.add_argument("--method", type=name,
+                    help="without --allocation: the method to solve with; with "
                     "it: the mechanism the strategy-proofness probe re-runs on misreports")
     output(sp)
     sp = add("sweep", cmd_sweep, "re-solve with one spec key varied")
@@ -505,7 +507,8 @@ def parser() -> argparse.ArgumentParser:
                     help="e.g. knob=0:1:0.1 or users[0].weight=1:4:1 (STOP included)")
     sp.add_argument("--plot", metavar="FILE.png", type=figure, help="write a plot of the sweep")
     sp.add_argument("--method", type=name)
-    sp.add_argument("--metrics", type=names, help="comma-separated metric names or patterns (utilization.*)")
+    sp.add_argument("--metrics", type=names,
+                    help="comma-separated metric names or patterns (utilization.*)")
     output(sp, rows=False)
     sp = add("experiment", cmd_experiment, "random workloads of a paper's experiment, every "
              "method: moldable (makespan / lower bound), accelos (improvement over fcfs)",
@@ -519,19 +522,23 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--instances", type=whole(1, 10**6), default=100)
     sp.add_argument("--kernels", type=int, choices=(2, 4, 8), default=4,
                     help="accelos: kernels per mix")
-    sp.add_argument("--mixes", type=whole(1, 10**6), default=100, help="accelos: random mixes per device")
+    sp.add_argument("--mixes", type=whole(1, 10**6), default=100,
+                    help="accelos: random mixes per device")
     sp.add_argument("--devices", type=names, default=["kepler", "gcn"],
                     help="accelos: comma-separated device profiles (kepler, gcn)")
     sp.add_argument("--seed", type=whole(0, 2**32 - 1), default=1)
     sp.add_argument("--methods", type=names,
                     help="comma-separated subset (default: every method)")
     sp.add_argument("--workers", type=whole(1, 1024), help="processes (default: one per core)")
-    sp.add_argument("--plot", metavar="FILE.png", type=figure, help="box plot of the ratios per method")
+    sp.add_argument("--plot", metavar="FILE.png", type=figure,
+                    help="box plot of the ratios per method")
     sp.add_argument("--format", choices=("table", "json"), default="table")
     sp = add("simulate", cmd_simulate, "token: solve for the thresholds, then simulate the "
              "token game and the baselines round by round")
-    sp.add_argument("--mechanisms", type=names, help="comma-separated subset, e.g. mean-field,round-robin")
-    sp.add_argument("--rounds", type=whole(1, 10**9), help="rounds (default: the spec's, else 1000)")
+    sp.add_argument("--mechanisms", type=names,
+                    help="comma-separated subset, e.g. mean-field,round-robin")
+    sp.add_argument("--rounds", type=whole(1, 10**9),
+                    help="rounds (default: the spec's, else 1000)")
     sp.add_argument("--seed", type=whole(0, 2**32 - 1), help="seed (default: the spec's, else 0)")
     sp.add_argument("--method", type=name, help="method for the thresholds (default: the spec's)")
     sp.add_argument("--plot", metavar="FILE.png", type=figure,

@@ -33,6 +33,8 @@ from hypothesis import strategies as st
 
 from fairalloc.cli import main
 
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")   # none may reach stderr
+
 SPECS = Path(__file__).resolve().parents[1] / "specs"
 CAMPAIGN = "FAIRALLOC_FUZZ_EXAMPLES" in os.environ
 EXAMPLES = int(os.environ.get("FAIRALLOC_FUZZ_EXAMPLES", "6"))
