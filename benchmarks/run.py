@@ -516,7 +516,7 @@ def bench_emrf(quick: bool) -> list[Table]:
                 f"solve(spec, validate=True), {size(n)} users",
                 lambda spec=spec: fairalloc.solve(spec, validate=True),
                 describe=lambda r, t: "checks: " + ", ".join(
-                    f"{f.check} {'holds' if f.holds else 'fails'}" for f in r.validation),
+                    f"{f.check} {f.verdict}" for f in r.validation),
                 profile=False))
             result = fairalloc.solve(spec, validate=False)
             kind = KINDS["emrf"]
@@ -528,7 +528,7 @@ def bench_emrf(quick: bool) -> list[Table]:
                 rows.append(timed_row(
                     f"validator `{check.__name__}`, {size(n)} users", call,
                     describe=lambda f, t: "skipped (None)" if f is None else
-                    f"{'holds' if f.holds else 'fails'}: {f.detail}",
+                    f"{f.verdict}: {f.detail}",
                     profile=False))
         del spec
         gc.collect()
@@ -709,7 +709,7 @@ def breakdown(kind_name: str, path: Path, make: Callable[[int], dict], n: int,
         finding = got.get("finding")
         if finding is not None:
             findings.append(finding)
-            rows[-1].note = f"{'holds' if finding.holds else 'fails'}: {finding.detail}"
+            rows[-1].note = f"{finding.verdict}: {finding.detail}"
     result = Result(problem=kind_name, method=kind.default, status=solution.status,
                     objective=solution.objective, allocation=allocation,
                     metrics={**metrics, **solution.metrics}, validation=findings,
@@ -1316,7 +1316,7 @@ def bench_accelos(quick: bool) -> list[Table]:
         def describe_solve(result, t):
             return ("metrics include the wave model's standard-OpenCL run (an event loop, one "
                     "event per batch of finishing groups); checks: "
-                    + ", ".join(f"{f.check} {'✓' if f.holds else '✗'}"
+                    + ", ".join(f"{f.check} {f.mark}"
                                 for f in result.validation))
 
         rows.append(timed_row(f"`fairalloc.solve(spec)` (accelos, metrics and checks), "
@@ -1402,7 +1402,7 @@ def bench_token(quick: bool) -> list[Table]:
         sol = solved["x"]
         rows.append(timed_row("`equilibrium` check on that result",
                               lambda: equilibrium(problem, sol.allocation, sol.metrics),
-                              describe=lambda f, t: f"holds: {f.holds}; {f.detail}",
+                              describe=lambda f, t: f"{f.verdict}: {f.detail}",
                               profile=False))
         thresholds = np.asarray(sol.allocation.column("thresholds"), dtype=float)
         rows.append(timed_row(

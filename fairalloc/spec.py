@@ -59,7 +59,13 @@ class _DuplicateKeys(dict):
 
 
 def _parse(text: str, source: str | None, what: str = "spec") -> Any:
+    """Strict JSON: what the parse can flag (non-finite numbers, repeated keys) is flagged by
+    hooks; the whole ``plain_json`` walk runs only when something was flagged or the text may
+    hold a lone surrogate or nest too deep (a parse of a large spec stays a parse)."""
+    flagged: list[bool] = []
+
     def constant(name: str) -> _NonFinite:
+        flagged.append(True)
         return _NonFinite(name)
 
     def number(literal: str) -> float | int | _NonFinite:
@@ -73,19 +79,22 @@ def _parse(text: str, source: str | None, what: str = "spec") -> Any:
                 if len(literal) > 300:
                     float(value)  # raises OverflowError beyond the float range
         except OverflowError:
+            flagged.append(True)
             return _NonFinite(literal if len(literal) < 20 else literal[:12] + "…")
         return value
 
     def pairs(items: list[tuple[str, Any]]) -> dict:
         obj = dict(items)
         if len(obj) != len(items):
+            flagged.append(True)
             seen: set[str] = set()
             obj = _DuplicateKeys(items)
             obj.duplicates = [k for k, _ in items if k in seen or seen.add(k)]
         return obj
 
     text = _COMMENT_LINE.sub("", text) if "//" in text else text
-    hooks = {"parse_float": number, "parse_int": number} if _may_overflow(text) else {}
+    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    hooks = {"parse_float": number, "parse_int": number} if _may_overflow(text, raw) else {}
     try:
         data = json.loads(text, parse_constant=constant, object_pairs_hook=pairs, **hooks)
     except json.JSONDecodeError as exc:
@@ -96,7 +105,20 @@ def _parse(text: str, source: str | None, what: str = "spec") -> Any:
     except RecursionError:
         raise SpecError([Violation("$", f"nested deeper than {MAX_DEPTH} levels")],
                         source, what) from None
-    return plain(data, source, what)
+    if flagged or _SURROGATE_ESCAPE.search(text) or _depth_bound(raw) > MAX_DEPTH:
+        return plain(data, source, what)
+    return data
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _depth_bound(raw: np.ndarray) -> int:
+    """The deepest nesting of brackets in JSON bytes, counting brackets inside strings too (so
+    at least the true depth)."""
+    opens = (raw == 91) | (raw == 123)
+    at = np.flatnonzero(opens | (raw == 93) | (raw == 125))
+    return int(np.cumsum(np.where(opens[at], 1, -1)).max(initial=0))
 
 
 def plain(data: Any, source: str | None = None, what: str = "spec") -> Any:
@@ -136,7 +158,7 @@ def plain_json(data: Any, found: Violations) -> Any:
         if len(path) >= MAX_DEPTH:
             found.add(list(path), f"nested deeper than {MAX_DEPTH} levels")
             continue
-        if isinstance(node, Mapping):
+        if type(node) is dict or (type(node) is not list and isinstance(node, Mapping)):
             for key in getattr(node, "duplicates", ()):
                 found.add([*path, key], "key appears more than once in this object")
             out: dict = {}
@@ -155,23 +177,20 @@ def plain_json(data: Any, found: Violations) -> Any:
                 else:
                     out[key] = _scalar(value, path, key, out, stack, found)
         else:
-            out = [_scalar(value, path, i, None, stack, found) for i, value in enumerate(node)]
+            out = list(node)
             for i, value in enumerate(out):
-                if value is _PENDING:
-                    out[i] = None
-                    stack.append((node[i], (*path, i), out, i))
+                kind = type(value)
+                if not ((kind is str and value.isascii()) or (kind is float and isfinite(value))
+                        or kind is bool or value is None):
+                    out[i] = _scalar(value, path, i, out, stack, found)
         parent[slot] = out
     return root[0]
 
 
-_PENDING = object()
-_SCALARS = (str, int, float, bool, type(None))
-
-
-def _scalar(value: Any, path: tuple, key: Any, out: dict | None, stack: list,
+def _scalar(value: Any, path: tuple, key: Any, out: dict | list, stack: list,
             found: Violations) -> Any:
-    """One value of a container: checked and returned if it is a scalar; a container is
-    queued on ``stack`` (dict parent) or marked ``_PENDING`` (list parent, queued by it)."""
+    """One value of a container ``out``: checked and returned if it is a scalar; a container
+    is queued on ``stack``, to be put at ``out[key]`` once walked."""
     kind = type(value)
     if kind is str:
         if not value.isascii() and not is_unicode(value):
@@ -189,9 +208,7 @@ def _scalar(value: Any, path: tuple, key: Any, out: dict | None, stack: list,
             found.add([*path, key], "a number beyond 1.8e308 is not a finite number (numbers "
                       "must fit a 64-bit float)")
         return value
-    if isinstance(value, (Mapping, list, tuple)):
-        if out is None:
-            return _PENDING
+    if kind is dict or kind is list or isinstance(value, (Mapping, tuple)):
         stack.append((value, (*path, key), out, key))
         return None
     if isinstance(value, (np.bool_, np.integer, np.floating)):
@@ -216,13 +233,12 @@ def _shown(value: Any) -> str:
 _BIG_EXPONENT = re.compile(r"[eE]\+?0*[1-9]\d\d")
 
 
-def _may_overflow(text: str) -> bool:
+def _may_overflow(text: str, raw: np.ndarray) -> bool:
     """Could a number in ``text`` be too large for a float? Only with a three-digit exponent or
     a run of 300+ digits; checking that first spares the per-number hooks (a third of the
     parse time on large specs). Digit runs are measured with numpy over the bytes."""
     if _BIG_EXPONENT.search(text):
         return True
-    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     digit = np.concatenate([[False], (raw >= 48) & (raw <= 57), [False]])
     edges = np.flatnonzero(digit[1:] != digit[:-1])
     return bool(len(edges) and (edges[1::2] - edges[::2]).max() >= 300)

@@ -122,3 +122,20 @@ def test_api_dict_specs_are_checked_as_json():
 def test_api_arguments_of_the_wrong_type_are_type_errors(call):
     with pytest.raises(TypeError):
         call()
+
+
+@pytest.mark.parametrize("path, value, rule", [
+    (("capacity", "cpu"), 1e-9, "capacity.cpu: must be >= 1e-06"),
+    (("capacity", "cpu"), 8e14, "capacity.cpu: must be <= 1000000000000"),
+    (("users", 0, "weight"), 1e308, "users[0].weight: must be <= 1000000"),
+    (("users", 0, "weight"), 1e-7, "users[0].weight: must be >= 1e-06"),
+    (("users", 0, "demand", "mem"), 5e-324, "users[0].demand.mem: a positive demand must be at"),
+])
+def test_numbers_the_solvers_cannot_represent_are_refused_with_the_range(path, value, rule):
+    spec = json.loads(json.dumps(DRF))
+    node = spec
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(SpecError, match=rule.replace("[", r"\[").replace("]", r"\]")):
+        fairalloc.load_spec(spec)

@@ -202,14 +202,14 @@ def test_spec_error_lists_every_violation_with_path_and_rule():
     err = info.value
     assert all(isinstance(v, Violation) for v in err.violations)
     assert sorted((v.path, v.rule) for v in err.violations) == sorted([
-        ("capacity.cpu", "must be >= 1e-06"),
+        ("capacity.cpu", "must be > 0"),
         ("users[0].weight", "must be of type number"),
         ("saturation", 'must be one of "continue", "stop"'),
     ])
     assert err.source is None
     report = err.report()
     assert report.splitlines()[0] == "invalid spec (3 problems)"
-    assert "  capacity.cpu: must be >= 1e-06" in report.splitlines()
+    assert "  capacity.cpu: must be > 0" in report.splitlines()
     assert str(err) == report
 
 

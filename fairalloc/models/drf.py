@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fairalloc.errors import Violations, check_names, check_unique_ids
-from fairalloc.models.leontief import Leontief, utilization
+from fairalloc.models.leontief import Leontief, check_leontief_floors, utilization
 from fairalloc.result import Allocation
 
 SMALLEST_DEMAND = 1e-9     # of the resource's capacity: at most 1e9 tasks of it fit
@@ -42,6 +42,7 @@ class DrfProblem:
         divisible = data.get("divisible", True)
         check_unique_ids(users, "users", found)
         check_names(users, "users", "demand", resources, "resource", found)
+        check_leontief_floors(data, found)
         demand = np.array([[u["demand"].get(r, 0.0) for r in resources] for u in users], float)
         for i in np.flatnonzero(~(demand > 0).any(axis=1)):
             found.add(["users", int(i), "demand"],

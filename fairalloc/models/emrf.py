@@ -32,7 +32,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fairalloc.errors import Violations, check_names, check_unique_ids
-from fairalloc.models.leontief import Leontief, per_market, row_max, row_min, utilization
+from fairalloc.models.leontief import (
+    Leontief,
+    check_leontief_floors,
+    per_market,
+    row_max,
+    row_min,
+    utilization,
+)
 from fairalloc.result import Allocation
 
 SPLIT_TOLERANCE = 1e-9
@@ -54,6 +61,7 @@ class EmrfProblem:
         users = data["users"]
         check_unique_ids(users, "users", found)
         check_names(users, "users", "split", devices, "device", found)
+        check_leontief_floors(data, found)
         split = np.array([[u["split"].get(d, 0.0) for d in devices] for u in users], float)
         given = np.array([sum(u["split"].values()) for u in users], dtype=float)
         for i in np.flatnonzero(np.abs(given - 1.0) > SPLIT_TOLERANCE):

@@ -25,10 +25,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fairalloc.errors import Violations, check_unique_ids
+from fairalloc.errors import Violations, check_at_least, check_unique_ids
 from fairalloc.result import Allocation
 
 ROUNDING_SLACK = 1e-9  # a guarantee of 6.999999999 slices (float noise) is 7
+SMALLEST_POWER = 1e-3  # watts; with power <= 1e6 and weights in 1e-6..1e6 weighted energies
+SMALLEST_WEIGHT = 1e-6  # stay ordinary floats and the leximin MILP well scaled
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,6 +53,10 @@ class EtfProblem:
         """Build from a schema-valid spec, adding a violation for each broken precondition."""
         apps = data["apps"]
         check_unique_ids(apps, "apps", found)
+        check_at_least(((["apps", i, "power"], a["power"]) for i, a in enumerate(apps)),
+                       SMALLEST_POWER, found)
+        check_at_least(((["apps", i, "weight"], a.get("weight", 1.0)) for i, a in enumerate(apps)),
+                       SMALLEST_WEIGHT, found)
         if found:
             return None
         return cls(

@@ -15,9 +15,21 @@ from typing import TypeVar
 
 import numpy as np
 
+from fairalloc.errors import Violations, check_at_least
 from fairalloc.result import Allocation, Key, read_allocation
 
 T = TypeVar("T")
+
+SMALLEST_CAPACITY = 1e-6    # with capacities <= 1e12 and weights in 1e-6..1e6 (the schemas'
+SMALLEST_WEIGHT = 1e-6      # maxima) the LPs' numbers stay well scaled for HiGHS
+
+
+def check_leontief_floors(data: dict, found: Violations) -> None:
+    """Capacities and weights of a drf or emrf spec at least their floors."""
+    check_at_least(((["capacity", r], v) for r, v in data["capacity"].items()),
+                   SMALLEST_CAPACITY, found)
+    check_at_least(((["users", i, "weight"], u.get("weight", 1.0))
+                    for i, u in enumerate(data["users"])), SMALLEST_WEIGHT, found)
 
 
 def row_max(a: np.ndarray) -> np.ndarray:
