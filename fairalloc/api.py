@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from fairalloc.errors import SolverError, SpecError, Violation
+from fairalloc.contract import method_options
+from fairalloc.errors import SolverError, SpecError, Violation, json_path
 from fairalloc.registry import KINDS, Kind
 from fairalloc.result import FAILED, Allocation, Finding, Result, Solution
 from fairalloc.spec import Spec, build, load_spec, plain, read_json, set_path
@@ -34,8 +35,18 @@ def _method(kind: Kind, name: str | None) -> tuple[str, Callable]:
     return name, kind.methods[name]
 
 
-def _options(spec: Spec) -> dict:
-    return {k: v for k, v in spec.options.items() if k != "method"}
+def _options(spec: Spec, name: str, run: Callable, strict: bool = True) -> dict:
+    """The spec's options for method ``name``: those it declares (``method_options``). With
+    ``strict``, an option it does not declare is a bad spec; without (``compare``, where every
+    method runs on one spec), it is left out."""
+    declared = method_options(run)
+    given = {k: v for k, v in spec.options.items() if k != "method"}
+    foreign = [k for k in given if k not in declared]
+    if strict and foreign:
+        takes = f"it takes {', '.join(declared)}" if declared else "it takes none"
+        raise SpecError([Violation(json_path(["options", k]), f"method {name} does not take "
+                                   f"this option ({takes})") for k in foreign])
+    return {k: v for k, v in given.items() if k in declared}
 
 
 def _judge(kind: Kind, spec: Spec, allocation: Allocation, mechanism,
@@ -47,10 +58,11 @@ def _judge(kind: Kind, spec: Spec, allocation: Allocation, mechanism,
     return [f for f in findings if f is not None]
 
 
-def _mechanism(kind: Kind, spec: Spec, name: str | None) -> tuple[str, Callable[[Any], Solution]]:
+def _mechanism(kind: Kind, spec: Spec, name: str | None,
+               strict: bool = True) -> tuple[str, Callable[[Any], Solution]]:
     """The method ``name`` as a mechanism: problem -> Solution with the spec's options."""
     name, run = _method(kind, name or spec.options.get("method"))
-    options = _options(spec)
+    options = _options(spec, name, run, strict)
     return name, lambda problem: run(problem, **options)
 
 
@@ -66,9 +78,12 @@ def solve(spec: SpecLike, method: str | None = None, validate: bool = True) -> R
     A method whose own allocation fails the feasibility check is a bug, never a result: it
     raises :class:`SolverError` rather than print an infeasible allocation as a solution.
     """
-    spec = _spec(spec)
+    return _solve(_spec(spec), method, validate, strict=True)
+
+
+def _solve(spec: Spec, method: str | None, validate: bool, strict: bool) -> Result:
     kind = KINDS[spec.kind]
-    name, mechanism = _mechanism(kind, spec, method)
+    name, mechanism = _mechanism(kind, spec, method, strict)
     start = time.perf_counter()
     solution: Solution = mechanism(spec.problem)
     elapsed = time.perf_counter() - start
@@ -149,7 +164,7 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None) -> list[tuple[
     out: list[tuple[str, Result | str]] = []
     for name in names:
         try:
-            out.append((name, solve(spec, name)))
+            out.append((name, _solve(spec, name, validate=True, strict=False)))
         except SpecError as exc:
             out.append((name, "; ".join(v.rule for v in exc.violations)))
         except SolverError as exc:

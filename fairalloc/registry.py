@@ -1,184 +1,84 @@
-"""The registry of problem kinds: one entry per kind, the only thing the API and CLI talk to.
-
-An entry names the kind's ``from_spec`` constructor (``models/<kind>.py``), its methods
-(``name -> callable(problem, **options) -> Solution``, from ``solvers/<kind>.py``), the default
-and the exact method, the validators (``(problem, allocation, mechanism=None) -> Finding``) and
-the metrics computed from any allocation. Schemas live in ``schemas/<kind>.schema.json`` and
-commented templates in ``templates/<kind>.jsonc``.
-
-Each kind is built by a function that imports its modules, the first time the kind is looked
-up: a command that solves a drf spec does not pay for importing the other five kinds.
+"""The registry: kind name -> its record (``fairalloc/kinds/<kind>.py``, the contract in
+``fairalloc.contract``), loaded the first time the kind is looked up — a command that solves a
+drf spec does not pay for importing the other kinds — with the methods users add:
+``register_method`` from Python, and installed packages through the entry-point group
+``fairalloc.methods`` (name ``<kind>.<method>``, value ``module:function``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from importlib.metadata import entry_points
 
+from fairalloc.contract import Kind
 
-@dataclass(frozen=True)
-class Kind:
-    """How fairalloc handles one problem kind."""
+__all__ = ["KINDS", "Kind", "Kinds", "register_method"]
 
-    name: str
-    summary: str
-    from_spec: Callable
-    methods: dict[str, Callable]
-    default: str
-    exact: str | None
-    validators: tuple[Callable, ...]
-    metrics: Callable
-    sweep_metrics: tuple[str, ...] = ()
+ENTRY_POINTS = "fairalloc.methods"
 
 
 class Kinds(Mapping):
-    """Kind name -> Kind, each built by its loader on first use (names need no import)."""
+    """Kind name -> Kind, each imported from ``fairalloc.kinds.<name>`` on first use, with the
+    methods registered for it."""
 
-    def __init__(self, loaders: dict[str, Callable[[], Kind]]):
-        self._loaders = loaders
+    def __init__(self, names: tuple[str, ...]):
+        self._names = names
         self._built: dict[str, Kind] = {}
+        self._added: dict[str, dict[str, Callable]] = {name: {} for name in names}
+        self._plugins_loaded: set[str] = set()
 
     def __getitem__(self, name: str) -> Kind:
+        if name not in self._names:
+            raise KeyError(name)
         if name not in self._built:
-            self._built[name] = self._loaders[name]()
+            kind = importlib.import_module(f"fairalloc.kinds.{name}").KIND
+            self._load_plugins(name)
+            added = {m: f for m, f in self._added[name].items() if m not in kind.methods}
+            self._built[name] = dataclasses.replace(kind, methods={**kind.methods, **added})
         return self._built[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._loaders)
+        return iter(self._names)
 
     def __len__(self) -> int:
-        return len(self._loaders)
+        return len(self._names)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._loaders
+        return name in self._names
+
+    def add_method(self, kind: str, name: str, function: Callable) -> None:
+        if kind not in self._names:
+            raise KeyError(f"unknown problem kind {kind!r} (known: {', '.join(self._names)})")
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError("a method name must be a non-empty string")
+        if not callable(function):
+            raise TypeError(f"a method must be callable, not {type(function).__name__}")
+        if name in importlib.import_module(f"fairalloc.kinds.{kind}").KIND.methods:
+            raise ValueError(f"{kind} already has a method {name!r}")
+        self._added[kind][name] = function
+        self._built.pop(kind, None)
+        from fairalloc.spec import forget_schemas  # options.method names the new method
+
+        forget_schemas()
+
+    def _load_plugins(self, kind: str) -> None:
+        if kind in self._plugins_loaded:
+            return
+        self._plugins_loaded.add(kind)
+        for point in entry_points(group=ENTRY_POINTS):
+            owner, _, method = point.name.partition(".")
+            if owner == kind and method:
+                self._added[kind].setdefault(method, point.load())
 
 
-def leontief_checks() -> tuple[Callable, ...]:
-    """The axioms of drf and emrf allocations (Leontief markets)."""
-    from fairalloc.validators import axioms
-
-    return (axioms.feasibility, axioms.sharing_incentive, axioms.envy_freeness,
-            axioms.pareto_efficiency, axioms.strategy_proofness)
+KINDS: Kinds = Kinds(("drf", "emrf", "etf", "moldable", "accelos", "token"))
 
 
-def drf() -> Kind:
-    from fairalloc.models import drf as model
-    from fairalloc.solvers import drf as solvers
-
-    return Kind(
-        name="drf",
-        summary="Dominant Resource Fairness by progressive filling (weighted, any resources)",
-        from_spec=model.DrfProblem.from_spec,
-        methods={"progressive-filling": solvers.progressive_filling, "lp": solvers.leximin_lp},
-        default="progressive-filling",
-        exact="lp",
-        validators=leontief_checks(),
-        metrics=model.metrics,
-        sweep_metrics=("total_tasks", "min_weighted_dominant_share", "utilization.*"),
-    )
-
-
-def emrf() -> Kind:
-    from fairalloc.models import emrf as model
-    from fairalloc.solvers import emrf as solvers
-    from fairalloc.validators import axioms
-
-    return Kind(
-        name="emrf",
-        summary="Elastic Multi-Resource Fairness: DRF plus an efficiency LP, with a fairness knob",
-        from_spec=model.EmrfProblem.from_spec,
-        methods={"lp": solvers.knob_policy, "wfq": solvers.wfq, "drf": solvers.drf},
-        default="lp",
-        exact="lp",
-        validators=leontief_checks() + (axioms.delta_fairness,),
-        metrics=model.metrics,
-        sweep_metrics=("delta_observed", "delta_bound", "utilization.*"),
-    )
-
-
-def etf() -> Kind:
-    from fairalloc.models import etf as model
-    from fairalloc.solvers import etf as solvers
-    from fairalloc.validators import etf as checks
-
-    return Kind(
-        name="etf",
-        summary="Energy-Time Fairness: GPU time slices between time-fair and energy-fair",
-        from_spec=model.EtfProblem.from_spec,
-        methods={"waterfill": solvers.waterfill, "greedy": solvers.greedy,
-                 "milp": solvers.leximin_milp, "time-fair": solvers.time_fair,
-                 "energy-fair": solvers.energy_fair},
-        default="waterfill",
-        exact="milp",
-        validators=(checks.feasibility, checks.time_guarantee, checks.pareto_efficiency,
-                    checks.max_min, checks.strategy_proofness),
-        metrics=model.metrics,
-        sweep_metrics=("time_fairness", "energy_fairness", "system_fairness"),
-    )
-
-
-def moldable() -> Kind:
-    from fairalloc.models import moldable as model
-    from fairalloc.solvers import moldable as solvers
-    from fairalloc.validators import schedule
-
-    return Kind(
-        name="moldable",
-        summary="Makespan of moldable jobs with serial host-to-accelerator offload",
-        from_spec=model.MoldableProblem.from_spec,
-        methods={"gpusched1-star": solvers.gpusched1_star,
-                 "gpusched1": solvers.gpusched1,
-                 "gpusched2": solvers.gpusched2,
-                 "work-conserving": solvers.work_conserving,
-                 "offload-then-list": solvers.offload_then_list,
-                 "offload-then-shelves": solvers.offload_then_shelves,
-                 "exact": solvers.exact},
-        default="gpusched1-star",
-        exact="exact",
-        validators=(schedule.feasibility, schedule.no_unforced_idle, schedule.claimed_bounds),
-        metrics=solvers.metrics,
-        sweep_metrics=("makespan", "lower_bound", "ratio"),
-    )
-
-
-def accelos() -> Kind:
-    from fairalloc.models import accelos as model
-    from fairalloc.solvers import accelos as solvers
-    from fairalloc.validators import accelos as checks
-
-    return Kind(
-        name="accelos",
-        summary="accelOS: resident work groups of concurrent kernels on one accelerator",
-        from_spec=model.AccelosProblem.from_spec,
-        methods={"accelos": solvers.accelos, "ilp": solvers.ilp, "fcfs": solvers.fcfs,
-                 "equal-threads": solvers.equal_threads},
-        default="accelos",
-        exact="ilp",
-        validators=(checks.feasibility, checks.all_resident, checks.pareto_efficiency,
-                    checks.envy_freeness, checks.max_min),
-        metrics=model.metrics,
-        sweep_metrics=("min_weighted_dominant_share", "jain_index", "fairness_improvement",
-                       "throughput_speedup"),
-    )
-
-
-def token() -> Kind:
-    from fairalloc.models import token as model
-    from fairalloc.solvers import token as solvers
-    from fairalloc.validators import token as checks
-
-    return Kind(
-        name="token",
-        summary="Token mechanism for boosts: mean-field equilibrium thresholds (Algorithm 1)",
-        from_spec=model.TokenProblem.from_spec,
-        methods={"mean-field": solvers.mean_field, "mean-field-lp": solvers.mean_field_lp},
-        default="mean-field",
-        exact=None,
-        validators=(checks.equilibrium, checks.stationarity, checks.monotone_thresholds),
-        metrics=model.metrics,
-        sweep_metrics=("mean_tokens", "boosts_per_round", "iterations", "residual"),
-    )
-
-
-KINDS: Kinds = Kinds({"drf": drf, "emrf": emrf, "etf": etf, "moldable": moldable,
-                      "accelos": accelos, "token": token})
+def register_method(kind: str, name: str, function: Callable) -> None:
+    """Add a method (your own scheduler) to a kind without touching fairalloc. ``function``
+    follows the method contract, ``f(problem, *, <options>) -> Solution``; it then gets every
+    check of the kind, the strategy-proofness probe included, in ``solve``, ``compare`` and
+    ``validate --method NAME``. Its spec options are its keyword parameters."""
+    KINDS.add_method(kind, name, function)

@@ -260,9 +260,22 @@ def read_json(source: str | Path, what: str = "spec") -> tuple[Any, str]:
 
 @cache
 def schema(kind: str) -> dict:
-    """The JSON Schema of a problem kind, as shipped in ``fairalloc/schemas``."""
+    """The JSON Schema of a problem kind, as shipped in ``fairalloc/schemas``, with
+    ``options.method`` naming the kind's methods as its record has them (registered ones too).
+    """
+    from fairalloc.registry import KINDS
+
     text = resources.files("fairalloc.schemas").joinpath(f"{kind}.schema.json").read_text()
-    return json.loads(text)
+    data = json.loads(text)
+    method = data["properties"]["options"]["properties"]["method"]
+    method["enum"] = list(KINDS[kind].methods)
+    return data
+
+
+def forget_schemas() -> None:
+    """Drop the cached schemas and validators (a method was registered)."""
+    schema.cache_clear()
+    _validator.cache_clear()
 
 
 @cache

@@ -343,3 +343,15 @@ def test_max_min_finds_an_unfair_allocation():
     assert not finding.holds
     assert finding.witness == {"minimum": 0.25, "max_min": 0.5,
                                "work_groups": {"A": 2, "B": 2}}
+
+
+def test_wave_times_are_exact_as_written():
+    """Three waves of 0.1 end at 0.3, not at 0.30000000000000004 (float sums): under standard
+    OpenCL A takes all three slots, and B (two slots) waits until A's third wave ends."""
+    spec = {"problem": "accelos", "device": {"threads": 192, "local_memory": 1, "registers": 1},
+            "kernels": [{"id": "A", "work_group_size": 64, "work_groups": 9,
+                         "time_per_group": 0.1},
+                        {"id": "B", "work_group_size": 128, "work_groups": 1,
+                         "time_per_group": 0.3}]}
+    run = execute(problem(spec))
+    assert run.start.tolist() == [0.0, 0.3] and run.finish.tolist() == [0.3, 0.6]

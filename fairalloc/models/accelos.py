@@ -268,7 +268,9 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
     not-yet-started groups as fit, never more than ``limit_i`` resident at once (inf: no
     limit).
 
-    Time is exact (``Fraction`` of the float inputs), so once the device's state (what is
+    Time is exact: integer ticks of 1/D, D the least common denominator of the
+    time_per_group values as written (0.3 is 3/10, so three waves of 0.1 end with one of 0.3;
+    in floats they would not). So once the device's state (what is
     resident, what is free, when each batch ends, relative to now) repeats, every later period
     repeats it until some kernel runs out of groups: ``_repeat`` skips those periods whole.
     The cost grows with the number of distinct states, not with the NDRanges (2^53 groups
@@ -276,9 +278,11 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
     left, resident = p.groups.copy(), np.zeros(p.k)
     free = p.capacity.copy()
     start, finish = np.full(p.k, np.inf), np.zeros(p.k)
-    period = [Fraction(float(t)) for t in p.time_per_group]
-    events: list[tuple[Fraction, int, float]] = []
-    now = Fraction(0)
+    exact = [Fraction(repr(float(t))) for t in p.time_per_group]    # 0.3 is 3/10
+    ticks = math.lcm(*(t.denominator for t in exact))
+    period = [t.numerator * (ticks // t.denominator) for t in exact]
+    events: list[tuple[int, int, float]] = []
+    now = ends = held = 0                # the sums of the batches' end ticks and groups
     seen, step = None, 0
     while True:
         waiting = np.flatnonzero((left > 0) & (resident < limit))
@@ -289,35 +293,47 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
             i = int(fitting[0])
             take = min(left[i], limit[i] - resident[i], most_groups(p.demand[i], free))
             heapq.heappush(events, (now + period[i], i, take))
+            ends += now + period[i]
+            held += take
             left[i] -= take
             resident[i] += take
             free -= take * p.demand[i]
-            start[i] = min(start[i], float(now))
+            start[i] = min(start[i], now / ticks)
             waiting = waiting[waiting > i]
         if not events:
             return Execution(start, finish, waves_time(p, alone_counts(p)))
         step += 1
-        state = (resident.tobytes(), free.tobytes(), tuple(sorted((t - now, i, c)
-                                                                  for t, i, c in events)))
-        if seen is not None and seen[0] == state:
-            skip = _repeat(left, seen[2] - left, now - seen[1])
-            if skip:
-                now += skip[0]
-                events = [(t + skip[0], i, c) for t, i, c in events]
-                left -= skip[1]
-                seen, step = None, 0
+        cheap = (held, free.tobytes(), len(events), ends - len(events) * now)
+        if seen is not None and seen[0] == cheap:
+            state = _state(resident, free, events, now)     # only when the cheap part matches
+            if state == seen[1]:
+                skip = _repeat(left, seen[3] - left, now - seen[2])
+                if skip:
+                    now += skip[0]
+                    events = [(t + skip[0], i, c) for t, i, c in events]
+                    ends += len(events) * skip[0]
+                    left -= skip[1]
+                    seen, step = None, 0
         if step & (step - 1) == 0:       # Brent: remember the state at steps 1, 2, 4, 8, ...
-            seen = (state, now, left.copy())
+            seen = (cheap, _state(resident, free, events, now), now, left.copy())
         now = events[0][0]
         while events and events[0][0] == now:
-            _, i, count = heapq.heappop(events)
+            end, i, count = heapq.heappop(events)
+            ends -= end
+            held -= count
             resident[i] -= count
             free += count * p.demand[i]
-            finish[i] = float(now)
+            finish[i] = now / ticks
 
 
-def _repeat(left: np.ndarray, used: np.ndarray, length: Fraction
-            ) -> tuple[Fraction, np.ndarray] | None:
+def _state(resident: np.ndarray, free: np.ndarray, events: list, now: int) -> tuple:
+    """The device's state relative to ``now``: resident groups, free resources, and when each
+    batch ends."""
+    return resident.tobytes(), free.tobytes(), tuple(sorted((t - now, i, c)
+                                                            for t, i, c in events))
+
+
+def _repeat(left: np.ndarray, used: np.ndarray, length: int) -> tuple[int, np.ndarray] | None:
     """A period of ``length`` that consumed ``used`` groups repeats k = min_i left_i // used_i
     more times unchanged (each starts with at least one period's groups left, so no kernel
     runs short inside it): the time and groups k periods take, or None when k = 0."""

@@ -152,7 +152,7 @@ def fill_round_robin(p: AccelosProblem, start: np.ndarray) -> np.ndarray:
     return n
 
 
-def accelos(p: AccelosProblem, greedy: str = "dominant-share", **_) -> Solution:
+def accelos(p: AccelosProblem, greedy: str = "dominant-share") -> Solution:
     """Section 3: n_i = min(x_i, y_i, z_i) (eq. 7-8 in the accelOS paper, weighted by share),
     then the greedy until no kernel can take one more group (``greedy``: "dominant-share" or
     "round-robin")."""
@@ -166,7 +166,7 @@ def accelos(p: AccelosProblem, greedy: str = "dominant-share", **_) -> Solution:
                      groups_from_split=int(start.sum()), groups_from_greedy=int((n - start).sum()))
 
 
-def ilp(p: AccelosProblem, time_limit: float | None = None, **_) -> Solution:
+def ilp(p: AccelosProblem, time_limit: float | None = None) -> Solution:
     """The exact optimum, lexicographically: round 1 maximises the smallest weighted dominant
     share t* (``models.accelos.max_min_program``); round 2 keeps every kernel at or above t*
     (``keep_level``: whole-group lower bounds, exact) and maximises the threads in use."""
@@ -188,7 +188,7 @@ def ilp(p: AccelosProblem, time_limit: float | None = None, **_) -> Solution:
     return _solution(p, n, status, "HiGHS ILP (max-min, then threads)", gap=gap, rounds=2)
 
 
-def fcfs(p: AccelosProblem, **_) -> Solution:
+def fcfs(p: AccelosProblem) -> Solution:
     """Standard OpenCL: in spec order each kernel takes every group that still fits (figure
     3a); kernels left with none wait for the device (serialised, figure 1a). These are the
     counts at launch: the slowdown metrics are those of the hardware's dispatch, in which a
@@ -199,7 +199,7 @@ def fcfs(p: AccelosProblem, **_) -> Solution:
     return sol
 
 
-def equal_threads(p: AccelosProblem, **_) -> Solution:
+def equal_threads(p: AccelosProblem) -> Solution:
     """The paper's thread-only rule x_i = T / (K w_i) (weighted, capped at N_i, at least 1),
     no greedy: for comparison; it ignores local memory and registers, so it can break them, and
     then its status is ``infeasible``."""

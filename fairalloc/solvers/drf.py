@@ -103,7 +103,7 @@ def fill_whole_tasks(market: Leontief, stop: bool = False) -> np.ndarray:
     return np.array(tasks, dtype=float)
 
 
-def progressive_filling(problem: DrfProblem, **_) -> Solution:
+def progressive_filling(problem: DrfProblem) -> Solution:
     """DRF by progressive filling (default): exact for divisible tasks, a greedy for whole ones."""
     stop = problem.saturation == "stop"
     m = problem.market
@@ -116,7 +116,7 @@ def progressive_filling(problem: DrfProblem, **_) -> Solution:
     )
 
 
-def leximin_lp(problem: DrfProblem, time_limit: float | None = None, **_) -> Solution:
+def leximin_lp(problem: DrfProblem, time_limit: float | None = None) -> Solution:
     """Exact DRF with HiGHS: a sequence of LPs that raise the common weighted dominant share.
 
     Each round maximises the level t that every growing user reaches (``leximin_model``). A user

@@ -109,7 +109,7 @@ def efficiency_allocation(
 
 
 def knob_policy(problem: EmrfProblem, formulation: str = "auto",
-                time_limit: float | None = None, **_) -> Solution:
+                time_limit: float | None = None) -> Solution:
     """EMRF: F_i = eta F_i^max + F'_i (eq. 10) with F' from the efficiency LP (15)-(17)."""
     m = problem.market
     knob = problem.effective_knob()
@@ -133,14 +133,14 @@ def knob_policy(problem: EmrfProblem, formulation: str = "auto",
                     {"name": "HiGHS", "formulation": used})
 
 
-def wfq(problem: EmrfProblem, **_) -> Solution:
+def wfq(problem: EmrfProblem) -> Solution:
     """Baseline: weighted proportional sharing of total GFLOPS (WFQ, Fig. 2(a))."""
     total = proportional_share(problem.market)
     return Solution(problem.allocation(total), "heuristic", float(total.sum()),
                     solver={"name": "closed form"})
 
 
-def drf(problem: EmrfProblem, **_) -> Solution:
+def drf(problem: EmrfProblem) -> Solution:
     """Baseline: DRF, i.e. EMRF with knob 1 and no efficiency part (eq. 8)."""
     total = drf_ceiling(problem.market)
     return Solution(problem.allocation(total), "heuristic", float(total.sum()), {"knob": 1.0},

@@ -126,7 +126,7 @@ GREEDY_MAX_SLICES = 10**7     # slices the heap walks one by one (about 10 s)
 MILP_MAX_QUANTUM = 10**9      # beyond, HiGHS's integrality tolerance blurs whole slices
 
 
-def greedy(p: EtfProblem, **_) -> Solution:
+def greedy(p: EtfProblem) -> Solution:
     """Algorithm 1 as printed (a heap; cost grows with T: at most ``GREEDY_MAX_SLICES``
     slices past the guarantees, else waterfill computes the same allocation)."""
     left = p.quantum - int(guarantee(p).sum())
@@ -137,7 +137,7 @@ def greedy(p: EtfProblem, **_) -> Solution:
     return _solution(p, greedy_slices(p), "heuristic", "Algorithm 1 (heap)")
 
 
-def waterfill(p: EtfProblem, **_) -> Solution:
+def waterfill(p: EtfProblem) -> Solution:
     """Algorithm 1's allocation in closed form (default; cost independent of T)."""
     return _solution(p, waterfill_slices(p), "heuristic", "water-filling (closed form)")
 
@@ -153,21 +153,21 @@ def largest_remainder(p: EtfProblem, shares: np.ndarray) -> np.ndarray:
     return whole.astype(np.int64)
 
 
-def time_fair(p: EtfProblem, **_) -> Solution:
+def time_fair(p: EtfProblem) -> Solution:
     """Baseline: time-fair shares (eq. 5), capped by demands, time nobody can use given to those
     who can (water-filling on time / weight), whole slices by largest remainder."""
     shares = water_level(p.weights.copy(), p.demand, p.quantum)
     return _solution(p, largest_remainder(p, shares), "heuristic", "time-fair (eq. 5)")
 
 
-def energy_fair(p: EtfProblem, **_) -> Solution:
+def energy_fair(p: EtfProblem) -> Solution:
     """Baseline: energy-fair time, proportional to w_i / P_i (eq. 3; not eq. 2), capped by
     demands and work-conserving, whole slices by largest remainder."""
     return _solution(p, largest_remainder(p, energy_fair_time(p)), "heuristic",
                      "energy-fair (t proportional to w/P)")
 
 
-def leximin_milp(p: EtfProblem, time_limit: float | None = None, **_) -> Solution:
+def leximin_milp(p: EtfProblem, time_limit: float | None = None) -> Solution:
     """Exact leximin of weighted energy under the guarantees, demands and the quantum.
 
     Ogryczak's ordered outcomes: the k-th MILP maximises theta_k, the sum of the k smallest

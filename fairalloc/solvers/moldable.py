@@ -174,7 +174,7 @@ def impl1_star_order(p: MoldableProblem, alpha: float) -> np.ndarray:
     return np.array([top] + rest)
 
 
-def gpusched1(p: MoldableProblem, lookahead: bool = False, **_) -> Solution:
+def gpusched1(p: MoldableProblem, lookahead: bool = False) -> Solution:
     """Impl-I: alpha = W_max / W_sum (eq. 1), the largest job last in Q."""
     alpha = p.work_max / p.work_sum
     plat = gpusched1_schedule(p, impl1_order(p), alpha, lookahead)
@@ -184,7 +184,7 @@ def gpusched1(p: MoldableProblem, lookahead: bool = False, **_) -> Solution:
     return plat.solution("GPUSched1 (Impl-I)", **metrics)
 
 
-def gpusched1_star(p: MoldableProblem, lookahead: bool = False, **_) -> Solution:
+def gpusched1_star(p: MoldableProblem, lookahead: bool = False) -> Solution:
     """Impl-I*: alpha = W_sec / W_sum (eq. 10), the largest job first, the rest by Algorithm 2."""
     alpha = p.work_sec / p.work_sum if p.n > 1 else 1.0
     order = impl1_star_order(p, alpha)
@@ -195,7 +195,7 @@ def gpusched1_star(p: MoldableProblem, lookahead: bool = False, **_) -> Solution
     return plat.solution("GPUSched1* (Impl-I*)", **metrics)
 
 
-def work_conserving(p: MoldableProblem, **_) -> Solution:
+def work_conserving(p: MoldableProblem) -> Solution:
     """Baseline of Example 1: offload every job back to back in spec order and start each,
     in that order, as soon as it is offloaded and some processor is idle, on min(idle, chi)."""
     plat = Platform(p)
@@ -272,7 +272,7 @@ def ffdh_shelves(p: MoldableProblem, jobs: np.ndarray) -> list[list[int]]:
     return shelves
 
 
-def gpusched2(p: MoldableProblem, rho: float = DEFAULT_RHO, **_) -> Solution:
+def gpusched2(p: MoldableProblem, rho: float = DEFAULT_RHO) -> Solution:
     """Impl-II, GPUSched2(rho) (Algorithm 3): jobs with chi_i >= rho m (T_GE) are offloaded first
     in Johnson's order and run rigidly on chi_i processors in that order, each once offloaded and
     chi_i processors are free; the others (T_LT) are offloaded next (in FFDH order) and run
@@ -357,7 +357,7 @@ def after_all_offloads(p: MoldableProblem, k: np.ndarray, order) -> Platform:
     return plat
 
 
-def offload_then_list(p: MoldableProblem, **_) -> Solution:
+def offload_then_list(p: MoldableProblem) -> Solution:
     """Baseline in the spirit of Impl-B (section V): offload every job first (spec order), then
     schedule the moldable jobs on the processors alone — allotments by Ludwig and Tiwari's rule,
     then list scheduling by decreasing running time. A simpler member of the family of the
@@ -368,7 +368,7 @@ def offload_then_list(p: MoldableProblem, **_) -> Solution:
     return plat.solution("offload, then Ludwig-Tiwari allotment + list scheduling")
 
 
-def offload_then_shelves(p: MoldableProblem, **_) -> Solution:
+def offload_then_shelves(p: MoldableProblem) -> Solution:
     """Impl-B's family with Mounie, Rapine and Trystram's dual approximation: every offload
     first, then the smallest target length lambda their two-shelf test accepts (bisection,
     ``models.moldable.dual_search``) and its allotment — S1 jobs on gamma(lambda) processors,
@@ -489,7 +489,7 @@ def _milp_schedule(p: MoldableProblem, model) -> Platform | None:
     return ordered_schedule(p, k, order, ahead & ~counted)
 
 
-def exact(p: MoldableProblem, time_limit: float | None = None, **_) -> Solution:
+def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
     """The optimal makespan, proven by HiGHS on ``exact_model`` (meant for small instances).
 
     The list algorithms run first (the paper's, and ``earliest_finish`` over a few orders);

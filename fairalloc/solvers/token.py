@@ -459,11 +459,11 @@ def algorithm1(p: TokenProblem, best_response: BestResponse, name: str,
     return solution
 
 
-def mean_field(p: TokenProblem, **_) -> Solution:
+def mean_field(p: TokenProblem) -> Solution:
     """Algorithm 1 with policy iteration for the best responses (default)."""
     return algorithm1(p, policy_iteration, "Algorithm 1 (policy iteration)", "policy_rounds")
 
 
-def mean_field_lp(p: TokenProblem, **_) -> Solution:
+def mean_field_lp(p: TokenProblem) -> Solution:
     """Algorithm 1 with each best response solved exactly as an LP (HiGHS); small instances."""
     return algorithm1(p, lp_best_response, "Algorithm 1 (MDP linear programs, HiGHS)", "lps")

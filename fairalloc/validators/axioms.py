@@ -421,3 +421,8 @@ def delta_fairness(problem, allocation: Allocation, **_) -> Finding:
                        {"most": m.ids[hi], "most_ratio": ratio[hi], "least": m.ids[lo],
                         "least_ratio": ratio[lo], "observed": observed, "bound": limit})
     return Finding("delta_fairness", True, detail)
+
+
+# The axioms of drf and emrf allocations (Leontief markets), in report order.
+LEONTIEF_CHECKS = (feasibility, sharing_incentive, envy_freeness, pareto_efficiency,
+                   strategy_proofness)

@@ -1,0 +1,66 @@
+"""The kind contract: what fairalloc needs from a problem kind, and what it calls.
+
+A kind is one :class:`Kind` record (``fairalloc/kinds/<kind>.py``). Its parts are plain
+functions with these shapes:
+
+* problem: ``from_spec(data, found) -> problem | None`` builds the problem object from
+  schema-valid spec data, adding a :class:`~fairalloc.errors.Violation` to ``found`` for every
+  broken precondition; the problem has ``ids`` and ``read_allocation(data) -> Allocation``;
+* method: ``f(problem, *, <options>) -> Solution``. The keyword parameters *are* the options it
+  declares (``method_options``): a spec option the chosen method does not declare is a bad spec
+  (``options.<key>``), and a method is never passed one. A method that cannot serve a valid spec
+  raises :class:`MethodDoesNotApply` (``compare`` shows it as n/a);
+* check: ``f(problem, allocation, *, mechanism=None, claims=None) -> Finding | None``:
+  ``mechanism`` re-runs the method on a changed problem (strategy-proofness probes), ``claims``
+  are the method's own metrics (a theorem bound it promises); ``**_`` takes what a check does not
+  use;
+* metrics: ``f(problem, allocation) -> dict`` of numbers computed from any allocation.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from fairalloc.errors import SpecError
+from fairalloc.result import STATUSES, Finding, Result, Solution
+
+__all__ = ["Kind", "MethodDoesNotApply", "method_options", "Finding", "Result", "Solution",
+           "STATUSES"]
+
+
+class MethodDoesNotApply(SpecError):
+    """A valid spec that this method cannot serve (another method can): exit 2 for ``solve``,
+    n/a in ``compare``."""
+
+
+def method_options(method: Callable) -> tuple[str, ...]:
+    """The options a method declares: its keyword parameters after the problem.
+
+    >>> def lp(problem, time_limit=None): ...
+    >>> method_options(lp)
+    ('time_limit',)
+    """
+    params = list(inspect.signature(method).parameters.values())[1:]
+    return tuple(p.name for p in params
+                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How fairalloc handles one problem kind: the record every kind module exports as
+    ``KIND``. ``sense`` is the objective's direction (``max``: larger is better), so that
+    ratios to the exact method read the same for every kind."""
+
+    name: str
+    summary: str
+    from_spec: Callable
+    methods: dict[str, Callable]
+    default: str
+    exact: str | None
+    validators: tuple[Callable, ...]
+    metrics: Callable
+    sense: str = "max"
+    sweep_metrics: tuple[str, ...] = ()
+    extra: dict = field(default_factory=dict)

@@ -1,0 +1,1 @@
+"""One module per problem kind, each exporting its ``KIND`` record (``fairalloc.contract``)."""

@@ -1,0 +1,23 @@
+"""The accelos kind: its record in the kind contract (``fairalloc.contract``)."""
+
+from __future__ import annotations
+
+from fairalloc.contract import Kind
+from fairalloc.models import accelos as model
+from fairalloc.solvers import accelos as solvers
+from fairalloc.validators import accelos as checks
+
+KIND = Kind(
+    name="accelos",
+    summary="accelOS: resident work groups of concurrent kernels on one accelerator",
+    from_spec=model.AccelosProblem.from_spec,
+    methods={"accelos": solvers.accelos, "ilp": solvers.ilp, "fcfs": solvers.fcfs,
+             "equal-threads": solvers.equal_threads},
+    default="accelos",
+    exact="ilp",
+    validators=(checks.feasibility, checks.all_resident, checks.pareto_efficiency,
+                checks.envy_freeness, checks.max_min),
+    metrics=model.metrics,
+    sweep_metrics=("min_weighted_dominant_share", "jain_index", "fairness_improvement",
+                   "throughput_speedup"),
+)

@@ -1,0 +1,20 @@
+"""The drf kind: its record in the kind contract (``fairalloc.contract``)."""
+
+from __future__ import annotations
+
+from fairalloc.contract import Kind
+from fairalloc.models import drf as model
+from fairalloc.solvers import drf as solvers
+from fairalloc.validators import axioms
+
+KIND = Kind(
+    name="drf",
+    summary="Dominant Resource Fairness by progressive filling (weighted, any resources)",
+    from_spec=model.DrfProblem.from_spec,
+    methods={"progressive-filling": solvers.progressive_filling, "lp": solvers.leximin_lp},
+    default="progressive-filling",
+    exact="lp",
+    validators=axioms.LEONTIEF_CHECKS,
+    metrics=model.metrics,
+    sweep_metrics=("total_tasks", "min_weighted_dominant_share", "utilization.*"),
+)

@@ -1,0 +1,20 @@
+"""The emrf kind: its record in the kind contract (``fairalloc.contract``)."""
+
+from __future__ import annotations
+
+from fairalloc.contract import Kind
+from fairalloc.models import emrf as model
+from fairalloc.solvers import emrf as solvers
+from fairalloc.validators import axioms
+
+KIND = Kind(
+    name="emrf",
+    summary="Elastic Multi-Resource Fairness: DRF plus an efficiency LP, with a fairness knob",
+    from_spec=model.EmrfProblem.from_spec,
+    methods={"lp": solvers.knob_policy, "wfq": solvers.wfq, "drf": solvers.drf},
+    default="lp",
+    exact="lp",
+    validators=axioms.LEONTIEF_CHECKS + (axioms.delta_fairness,),
+    metrics=model.metrics,
+    sweep_metrics=("delta_observed", "delta_bound", "utilization.*"),
+)

@@ -1,0 +1,23 @@
+"""The etf kind: its record in the kind contract (``fairalloc.contract``)."""
+
+from __future__ import annotations
+
+from fairalloc.contract import Kind
+from fairalloc.models import etf as model
+from fairalloc.solvers import etf as solvers
+from fairalloc.validators import etf as checks
+
+KIND = Kind(
+    name="etf",
+    summary="Energy-Time Fairness: GPU time slices between time-fair and energy-fair",
+    from_spec=model.EtfProblem.from_spec,
+    methods={"waterfill": solvers.waterfill, "greedy": solvers.greedy,
+             "milp": solvers.leximin_milp, "time-fair": solvers.time_fair,
+             "energy-fair": solvers.energy_fair},
+    default="waterfill",
+    exact="milp",
+    validators=(checks.feasibility, checks.time_guarantee, checks.pareto_efficiency,
+                checks.max_min, checks.strategy_proofness),
+    metrics=model.metrics,
+    sweep_metrics=("time_fairness", "energy_fairness", "system_fairness"),
+)

@@ -1,0 +1,27 @@
+"""The moldable kind: its record in the kind contract (``fairalloc.contract``)."""
+
+from __future__ import annotations
+
+from fairalloc.contract import Kind
+from fairalloc.models import moldable as model
+from fairalloc.solvers import moldable as solvers
+from fairalloc.validators import schedule
+
+KIND = Kind(
+    name="moldable",
+    summary="Makespan of moldable jobs with serial host-to-accelerator offload",
+    from_spec=model.MoldableProblem.from_spec,
+    methods={"gpusched1-star": solvers.gpusched1_star,
+             "gpusched1": solvers.gpusched1,
+             "gpusched2": solvers.gpusched2,
+             "work-conserving": solvers.work_conserving,
+             "offload-then-list": solvers.offload_then_list,
+             "offload-then-shelves": solvers.offload_then_shelves,
+             "exact": solvers.exact},
+    default="gpusched1-star",
+    exact="exact",
+    sense="min",                      # the makespan
+    validators=(schedule.feasibility, schedule.no_unforced_idle, schedule.claimed_bounds),
+    metrics=solvers.metrics,
+    sweep_metrics=("makespan", "lower_bound", "ratio"),
+)

@@ -1,0 +1,20 @@
+"""The token kind: its record in the kind contract (``fairalloc.contract``)."""
+
+from __future__ import annotations
+
+from fairalloc.contract import Kind
+from fairalloc.models import token as model
+from fairalloc.solvers import token as solvers
+from fairalloc.validators import token as checks
+
+KIND = Kind(
+    name="token",
+    summary="Token mechanism for boosts: mean-field equilibrium thresholds (Algorithm 1)",
+    from_spec=model.TokenProblem.from_spec,
+    methods={"mean-field": solvers.mean_field, "mean-field-lp": solvers.mean_field_lp},
+    default="mean-field",
+    exact=None,
+    validators=(checks.equilibrium, checks.stationarity, checks.monotone_thresholds),
+    metrics=model.metrics,
+    sweep_metrics=("mean_tokens", "boosts_per_round", "iterations", "residual"),
+)
