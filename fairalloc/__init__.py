@@ -18,12 +18,14 @@ strategy_proofness unrefuted
 """
 
 from fairalloc.api import compare, solve, sweep, validate
+from fairalloc.contract import MethodDoesNotApply
 from fairalloc.errors import SolverError, SpecError
+from fairalloc.registry import register_method
 from fairalloc.result import Allocation, Finding, Result
 from fairalloc.spec import load_spec
 
 __all__ = [
-    "Allocation", "Finding", "Result", "SolverError", "SpecError",
-    "compare", "load_spec", "solve", "sweep", "validate",
+    "Allocation", "Finding", "MethodDoesNotApply", "Result", "SolverError", "SpecError",
+    "compare", "load_spec", "register_method", "solve", "sweep", "validate",
 ]
 __version__ = "0.1.0"

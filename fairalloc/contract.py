@@ -23,16 +23,22 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from fairalloc.errors import SpecError
+from fairalloc.errors import SpecError, Violation
 from fairalloc.result import STATUSES, Finding, Result, Solution
 
-__all__ = ["Kind", "MethodDoesNotApply", "method_options", "Finding", "Result", "Solution",
-           "STATUSES"]
+__all__ = ["Kind", "MethodDoesNotApply", "does_not_apply", "method_options", "Finding",
+           "Result", "Solution", "STATUSES"]
 
 
 class MethodDoesNotApply(SpecError):
     """A valid spec that this method cannot serve (another method can): exit 2 for ``solve``,
     n/a in ``compare``."""
+
+
+def does_not_apply(path: str, rule: str) -> MethodDoesNotApply:
+    """The error a method raises for a valid spec it cannot serve, naming the JSON path and
+    why (and what serves instead)."""
+    return MethodDoesNotApply([Violation(path, rule)])
 
 
 def method_options(method: Callable) -> tuple[str, ...]:

@@ -33,6 +33,10 @@ class DrfProblem:
     def divisible(self) -> bool:
         return not self.market.integral
 
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.market.ids
+
     @classmethod
     def from_spec(cls, data: dict, found: Violations) -> DrfProblem | None:
         """Build from a schema-valid spec, adding a violation for each broken precondition."""

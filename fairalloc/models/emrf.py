@@ -54,6 +54,10 @@ class EmrfProblem:
     knob: float | None = None
     max_unfairness: float | None = None
 
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.market.ids
+
     @classmethod
     def from_spec(cls, data: dict, found: Violations) -> EmrfProblem | None:
         """Build from a schema-valid spec, adding a violation for each broken precondition."""

@@ -11,7 +11,8 @@ import time
 
 import numpy as np
 
-from fairalloc.errors import SolverError, SpecError, Violation
+from fairalloc.contract import does_not_apply
+from fairalloc.errors import SolverError
 from fairalloc.models.drf import DrfProblem, leximin_model
 from fairalloc.models.leontief import Leontief
 from fairalloc.result import Solution
@@ -126,8 +127,8 @@ def leximin_lp(problem: DrfProblem, time_limit: float | None = None) -> Solution
     a capacity constraint binds (the first saturated resource); until then only caps bind.
     """
     if not problem.divisible:
-        raise SpecError([Violation("divisible", "method 'lp' needs divisible: true "
-                                   "(for whole tasks use progressive-filling)")])
+        raise does_not_apply("divisible", "method 'lp' needs divisible: true "
+                                   "(for whole tasks use progressive-filling)")
     m = problem.market
     rate = m.weights / m.dominant()
     model = leximin_model(problem)

@@ -13,7 +13,8 @@ import time
 
 import numpy as np
 
-from fairalloc.errors import SolverError, SpecError, Violation
+from fairalloc.contract import does_not_apply
+from fairalloc.errors import SolverError
 from fairalloc.models.etf import (
     EtfProblem,
     energy_fair_time,
@@ -131,9 +132,9 @@ def greedy(p: EtfProblem) -> Solution:
     slices past the guarantees, else waterfill computes the same allocation)."""
     left = p.quantum - int(guarantee(p).sum())
     if left > GREEDY_MAX_SLICES:
-        raise SpecError([Violation("quantum", f"greedy hands out slices one at a time: at most "
+        raise does_not_apply("quantum", f"greedy hands out slices one at a time: at most "
                                    f"{GREEDY_MAX_SLICES:.0e} past the guarantees (here {left}); "
-                                   "waterfill gives the same allocation at any T")])
+                                   "waterfill gives the same allocation at any T")
     return _solution(p, greedy_slices(p), "heuristic", "Algorithm 1 (heap)")
 
 
@@ -176,10 +177,10 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None) -> Solution:
     Meant for small instances (O(n^2) variables).
     """
     if p.quantum > MILP_MAX_QUANTUM:
-        raise SpecError([Violation("quantum", f"milp takes at most {MILP_MAX_QUANTUM:.0e} "
+        raise does_not_apply("quantum", f"milp takes at most {MILP_MAX_QUANTUM:.0e} "
                                    "slices: beyond, HiGHS's integrality tolerance cannot tell "
                                    "whole slices apart (waterfill reaches Theorem 3's max-min "
-                                   "at any T)")])
+                                   "at any T)")
     n, T = p.n, p.quantum
     unit = float((p.power / p.weights).max())
     c = p.power / p.weights / unit                    # weighted energy per slice, scaled to 1

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from fairalloc.contract import does_not_apply
 from fairalloc.models.moldable import (
     MoldableProblem,
     lower_bound,
@@ -505,7 +506,7 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
     ``options.method``, as for any method that does not apply)."""
     import time
 
-    from fairalloc.errors import SolverError, SpecError, Violation
+    from fairalloc.errors import SolverError
     from fairalloc.models.moldable import exact_model
     from fairalloc.solvers.highs import relative_gap, solve_pyomo
 
@@ -531,10 +532,10 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
     else:
         binaries = int(p.chi.sum()) * p.n + p.n * (p.n - 1) // 2
         if binaries > EXACT_MAX_BINARIES:
-            raise SpecError([Violation("options.method", f"exact: {p.n} jobs need a MILP with "
+            raise does_not_apply("options.method", f"exact: {p.n} jobs need a MILP with "
                                        f"{binaries} binaries (at most {EXACT_MAX_BINARIES}) and "
                                        "no list schedule meets the lower bound; use a list "
-                                       "algorithm")])
+                                       "algorithm")
         name = "HiGHS MILP, continuous time (exact_model)"
         model = exact_model(p, upper * (1 + 1e-9) + 1e-9, bound)   # the best list schedule fits
         left = limit - (time.perf_counter() - begin)

@@ -51,7 +51,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairalloc.errors import SolverError, SpecError, Violation
+from fairalloc.contract import does_not_apply
+from fairalloc.errors import SolverError
 from fairalloc.models.token import (
     Chain,
     TokenProblem,
@@ -205,18 +206,18 @@ def lp_best_response(p: TokenProblem, p_b: np.ndarray,
     returns the thresholds of eq. 4, P_Y of eq. 5 and the number of LPs solved."""
     gamma, p_r, T = p.discount, p.redistribution, p.max_tokens
     if gamma > LP_MAX_DISCOUNT:
-        raise SpecError([Violation("discount", f"mean-field-lp takes a discount up to "
+        raise does_not_apply("discount", f"mean-field-lp takes a discount up to "
                                    f"{LP_MAX_DISCOUNT:g}: its LP holds values of size "
                                    f"1 / (1 - discount), which HiGHS solves to ~1e-7 "
-                                   f"(mean-field takes any discount below 1)")])
+                                   f"(mean-field takes any discount below 1)")
     W = np.zeros((p.k, T + 1))
     for k, u in enumerate(p.utilities):
         G = len(u.values)
         cols = (T + 1) * (G + 1)
         if cols > LP_MAX_COLUMNS:
-            raise SpecError([Violation("options.method", f"mean-field-lp builds a dense LP with "
+            raise does_not_apply("options.method", f"mean-field-lp builds a dense LP with "
                                        f"{cols} columns for type {p.ids[k]!r}; at most "
-                                       f"{LP_MAX_COLUMNS} (fewer tokens or utility points)")])
+                                       f"{LP_MAX_COLUMNS} (fewer tokens or utility points)")
         W[k] = _mdp_lp(p.grid.values[k, :G], u.probabilities, p_b, gamma, p_r, T)
     thresholds = thresholds_from_values(W, p_r, gamma)
     return thresholds, signal_probability(p.grid, thresholds), p.k

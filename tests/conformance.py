@@ -1,0 +1,121 @@
+"""The kind contract's conformance battery, in the manner of scikit-learn's ``check_estimator``.
+
+``check_kind(name)`` yields ``(check_name, check)`` pairs; each check takes no argument and
+raises ``AssertionError`` when the kind breaks the contract (``fairalloc.contract``). The
+battery runs over every kind in ``tests/test_conformance.py``; a new kind passes it before it
+is done (CONTRIBUTING.md).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import json
+from collections.abc import Callable, Iterator
+from importlib import resources
+
+import jsonschema
+
+import fairalloc
+from fairalloc.contract import Kind, method_options
+from fairalloc.registry import KINDS
+from fairalloc.result import STATUSES
+from fairalloc.spec import read_json
+
+
+def template_spec(name: str) -> dict:
+    """The kind's commented template (what ``fairalloc new KIND`` writes), parsed."""
+    path = resources.files("fairalloc.templates").joinpath(f"{name}.jsonc")
+    with resources.as_file(path) as file:
+        data, _ = read_json(file)
+    return data
+
+
+def shipped_schema(name: str) -> dict:
+    text = resources.files("fairalloc.schemas").joinpath(f"{name}.schema.json").read_text()
+    return json.loads(text)
+
+
+def check_kind(name: str, kind: Kind | None = None) -> Iterator[tuple[str, Callable[[], None]]]:
+    """Every conformance check of kind ``name`` (its registered record, or ``kind``)."""
+    kind = kind or KINDS[name]
+    spec = template_spec(name)
+    schema = shipped_schema(name)
+    option_keys = set(schema["properties"]["options"]["properties"]) - {"method"}
+
+    def schema_is_draft_2020_12() -> None:
+        assert schema.get("$schema", "").endswith("2020-12/schema"), schema.get("$schema")
+        jsonschema.Draft202012Validator.check_schema(schema)
+
+    def schema_methods_equal_the_record() -> None:
+        enum = schema["properties"]["options"]["properties"]["method"]["enum"]
+        assert enum == list(kind.methods), (enum, list(kind.methods))
+        assert kind.default in kind.methods
+        assert kind.exact is None or kind.exact in kind.methods
+        assert kind.sense in ("max", "min")
+
+    def methods_declare_documented_options() -> None:
+        for method, function in kind.methods.items():
+            params = inspect.signature(function).parameters.values()
+            assert not any(p.kind is p.VAR_KEYWORD for p in params), \
+                f"{method} takes **kwargs: its options must be named"
+            undocumented = set(method_options(function)) - option_keys
+            assert not undocumented, f"{method} takes {undocumented}, not in the schema"
+
+    def template_loads_and_solves() -> None:
+        result = fairalloc.solve(spec)
+        assert result.status in STATUSES
+        assert result.method == kind.default
+
+    def every_method_answers_on_the_template() -> None:
+        problem = fairalloc.load_spec(spec).problem
+        for method, result in fairalloc.compare(spec):    # each with the options it takes
+            if isinstance(result, str):                   # does not apply: a reason
+                assert result, method
+                continue
+            assert result.status in STATUSES, (method, result.status)
+            assert list(result.allocation) == list(problem.ids), method
+            assert all(f.verdict in ("holds", "fails", "unrefuted", "unchecked")
+                       for f in result.validation)
+
+    def validate_of_a_solved_json_gives_the_same_verdicts() -> None:
+        solved = fairalloc.solve(spec)
+        again = fairalloc.validate(spec, json.loads(solved.to_json()), method=solved.method)
+        assert [(f.check, f.verdict) for f in again.validation if f.check.split(":")[0]
+                != "bound"] == [(f.check, f.verdict) for f in solved.validation
+                                if f.check.split(":")[0] != "bound"]
+
+    def an_undeclared_option_is_a_bad_spec() -> None:
+        method = kind.default
+        bad = {**spec, "options": {**spec.get("options", {}), "no_such_option": 1}}
+        try:
+            fairalloc.solve(bad, method)
+        except fairalloc.SpecError as exc:
+            assert any(v.path.startswith("options") for v in exc.violations), exc
+        else:
+            raise AssertionError("an unknown option was accepted")
+
+    def checks_follow_the_contract() -> None:
+        for check in kind.validators:
+            params = inspect.signature(check).parameters
+            assert list(params)[:2] and "mechanism" in params or any(
+                p.kind is p.VAR_KEYWORD for p in params.values()), check.__name__
+            source = ast.parse(inspect.getsource(inspect.getmodule(check)))
+            imported = {node.module for node in ast.walk(source)
+                        if isinstance(node, ast.ImportFrom) and node.module}
+            assert f"fairalloc.solvers.{name}" not in imported, \
+                f"{check.__module__} imports the kind's solvers"
+
+    def the_problem_has_ids_and_reads_allocations() -> None:
+        problem = fairalloc.load_spec(spec).problem
+        assert len(problem.ids) == len(set(problem.ids)) > 0
+        solved = fairalloc.solve(spec)
+        alloc = problem.read_allocation(json.loads(solved.to_json())["allocation"])
+        assert list(alloc) == list(problem.ids)
+
+    yield from ((f.__name__, f) for f in (
+        schema_is_draft_2020_12, schema_methods_equal_the_record,
+        methods_declare_documented_options, template_loads_and_solves,
+        every_method_answers_on_the_template, validate_of_a_solved_json_gives_the_same_verdicts,
+        an_undeclared_option_is_a_bad_spec, checks_follow_the_contract,
+        the_problem_has_ids_and_reads_allocations))

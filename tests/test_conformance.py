@@ -1,0 +1,41 @@
+"""The conformance battery (tests/conformance.py) over every kind."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from conformance import check_kind
+
+from fairalloc.registry import KINDS
+
+CASES = [(kind, name, check) for kind in KINDS for name, check in check_kind(kind)]
+
+
+@pytest.mark.parametrize("kind, name, check", CASES,
+                         ids=[f"{kind}-{name}" for kind, name, _ in CASES])
+def test_kind_conforms(kind, name, check):
+    check()
+
+
+def _check(kind, name: str):
+    return dict(check_kind(kind.name, kind))[name]
+
+
+def test_the_battery_refutes_a_method_with_hidden_options():
+    drf = KINDS["drf"]
+
+    def sloppy(problem, **_):
+        return drf.methods["progressive-filling"](problem)
+
+    broken = dataclasses.replace(drf, methods={**drf.methods, "progressive-filling": sloppy})
+    with pytest.raises(AssertionError, match="takes \\*\\*kwargs"):
+        _check(broken, "methods_declare_documented_options")()
+
+
+def test_the_battery_refutes_a_schema_that_disagrees_with_the_record():
+    etf = KINDS["etf"]
+    broken = dataclasses.replace(etf, methods={k: v for k, v in etf.methods.items()
+                                               if k != "greedy"})
+    with pytest.raises(AssertionError):
+        _check(broken, "schema_methods_equal_the_record")()
