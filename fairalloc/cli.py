@@ -81,11 +81,17 @@ def _exit_status(results: list[Result]) -> int:
 
 
 def cmd_solve(args) -> int:
-    result = api.solve(args.spec, args.method, validate=not args.no_validate)
+    spec = api.load_spec(args.spec)
+    draw = KINDS[spec.kind].plot
+    if args.plot and draw is None:
+        with_plots = ", ".join(name for name in KINDS if KINDS[name].plot is not None)
+        raise UsageError("--plot", f"{spec.kind} results have no plot (kinds with one: "
+                         f"{with_plots}; sweep --plot draws any kind's sweep)")
+    result = api.solve(spec, args.method, validate=not args.no_validate)
     _emit(result, args.format, args.rows)
     if args.plot:
-        plots.gantt(result, args.plot)
-        print(f"Gantt chart written to {args.plot}", file=sys.stderr)
+        draw(result, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
     if result.status in FAILED:
         print(f"fairalloc: status {result.status}: {result.solver.get('message', '')}".rstrip(": "),
               file=sys.stderr)

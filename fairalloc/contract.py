@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from fairalloc.errors import SpecError, Violation
 from fairalloc.result import STATUSES, Finding, Result, Solution
@@ -69,4 +69,4 @@ class Kind:
     metrics: Callable
     sense: str = "max"
     sweep_metrics: tuple[str, ...] = ()
-    extra: dict = field(default_factory=dict)
+    plot: Callable | None = None          # (result, path): the picture ``solve --plot`` draws

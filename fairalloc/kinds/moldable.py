@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fairalloc import plots
 from fairalloc.contract import Kind
 from fairalloc.models import moldable as model
 from fairalloc.solvers import moldable as solvers
@@ -22,6 +23,7 @@ KIND = Kind(
     exact="exact",
     sense="min",                      # the makespan
     validators=(schedule.feasibility, schedule.no_unforced_idle, schedule.claimed_bounds),
-    metrics=solvers.metrics,
+    metrics=model.metrics,
     sweep_metrics=("makespan", "lower_bound", "ratio"),
+    plot=plots.gantt,
 )

@@ -481,3 +481,20 @@ def exact_model(p: MoldableProblem, horizon: float, lower: float = 0.0):
         if x[i] == x[j] and chi[i] == chi[j] and np.array_equal(p.work[i], p.work[j]):
             model.y[i, j].fix(1)
     return model
+
+
+def metrics(p: MoldableProblem, allocation) -> dict:
+    """Makespan, the lower bound and their ratio, processor utilisation, bus busy fraction."""
+    end = np.asarray(allocation.column("end"), dtype=float)
+    start = np.asarray(allocation.column("start"), dtype=float)
+    k = np.asarray(allocation.column("processors"), dtype=float)
+    makespan = float(end.max())
+    lb = lower_bound(p)
+    return {
+        "makespan": makespan,
+        "lower_bound": lb,
+        "ratio": makespan / lb if lb > 0 else None,
+        "utilization": float(((end - start) * k).sum() / (p.processors * makespan))
+        if makespan > 0 else 0.0,
+        "bus_utilization": p.total_offload / makespan if makespan > 0 else 0.0,
+    }

@@ -399,23 +399,6 @@ def offload_then_shelves(p: MoldableProblem) -> Solution:
                          **metrics)
 
 
-def metrics(p: MoldableProblem, allocation) -> dict:
-    """Makespan, the lower bound and their ratio, processor utilisation, bus busy fraction."""
-    end = np.asarray(allocation.column("end"), dtype=float)
-    start = np.asarray(allocation.column("start"), dtype=float)
-    k = np.asarray(allocation.column("processors"), dtype=float)
-    makespan = float(end.max())
-    lb = lower_bound(p)
-    return {
-        "makespan": makespan,
-        "lower_bound": lb,
-        "ratio": makespan / lb if lb > 0 else None,
-        "utilization": float(((end - start) * k).sum() / (p.processors * makespan))
-        if makespan > 0 else 0.0,
-        "bus_utilization": p.total_offload / makespan if makespan > 0 else 0.0,
-    }
-
-
 EXACT_TIME_LIMIT = 60.0     # seconds, when the spec sets no options.time_limit
 EXACT_GAP = 1e-9            # relative MIP gap (HiGHS's absolute gap, 1e-6, applies as well)
 EXACT_MAX_BINARIES = 50_000  # about n = 100 at m = 8: 3 s to build, no hope of a proof beyond
