@@ -11,7 +11,6 @@ import fnmatch
 import json
 import os
 import sys
-from importlib import resources
 from pathlib import Path
 
 from rich.console import Console
@@ -29,7 +28,7 @@ from fairalloc.result import (
     render_table,
     rich_mark,
 )
-from fairalloc.spec import schema, set_path
+from fairalloc.spec import schema, set_path, template
 
 FORMATS = ("table", "json", "markdown")
 
@@ -384,7 +383,7 @@ def cmd_schema(args) -> int:
 
 
 def cmd_new(args) -> int:
-    text = resources.files("fairalloc.templates").joinpath(f"{args.kind}.jsonc").read_text()
+    text = template(args.kind)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -70,3 +70,5 @@ class Kind:
     sense: str = "max"
     sweep_metrics: tuple[str, ...] = ()
     plot: Callable | None = None          # (result, path): the picture ``solve --plot`` draws
+    schema: dict | None = None            # None: fairalloc/schemas/<name>.schema.json
+    template: str | None = None           # None: fairalloc/templates/<name>.jsonc

@@ -14,7 +14,7 @@ from importlib.metadata import entry_points
 
 from fairalloc.contract import Kind
 
-__all__ = ["KINDS", "Kind", "Kinds", "register_method"]
+__all__ = ["KINDS", "Kind", "Kinds", "register_kind", "register_method"]
 
 ENTRY_POINTS = "fairalloc.methods"
 
@@ -48,6 +48,17 @@ class Kinds(Mapping):
     def __contains__(self, name: object) -> bool:
         return name in self._names
 
+    def add_kind(self, kind: Kind) -> None:
+        if kind.name in self._names:
+            raise ValueError(f"a kind named {kind.name!r} exists")
+        if kind.schema is None or kind.template is None:
+            raise ValueError("a kind registered from outside fairalloc brings its schema and "
+                             "template (Kind.schema, Kind.template)")
+        self._names = (*self._names, kind.name)
+        self._added[kind.name] = {}
+        self._plugins_loaded.add(kind.name)
+        self._built[kind.name] = kind
+
     def add_method(self, kind: str, name: str, function: Callable) -> None:
         if kind not in self._names:
             raise KeyError(f"unknown problem kind {kind!r} (known: {', '.join(self._names)})")
@@ -55,10 +66,13 @@ class Kinds(Mapping):
             raise ValueError("a method name must be a non-empty string")
         if not callable(function):
             raise TypeError(f"a method must be callable, not {type(function).__name__}")
-        if name in importlib.import_module(f"fairalloc.kinds.{kind}").KIND.methods:
+        if name in self[kind].methods:
             raise ValueError(f"{kind} already has a method {name!r}")
         self._added[kind][name] = function
-        self._built.pop(kind, None)
+        if kind in self._built:
+            built = self._built[kind]
+            self._built[kind] = dataclasses.replace(built, methods={**built.methods,
+                                                                    name: function})
         from fairalloc.spec import forget_schemas  # options.method names the new method
 
         forget_schemas()
@@ -74,6 +88,16 @@ class Kinds(Mapping):
 
 
 KINDS: Kinds = Kinds(("drf", "emrf", "etf", "moldable", "accelos", "token"))
+
+
+def register_kind(kind: Kind) -> None:
+    """Add a problem kind from outside fairalloc: its record (``fairalloc.contract.Kind``) with
+    its schema and template. It then works like the shipped kinds in the API and the command
+    line of this process (CONTRIBUTING.md)."""
+    KINDS.add_kind(kind)
+    from fairalloc.spec import forget_schemas
+
+    forget_schemas()
 
 
 def register_method(kind: str, name: str, function: Callable) -> None:

@@ -58,7 +58,7 @@ class _DuplicateKeys(dict):
     duplicates: list[str] = []
 
 
-def _parse(text: str, source: str | None, what: str = "spec") -> Any:
+def parse_text(text: str, source: str | None, what: str = "spec") -> Any:
     """Strict JSON: what the parse can flag (non-finite numbers, repeated keys) is flagged by
     hooks; the whole ``plain_json`` walk runs only when something was flagged or the text may
     hold a lone surrogate or nest too deep (a parse of a large spec stays a parse)."""
@@ -255,7 +255,7 @@ def read_json(source: str | Path, what: str = "spec") -> tuple[Any, str]:
         raise SpecError([problem], label, what) from None
     except UnicodeDecodeError:
         raise SpecError([Violation("$", "file is not UTF-8 text")], label, what) from None
-    return _parse(text, label, what), label
+    return parse_text(text, label, what), label
 
 
 @cache
@@ -265,11 +265,25 @@ def schema(kind: str) -> dict:
     """
     from fairalloc.registry import KINDS
 
-    text = resources.files("fairalloc.schemas").joinpath(f"{kind}.schema.json").read_text()
-    data = json.loads(text)
+    record = KINDS[kind]
+    if record.schema is not None:
+        data = copy.deepcopy(record.schema)
+    else:
+        text = resources.files("fairalloc.schemas").joinpath(f"{kind}.schema.json").read_text()
+        data = json.loads(text)
     method = data["properties"]["options"]["properties"]["method"]
     method["enum"] = list(KINDS[kind].methods)
     return data
+
+
+def template(kind: str) -> str:
+    """The commented template spec of a kind (what ``fairalloc new`` prints)."""
+    from fairalloc.registry import KINDS
+
+    record = KINDS[kind]
+    if record.template is not None:
+        return record.template
+    return resources.files("fairalloc.templates").joinpath(f"{kind}.jsonc").read_text()
 
 
 def forget_schemas() -> None:

@@ -9,6 +9,7 @@ is done (CONTRIBUTING.md).
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import json
 from collections.abc import Callable, Iterator
@@ -20,34 +21,39 @@ import fairalloc
 from fairalloc.contract import Kind, method_options
 from fairalloc.registry import KINDS
 from fairalloc.result import STATUSES
-from fairalloc.spec import read_json
+from fairalloc.spec import parse_text, template
 
 
 def template_spec(name: str) -> dict:
     """The kind's commented template (what ``fairalloc new KIND`` writes), parsed."""
-    path = resources.files("fairalloc.templates").joinpath(f"{name}.jsonc")
-    with resources.as_file(path) as file:
-        data, _ = read_json(file)
-    return data
+    return parse_text(template(name), name)
 
 
 def shipped_schema(name: str) -> dict:
+    """The schema as the kind brings it (the file, or the record's own)."""
+    record = KINDS[name]
+    if record.schema is not None:
+        return record.schema
     text = resources.files("fairalloc.schemas").joinpath(f"{name}.schema.json").read_text()
     return json.loads(text)
 
 
 def check_kind(name: str, kind: Kind | None = None) -> Iterator[tuple[str, Callable[[], None]]]:
     """Every conformance check of kind ``name`` (its registered record, or ``kind``)."""
-    kind = kind or KINDS[name]
-    spec = template_spec(name)
-    schema = shipped_schema(name)
-    option_keys = set(schema["properties"]["options"]["properties"]) - {"method"}
+    def record() -> Kind:
+        return kind or KINDS[name]
+
+    @functools.cache
+    def template_and_schema() -> tuple[dict, dict]:
+        return template_spec(name), shipped_schema(name)
 
     def schema_is_draft_2020_12() -> None:
+        _, schema = template_and_schema()
         assert schema.get("$schema", "").endswith("2020-12/schema"), schema.get("$schema")
         jsonschema.Draft202012Validator.check_schema(schema)
 
     def schema_methods_equal_the_record() -> None:
+        kind, (_, schema) = record(), template_and_schema()
         enum = schema["properties"]["options"]["properties"]["method"]["enum"]
         assert enum == list(kind.methods), (enum, list(kind.methods))
         assert kind.default in kind.methods
@@ -55,6 +61,8 @@ def check_kind(name: str, kind: Kind | None = None) -> Iterator[tuple[str, Calla
         assert kind.sense in ("max", "min")
 
     def methods_declare_documented_options() -> None:
+        kind, (_, schema) = record(), template_and_schema()
+        option_keys = set(schema["properties"]["options"]["properties"]) - {"method"}
         for method, function in kind.methods.items():
             params = inspect.signature(function).parameters.values()
             assert not any(p.kind is p.VAR_KEYWORD for p in params), \
@@ -63,11 +71,13 @@ def check_kind(name: str, kind: Kind | None = None) -> Iterator[tuple[str, Calla
             assert not undocumented, f"{method} takes {undocumented}, not in the schema"
 
     def template_loads_and_solves() -> None:
+        kind, (spec, _) = record(), template_and_schema()
         result = fairalloc.solve(spec)
         assert result.status in STATUSES
         assert result.method == kind.default
 
     def every_method_answers_on_the_template() -> None:
+        spec, _ = template_and_schema()
         problem = fairalloc.load_spec(spec).problem
         for method, result in fairalloc.compare(spec):    # each with the options it takes
             if isinstance(result, str):                   # does not apply: a reason
@@ -79,6 +89,7 @@ def check_kind(name: str, kind: Kind | None = None) -> Iterator[tuple[str, Calla
                        for f in result.validation)
 
     def validate_of_a_solved_json_gives_the_same_verdicts() -> None:
+        spec, _ = template_and_schema()
         solved = fairalloc.solve(spec)
         again = fairalloc.validate(spec, json.loads(solved.to_json()), method=solved.method)
         assert [(f.check, f.verdict) for f in again.validation if f.check.split(":")[0]
@@ -86,6 +97,7 @@ def check_kind(name: str, kind: Kind | None = None) -> Iterator[tuple[str, Calla
                                 if f.check.split(":")[0] != "bound"]
 
     def an_undeclared_option_is_a_bad_spec() -> None:
+        kind, (spec, _) = record(), template_and_schema()
         method = kind.default
         bad = {**spec, "options": {**spec.get("options", {}), "no_such_option": 1}}
         try:
@@ -96,6 +108,7 @@ def check_kind(name: str, kind: Kind | None = None) -> Iterator[tuple[str, Calla
             raise AssertionError("an unknown option was accepted")
 
     def checks_follow_the_contract() -> None:
+        kind = record()
         for check in kind.validators:
             params = inspect.signature(check).parameters
             assert list(params)[:2] and "mechanism" in params or any(
@@ -107,6 +120,7 @@ def check_kind(name: str, kind: Kind | None = None) -> Iterator[tuple[str, Calla
                 f"{check.__module__} imports the kind's solvers"
 
     def the_problem_has_ids_and_reads_allocations() -> None:
+        spec, _ = template_and_schema()
         problem = fairalloc.load_spec(spec).problem
         assert len(problem.ids) == len(set(problem.ids)) > 0
         solved = fairalloc.solve(spec)

@@ -1,0 +1,128 @@
+"""A seventh kind, added the way CONTRIBUTING.md says, from outside fairalloc: a budget split
+among weighted users. It passes the conformance battery and works through the API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from conformance import check_kind
+
+import fairalloc
+from fairalloc.contract import Kind
+from fairalloc.errors import Violations, check_unique_ids
+from fairalloc.registry import KINDS, register_kind
+from fairalloc.result import Allocation, Finding, Solution, read_allocation
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object", "additionalProperties": False, "required": ["problem", "budget", "users"],
+    "properties": {
+        "problem": {"const": "budget"},
+        "name": {"type": "string"},
+        "options": {"type": "object", "additionalProperties": False, "properties": {
+            "method": {"enum": ["proportional", "equal"]},
+            "rounding": {"enum": ["none", "cents"]}}},
+        "budget": {"type": "number", "exclusiveMinimum": 0, "maximum": 1000000000},
+        "users": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "additionalProperties": False, "required": ["id"],
+            "properties": {"id": {"type": "string", "minLength": 1},
+                           "weight": {"type": "number", "exclusiveMinimum": 0,
+                                      "maximum": 1000000}}}},
+    },
+}
+
+TEMPLATE = """{
+  // a budget split among weighted users
+  "problem": "budget",
+  "budget": 100,
+  "users": [{"id": "a", "weight": 1}, {"id": "b", "weight": 3}]
+}
+"""
+
+
+@dataclass(frozen=True)
+class Budget:
+    ids: tuple[str, ...]
+    budget: float
+    weights: np.ndarray
+
+    @classmethod
+    def from_spec(cls, data: dict, found: Violations) -> Budget | None:
+        check_unique_ids(data["users"], "users", found)
+        if found:
+            return None
+        return cls(tuple(u["id"] for u in data["users"]), float(data["budget"]),
+                   np.array([u.get("weight", 1.0) for u in data["users"]]))
+
+    def allocation(self, amounts: np.ndarray) -> Allocation:
+        return Allocation(self.ids, {("amount",): np.asarray(amounts, float)})
+
+    def read_allocation(self, data) -> Allocation:
+        return read_allocation(data, self.ids, [("amount",)])
+
+
+def proportional(problem: Budget, rounding: str = "none") -> Solution:
+    amounts = problem.budget * problem.weights / problem.weights.sum()
+    if rounding == "cents":
+        amounts = np.floor(amounts * 100) / 100
+    return Solution(problem.allocation(amounts), "optimal",
+                    float((amounts / problem.weights).min()), solver={"name": "closed form"})
+
+
+def equal(problem: Budget) -> Solution:
+    amounts = np.full(len(problem.ids), problem.budget / len(problem.ids))
+    return Solution(problem.allocation(amounts), "heuristic",
+                    float((amounts / problem.weights).min()), solver={"name": "equal split"})
+
+
+def feasibility(problem: Budget, allocation: Allocation, **_) -> Finding:
+    x = allocation.column("amount")
+    if (x < 0).any() or x.sum() > problem.budget * (1 + 1e-12):
+        return Finding("feasibility", False, "negative or over budget", {"total": x.sum()})
+    return Finding("feasibility", True, f"{x.sum():g} of {problem.budget:g} handed out")
+
+
+def proportionality(problem: Budget, allocation: Allocation, **_) -> Finding:
+    x, share = allocation.column("amount"), problem.budget * problem.weights / problem.weights.sum()
+    short = np.flatnonzero(x < share * (1 - 1e-9))
+    if short.size:
+        i = int(short[0])
+        return Finding("proportionality", False, f"{problem.ids[i]} gets less than its share",
+                       {"user": problem.ids[i], "gets": x[i], "share": share[i]})
+    return Finding("proportionality", True, "everyone gets its weighted share")
+
+
+def metrics(problem: Budget, allocation: Allocation) -> dict:
+    return {"handed_out": float(allocation.column("amount").sum() / problem.budget)}
+
+
+KIND = Kind(name="budget", summary="a budget split among weighted users (a toy)",
+            from_spec=Budget.from_spec, methods={"proportional": proportional, "equal": equal},
+            default="proportional", exact="proportional",
+            validators=(feasibility, proportionality), metrics=metrics,
+            schema=SCHEMA, template=TEMPLATE)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def budget_kind():
+    if "budget" not in KINDS:
+        register_kind(KIND)
+
+
+def test_the_toy_kind_solves_and_compares():
+    spec = {"problem": "budget", "budget": 100, "users": [{"id": "a"}, {"id": "b", "weight": 3}]}
+    result = fairalloc.solve(spec)
+    assert result.allocation["b"]["amount"] == pytest.approx(75)
+    assert {f.check: f.verdict for f in result.validation} == {
+        "feasibility": "holds", "proportionality": "holds"}
+    rows = dict(fairalloc.compare(spec))
+    assert rows["equal"].finding("proportionality").verdict == "fails"
+    with pytest.raises(fairalloc.SpecError, match="options.rounding: method equal does not"):
+        fairalloc.solve({**spec, "options": {"rounding": "cents"}}, "equal")
+
+
+@pytest.mark.parametrize("name", [name for name, _ in check_kind("budget", KIND)])
+def test_the_toy_kind_passes_the_battery(name):
+    dict(check_kind("budget"))[name]()
