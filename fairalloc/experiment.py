@@ -15,8 +15,6 @@ from functools import partial
 
 import numpy as np
 
-SPEEDUPS = ("linear", "two-phase")
-
 
 def two_phase_work(W: float, chi: int) -> list[float]:
     """A two-phase work table: linear speedup up to h = max(1, chi // 2) processors, then each

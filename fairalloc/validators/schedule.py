@@ -148,11 +148,6 @@ def earliest_finishes(g: nx.DiGraph) -> dict:
     return finish
 
 
-def critical_path(g: nx.DiGraph) -> float:
-    """Length of the longest path, node lengths summed."""
-    return max(earliest_finishes(g).values(), default=0.0)
-
-
 def feasibility(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
     """From the schedule alone: offloads last x_i and never overlap on the bus, each job runs
     after its offload, 1 <= k_i <= chi_i, runs last w_i(k_i)/k_i, at no instant are more than m
