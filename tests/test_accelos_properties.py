@@ -29,7 +29,6 @@ from fairalloc.models.accelos import (
     dispatch,
     equal_split,
     execute,
-    max_min_counts,
     max_min_level,
     share_key,
     waves_time,
@@ -182,7 +181,7 @@ def brute_force_max_min(p: AccelosProblem) -> float:
 @given(accelos_specs(max_k=3, max_groups=6))
 def test_ilp_first_round_is_the_brute_force_max_min(spec):
     p = problem(spec)
-    report, n = max_min_counts(p)
+    report, n = S.max_min_counts(p)
     assert report.status == "optimal"
     assert float(keys(p, n).min()) == pytest.approx(brute_force_max_min(p), rel=1e-12)
 

@@ -39,3 +39,17 @@ def test_the_battery_refutes_a_schema_that_disagrees_with_the_record():
                                                if k != "greedy"})
     with pytest.raises(AssertionError):
         _check(broken, "schema_methods_equal_the_record")()
+
+
+def test_models_never_import_solvers():
+    """Layers: models build data and formulations; solving is the solvers' job."""
+    import ast
+    from pathlib import Path
+
+    import fairalloc.models
+
+    for path in Path(fairalloc.models.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        imported = {node.module for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module}
+        assert not any(m.startswith("fairalloc.solvers") for m in imported), path.name

@@ -62,8 +62,8 @@ import numpy as np
 from fairalloc import levels
 from fairalloc.errors import Violations, check_unique_ids
 from fairalloc.levels import highest_level
+from fairalloc.models.program import MatrixProgram
 from fairalloc.result import Allocation
-from fairalloc.solvers.highs import INF, Report, solve_matrix
 
 RESOURCES = ("threads", "local_memory", "registers")
 SPEC_KEY = {"threads": "work_group_size", "local_memory": "local_memory_per_group",
@@ -410,7 +410,7 @@ def metrics(p: AccelosProblem, allocation: Allocation) -> dict:
     }
 
 
-def max_min_program(p: AccelosProblem, time_limit: float | None = None) -> Report:
+def max_min_program(p: AccelosProblem) -> MatrixProgram:
     """The ILP's first round: max t s.t. n_i max_r(d_ir / C_r) / s_i >= t (every weighted
     dominant share: eq. 2, 4 and 6 in the accelOS paper, as one max-min), sum_i n_i d_ir <= C_r
     (eq. 1, 3, 5), n_i integer in [1, N_i]. Columns n_1..n_K, t."""
@@ -419,31 +419,19 @@ def max_min_program(p: AccelosProblem, time_limit: float | None = None) -> Repor
     rows[:k, :k] = np.diag(dominant_per_group(p) / p.share)
     rows[:k, k] = -1.0
     rows[k:, :k] = p.demand.T
-    cost = np.append(np.zeros(k), 1.0)
-    return solve_matrix(cost, rows, np.append(np.zeros(k), np.full(3, -INF)),
-                        np.append(np.full(k, INF), p.capacity),
-                        np.append(np.ones(k), 0.0), np.append(p.groups, INF),
-                        integer=np.append(np.ones(k, bool), False),
-                        time_limit=time_limit, mip_gap=0.0)
+    return MatrixProgram(np.append(np.zeros(k), 1.0), rows,
+                         np.append(np.zeros(k), np.full(3, -np.inf)),
+                         np.append(np.full(k, np.inf), p.capacity),
+                         np.append(np.ones(k), 0.0), np.append(p.groups, np.inf),
+                         integer=np.append(np.ones(k, bool), False))
 
 
-def max_min_counts(p: AccelosProblem, time_limit: float | None = None
-                   ) -> tuple[Report, np.ndarray | None]:
-    """Solve the first round; whole groups (rounded from HiGHS's values) or None."""
-    report = max_min_program(p, time_limit)
-    if report.x is None:
-        return report, None
-    return report, np.round(report.x[:p.k]).astype(np.int64)
-
-
-def threads_program(p: AccelosProblem, lower: np.ndarray,
-                    time_limit: float | None = None) -> Report:
+def threads_program(p: AccelosProblem, lower: np.ndarray) -> MatrixProgram:
     """The ILP's second round: max sum_i n_i w_i (thread utilisation) s.t. the three capacity
     constraints and n_i in [lower_i, N_i] (lower keeps round one's smallest weighted dominant
     share, see ``keep_level``)."""
-    return solve_matrix(p.demand[:, 0], p.demand.T, np.full(3, -INF), p.capacity,
-                        lower.astype(float), p.groups, integer=np.ones(p.k, bool),
-                        time_limit=time_limit, mip_gap=0.0)
+    return MatrixProgram(p.demand[:, 0], p.demand.T, np.full(3, -np.inf), p.capacity,
+                         lower.astype(float), p.groups, integer=np.ones(p.k, bool))
 
 
 def fewest_reaching(p: AccelosProblem, level: float) -> np.ndarray:

@@ -32,7 +32,7 @@ from fairalloc.models.accelos import (
     fewest_reaching,
     first_reaching,
     keep_level,
-    max_min_counts,
+    max_min_program,
     most_groups,
     share_key,
     slowdown_metrics,
@@ -41,6 +41,7 @@ from fairalloc.models.accelos import (
     weighted_dominant_share,
 )
 from fairalloc.result import Solution
+from fairalloc.solvers.highs import Report, solve_program
 
 GREEDY_ORDERS = ("dominant-share", "round-robin")
 BISECTIONS = 40       # on the level of the greedy's bulk first steps
@@ -166,6 +167,16 @@ def accelos(p: AccelosProblem, greedy: str = "dominant-share") -> Solution:
                      groups_from_split=int(start.sum()), groups_from_greedy=int((n - start).sum()))
 
 
+def max_min_counts(p: AccelosProblem, time_limit: float | None = None
+                   ) -> tuple[Report, np.ndarray | None]:
+    """The ILP's first round (``models.accelos.max_min_program``) solved; whole groups (rounded
+    from HiGHS's values) or None."""
+    report = solve_program(max_min_program(p), time_limit=time_limit, mip_gap=0.0)
+    if report.x is None:
+        return report, None
+    return report, np.round(report.x[:p.k]).astype(np.int64)
+
+
 def ilp(p: AccelosProblem, time_limit: float | None = None) -> Solution:
     """The exact optimum, lexicographically: round 1 maximises the smallest weighted dominant
     share t* (``models.accelos.max_min_program``); round 2 keeps every kernel at or above t*
@@ -180,7 +191,8 @@ def ilp(p: AccelosProblem, time_limit: float | None = None) -> Solution:
                         solver={"name": "HiGHS ILP (max-min, then threads)", "rounds": 1})
     level = float(weighted_dominant_share(p, n).min())
     left = None if deadline is None else deadline - time.perf_counter()
-    second = threads_program(p, keep_level(p, level), left)
+    second = solve_program(threads_program(p, keep_level(p, level)), time_limit=left,
+                           mip_gap=0.0)
     status = first.status if first.status != "optimal" else second.status
     if second.x is not None:
         n = np.round(second.x).astype(np.int64)

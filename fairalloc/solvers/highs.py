@@ -22,6 +22,7 @@ import highspy
 import numpy as np
 
 from fairalloc.errors import SolverError
+from fairalloc.models.program import MatrixProgram
 
 INF = highspy.kHighsInf
 WIDE = 50  # columns per row beyond which an LP goes to the primal simplex
@@ -237,3 +238,9 @@ def solve_wide(
             return Report("optimal", part.objective, elapsed, part.bound, None, x,
                           part.row_dual, reduced, raw=part.raw)
         work[improving[np.argsort(-reduced[improving], kind="stable")[:batch]]] = True
+
+
+def solve_program(program: MatrixProgram, **options) -> Report:
+    """``solve_matrix`` on a model's formulation (``models.program.MatrixProgram``)."""
+    return solve_matrix(program.cost, program.rows, program.row_lower, program.row_upper,
+                        program.col_lower, program.col_upper, integer=program.integer, **options)
