@@ -505,7 +505,7 @@ def bench_emrf(quick: bool) -> list[Table]:
         goal = target if n == target_n else None
 
         def describe(r, t):
-            formulation = r.solver.get("formulation", r.solver.get("name", ""))
+            formulation = r.solver["extra"].get("formulation", r.solver["name"] or "")
             return f"status {r.status}, objective {r.objective:.6g}; {formulation}"
 
         rows.append(timed_row(f"solve(spec, validate=False), {size(n)} users",
@@ -840,7 +840,7 @@ def bench_drf_lp(quick: bool) -> list[Table]:
         for method in ("progressive-filling", "lp"):
             def describe(r, t, method=method, found=found):
                 found[method] = np.asarray(r.allocation.column("tasks"), dtype=float)
-                rounds = r.solver.get("rounds")
+                rounds = r.solver["extra"].get("rounds")
                 return f"status {r.status}" + (f", {rounds} LP rounds" if rounds else "")
 
             row = timed_row(f"DRF {method}, {size(n)} users",

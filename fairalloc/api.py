@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from fairalloc.contract import method_options
+from fairalloc.contract import method_options, solver_info
 from fairalloc.errors import SolverError, SpecError, Violation, json_path
 from fairalloc.registry import KINDS, Kind
 from fairalloc.result import FAILED, Allocation, Finding, Result, Solution
@@ -103,7 +103,7 @@ def _solve(spec: Spec, method: str | None, validate: bool, strict: bool) -> Resu
         allocation=solution.allocation,
         metrics=metrics,
         validation=validation,
-        solver={**solution.solver, "time_s": elapsed},
+        solver=solver_info({**solution.solver, "time_s": elapsed}),
         name=spec.name,
     )
 
@@ -142,7 +142,7 @@ def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) 
         allocation=alloc,
         metrics=kind.metrics(spec.problem, alloc),
         validation=validation,
-        solver=solver,
+        solver=solver_info(solver),
         name=spec.name,
     )
 

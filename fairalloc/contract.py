@@ -30,6 +30,22 @@ __all__ = ["Kind", "MethodDoesNotApply", "does_not_apply", "method_options", "Fi
            "Result", "Solution", "STATUSES"]
 
 
+SOLVER_FIELDS = ("name", "time_s", "iterations", "gap", "bound", "message")
+
+
+def solver_info(fields: dict) -> dict:
+    """One record for every method (as QuantEcon's ``DPSolveResult`` has the same fields for
+    every method): name, time_s, iterations, gap, bound, message — None where a method has
+    none — and ``extra`` for what is particular to a method.
+
+    >>> solver_info({"name": "HiGHS", "gap": 0.0, "rounds": 2})["extra"]
+    {'rounds': 2}
+    """
+    info = {key: fields.get(key) for key in SOLVER_FIELDS}
+    info["extra"] = {k: v for k, v in fields.items() if k not in SOLVER_FIELDS}
+    return info
+
+
 class MethodDoesNotApply(SpecError):
     """A valid spec that this method cannot serve (another method can): exit 2 for ``solve``,
     n/a in ``compare``."""

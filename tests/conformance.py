@@ -18,7 +18,7 @@ from importlib import resources
 import jsonschema
 
 import fairalloc
-from fairalloc.contract import Kind, method_options
+from fairalloc.contract import SOLVER_FIELDS, Kind, method_options
 from fairalloc.registry import KINDS
 from fairalloc.result import STATUSES
 from fairalloc.spec import parse_text, template
@@ -84,6 +84,7 @@ def check_kind(name: str, kind: Kind | None = None) -> Iterator[tuple[str, Calla
                 assert result, method
                 continue
             assert result.status in STATUSES, (method, result.status)
+            assert set(result.solver) == {*SOLVER_FIELDS, "extra"}, (method, result.solver)
             assert list(result.allocation) == list(problem.ids), method
             assert all(f.verdict in ("holds", "fails", "unrefuted", "unchecked")
                        for f in result.validation)

@@ -112,7 +112,7 @@ def test_registered_as_the_exact_method():
     spec = {**random_spec(1), "options": {"method": "exact", "time_limit": 5}}
     r = fairalloc.solve(spec)
     assert r.method == "exact" and r.status == "optimal"
-    assert r.solver["time_limit"] == 5
+    assert r.solver["extra"]["time_limit"] == 5
     rows = fairalloc.compare(EXAMPLE1)
     assert rows[0][0] == "exact"
 

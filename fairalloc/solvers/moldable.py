@@ -540,7 +540,8 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
         bound = min(bound, upper)
     metrics = {"mip_bound": bound, "lower_bound": bound,
                "ratio": upper / bound if bound > 0 else None, "list_makespan": listed}
-    solver = {"name": name, "gap": relative_gap(upper, bound), "time_limit": limit}
+    solver = {"name": name, "gap": relative_gap(upper, bound), "bound": bound,
+              "time_limit": limit}
     if report is not None:
         solver["highs"] = report.raw
     return Solution(best.allocation, status, upper, metrics, solver)

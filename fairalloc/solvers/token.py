@@ -437,7 +437,7 @@ def algorithm1(p: TokenProblem, best_response: BestResponse, name: str,
         p.allocation(thresholds, out.f, out.p_y),
         "feasible" if converged else "iteration_limit",
         objective=boost_utility(p, out.p_y, out.f, out.p_b),
-        solver={"name": name, work_unit: work},
+        solver={"name": name, "iterations": iterations, work_unit: work},
     )
     solution.metrics.update({"iterations": iterations, "converged": converged,
                              "residual": residual, "strategy_gap": gain * p.scale,
