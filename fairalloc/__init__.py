@@ -17,11 +17,12 @@ pareto_efficiency holds
 strategy_proofness unrefuted
 """
 
+from fairalloc.allocation import Allocation
 from fairalloc.api import compare, solve, sweep, validate
 from fairalloc.contract import MethodDoesNotApply
 from fairalloc.errors import SolverError, SpecError
 from fairalloc.registry import register_method
-from fairalloc.result import Allocation, Finding, Result
+from fairalloc.result import Finding, Result
 from fairalloc.spec import load_spec
 
 __all__ = [

@@ -8,10 +8,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from fairalloc.allocation import Allocation
 from fairalloc.contract import method_options, solver_info
 from fairalloc.errors import SolverError, SpecError, Violation, json_path
 from fairalloc.registry import KINDS, Kind
-from fairalloc.result import FAILED, Allocation, Finding, Result, Solution
+from fairalloc.result import FAILED, Finding, Result, Solution
 from fairalloc.spec import Spec, build, load_spec, plain, read_json, set_path
 
 SpecLike = Spec | str | Path | dict

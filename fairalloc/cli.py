@@ -18,16 +18,8 @@ from rich.console import Console
 from fairalloc import api, plots
 from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS, Kind
-from fairalloc.result import (
-    FAILED,
-    Result,
-    check_column,
-    fmt,
-    legend,
-    render_markdown,
-    render_table,
-    rich_mark,
-)
+from fairalloc.render import fmt, legend, render_markdown, render_table, rich_mark
+from fairalloc.result import FAILED, Result, check_column
 from fairalloc.spec import schema, set_path, template
 
 FORMATS = ("table", "json", "markdown")

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fairalloc
+from fairalloc.allocation import Allocation
 from fairalloc.models.accelos import (
     AccelosProblem,
     dispatch,
@@ -33,7 +34,6 @@ from fairalloc.models.accelos import (
     share_key,
     waves_time,
 )
-from fairalloc.result import Allocation
 from fairalloc.solvers import accelos as S
 from fairalloc.validators import accelos as V
 

@@ -15,10 +15,11 @@ import pytest
 from clitools import CONTRACT, ROOT, cli, run, write
 
 import fairalloc
+from fairalloc.allocation import Allocation
 from fairalloc.cli import main
 from fairalloc.errors import Violations
 from fairalloc.models.emrf import EmrfProblem, delta_bound, knob_for_delta
-from fairalloc.result import STATUSES, Allocation
+from fairalloc.result import STATUSES
 from fairalloc.spec import load_spec
 
 EMRF1 = str(ROOT / "specs" / "emrf" / "example1-knob0.5.json")

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import fairalloc
+from fairalloc.allocation import Allocation
 from fairalloc.errors import SpecError
 from fairalloc.models.etf import (
     EtfProblem,
@@ -31,7 +32,6 @@ from fairalloc.models.etf import (
     time_fair_share,
     water_level,
 )
-from fairalloc.result import Allocation
 from fairalloc.solvers import etf as S
 from fairalloc.validators import etf as V
 

@@ -26,10 +26,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fairalloc
+from fairalloc.allocation import Allocation
 from fairalloc.contract import method_options
 from fairalloc.models.moldable import MoldableProblem, two_shelves
 from fairalloc.registry import KINDS
-from fairalloc.result import Allocation
 from fairalloc.validators import schedule as V
 
 KIND = KINDS["moldable"]

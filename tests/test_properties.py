@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 import fairalloc
+from fairalloc.allocation import Allocation
 from fairalloc.models.emrf import delta_bound, drf_ceiling, knob_for_delta
-from fairalloc.result import Allocation
 from fairalloc.validators import axioms
 
 PASSING = ("holds", "unrefuted")    # a probe that found nothing is not a failure

@@ -1,5 +1,5 @@
 """fairalloc.spec (loading, strict parsing, paths, set_path, SpecError) and reading external
-allocations (fairalloc.result.read_allocation, through ``fairalloc validate --allocation``)."""
+allocations (fairalloc.allocation.read_allocation, through ``fairalloc validate --allocation``)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 import fairalloc
+from fairalloc.allocation import read_allocation
 from fairalloc.cli import main
 from fairalloc.errors import SpecError, Violation, json_path
 from fairalloc.models.drf import DrfProblem
 from fairalloc.models.emrf import EmrfProblem
 from fairalloc.registry import KINDS
-from fairalloc.result import read_allocation
 from fairalloc.spec import Spec, load_spec, set_path
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,10 +10,11 @@ import pytest
 from conformance import check_kind
 
 import fairalloc
+from fairalloc.allocation import Allocation, read_allocation
 from fairalloc.contract import Kind
 from fairalloc.errors import Violations, check_unique_ids
 from fairalloc.registry import KINDS, register_kind
-from fairalloc.result import Allocation, Finding, Solution, read_allocation
+from fairalloc.result import Finding, Solution
 
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -60,10 +60,10 @@ from fractions import Fraction
 import numpy as np
 
 from fairalloc import levels
+from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations, check_unique_ids
 from fairalloc.levels import highest_level
 from fairalloc.models.program import MatrixProgram
-from fairalloc.result import Allocation
 
 RESOURCES = ("threads", "local_memory", "registers")
 SPEC_KEY = {"threads": "work_group_size", "local_memory": "local_memory_per_group",
@@ -134,7 +134,7 @@ class AccelosProblem:
                                         for j, r in enumerate(RESOURCES)}})
 
     def read_allocation(self, data) -> Allocation:
-        from fairalloc.result import read_allocation
+        from fairalloc.allocation import read_allocation
 
         return read_allocation(data, self.ids, [("work_groups",)], [(r,) for r in RESOURCES])
 

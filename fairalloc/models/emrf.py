@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations, check_names, check_unique_ids
 from fairalloc.models.leontief import (
     Leontief,
@@ -40,7 +41,6 @@ from fairalloc.models.leontief import (
     row_min,
     utilization,
 )
-from fairalloc.result import Allocation
 
 SPLIT_TOLERANCE = 1e-9
 RESIDUE = 1e-12

@@ -15,8 +15,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from fairalloc.allocation import Allocation, Key, read_allocation
 from fairalloc.errors import Violations, check_at_least
-from fairalloc.result import Allocation, Key, read_allocation
 
 T = TypeVar("T")
 

@@ -23,8 +23,8 @@ from functools import cached_property
 
 import numpy as np
 
+from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations, check_unique_ids
-from fairalloc.result import Allocation
 
 KEYS = ("offload_start", "offload_end", "start", "end", "processors")
 
@@ -189,7 +189,7 @@ class MoldableProblem:
         return Allocation(self.ids, columns)
 
     def read_allocation(self, data) -> Allocation:
-        from fairalloc.result import read_allocation
+        from fairalloc.allocation import read_allocation
 
         return read_allocation(data, self.ids, [(k,) for k in KEYS],
                                parsed={("processor_ids",): lambda t: cpuset(id_ranges(t))})

@@ -34,8 +34,8 @@ from functools import cached_property, partial
 
 import numpy as np
 
+from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations, check_unique_ids
-from fairalloc.result import Allocation
 
 SUM_SLACK = 1e-9  # fractions or probabilities summing to 1 within float noise
 # The largest |utility| accepted. A threshold is worth up to 2 / (1 - discount) <= 1.8e16
@@ -274,7 +274,7 @@ class TokenProblem:
     def read_allocation(self, data) -> Allocation:
         """An allocation produced elsewhere, in the result's format (``mean_tokens`` may be
         given; it is recomputed from the distribution)."""
-        from fairalloc.result import read_allocation
+        from fairalloc.allocation import read_allocation
 
         size = self.max_tokens + 1
         parsed = {(key,): partial(number_list, size=size, nullable=key == "thresholds")

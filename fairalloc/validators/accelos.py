@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairalloc.allocation import Allocation
 from fairalloc.models.accelos import (
     RESOURCES,
     AccelosProblem,
@@ -16,7 +17,7 @@ from fairalloc.models.accelos import (
     used,
     weighted_dominant_share,
 )
-from fairalloc.result import Allocation, Finding
+from fairalloc.result import Finding
 
 ENVY_BLOCK = 512      # kernels compared at once in the envy check (memory O(block x K))
 RTOL = 1e-9

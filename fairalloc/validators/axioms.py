@@ -19,8 +19,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from fairalloc.allocation import Allocation
 from fairalloc.models.leontief import Leontief, group_rows, row_max
-from fairalloc.result import Allocation, Finding, Solution
+from fairalloc.result import Finding, Solution
 from fairalloc.solvers.highs import INF, solve_wide
 from fairalloc.validators import no_mechanism, nothing_found, rerun
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairalloc.allocation import Allocation
 from fairalloc.levels import fewest_reaching, highest_level
 from fairalloc.models.etf import EtfProblem, energy_key, guarantee
-from fairalloc.result import Allocation, Finding
+from fairalloc.result import Finding
 from fairalloc.validators import no_mechanism, nothing_found, rerun
 
 PROBE_CALLS = 40      # re-runs of the mechanism the strategy-proofness probe may make

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fairalloc.allocation import Allocation
 from fairalloc.models.moldable import MoldableProblem, id_ranges
-from fairalloc.result import Allocation, Finding
+from fairalloc.result import Finding
 
 if TYPE_CHECKING:
     import networkx as nx

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairalloc.allocation import Allocation
 from fairalloc.models.token import (
     Chain,
     TokenProblem,
@@ -25,7 +26,7 @@ from fairalloc.models.token import (
     spend_probability,
     strategy_thresholds,
 )
-from fairalloc.result import Allocation, Finding
+from fairalloc.result import Finding
 
 STATIONARY_TOL = 1e-9   # |f P - f| and |sum f - 1|: f is solved, not sampled
 PROBABILITY_SLACK = 1e-9
