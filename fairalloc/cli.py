@@ -18,7 +18,7 @@ from rich.console import Console
 from fairalloc import api, plots
 from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS, Kind
-from fairalloc.render import fmt, legend, render_markdown, render_table, rich_mark
+from fairalloc.render import fmt, legend, markdown_table, render_markdown, render_table, rich_mark
 from fairalloc.result import FAILED, Result, check_column
 from fairalloc.spec import schema, set_path, template
 
@@ -135,9 +135,8 @@ def cmd_compare(args) -> int:
     title = f"{spec.name or spec.kind} — every {spec.kind} method"
     findings = [f for r in results for f in r.validation]
     if args.format == "markdown":
-        print(f"## {title}\n\n| " + " | ".join(header) + " |\n|" + "---|" * len(header))
-        for row in body:
-            print("| " + " | ".join(row) + " |")
+        print(f"## {title}\n")
+        print("\n".join(markdown_table(header, body)))
         if findings:
             print(f"\n{legend(findings)}")
         for note in notes:

@@ -120,13 +120,19 @@ def legend(findings: Sequence[Finding] = ()) -> str:
     return " · ".join(f"{MARKS[v]} {v}: {MEANINGS[v]}" for v in VERDICTS if v in shown)
 
 
+def markdown_table(header: list[str], body: list[list[str]]) -> list[str]:
+    """Lines of a Markdown table, ``|`` in cells escaped.
+
+    >>> markdown_table(["a", "b"], [["x|y", "1"]])
+    ['| a | b |', '|---|---|', '| x\\\\|y | 1 |']
+    """
+    esc = [[c.replace("|", "\\|") for c in r] for r in [header] + body]
+    out = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(header)]
+    return out + ["| " + " | ".join(r) + " |" for r in esc[1:]]
+
+
 def render_markdown(result: Result, rows: int = 50) -> str:
     """A result as Markdown: a summary line and tables for allocation, metrics and checks."""
-
-    def table(header: list[str], body: list[list[str]]) -> list[str]:
-        esc = [[c.replace("|", "\\|") for c in r] for r in [header] + body]
-        out = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(header)]
-        return out + ["| " + " | ".join(r) + " |" for r in esc[1:]]
 
     lines = [
         f"## {result.name or result.problem} — {result.problem} / {result.method}",
@@ -136,17 +142,17 @@ def render_markdown(result: Result, rows: int = 50) -> str:
         "",
     ]
     header, body = _allocation_rows(result.allocation, rows)
-    lines += table(header, body)
+    lines += markdown_table(header, body)
     if len(result.allocation) > rows:
         lines.append(f"\n… {len(result.allocation) - rows:,} more ids")
     if result.metrics:
-        lines += ["", *table(["metric", "value"],
+        lines += ["", *markdown_table(["metric", "value"],
                              [[k, fmt(v)] for k, v in _dotted(result.metrics)])]
     if result.validation:
         body = [
             [f.check, f"{f.mark} {f.verdict}", f.detail, fmt(f.witness, 80) if f.witness else ""]
             for f in result.validation
         ]
-        lines += ["", *table(["check", "verdict", "detail", "witness"], body),
+        lines += ["", *markdown_table(["check", "verdict", "detail", "witness"], body),
                   "", legend(result.validation)]
     return "\n".join(lines) + "\n"
