@@ -6,7 +6,7 @@ nothing, and how it re-runs a mechanism (a failed re-solve is no outcome, never 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from fairalloc.errors import SolverError
@@ -24,6 +24,31 @@ def no_mechanism(check: str = "strategy_proofness") -> Finding:
 def nothing_found(scope: str, check: str = "strategy_proofness") -> Finding:
     """A bounded probe that found no profitable misreport: not a proof, ``unrefuted``."""
     return Finding(check, "unrefuted", f"no profitable misreport found ({scope})")
+
+
+def probe(mechanism: Callable[[Any], Solution], subjects: Iterable[Any],
+          misreports: Callable[[Any], list[tuple[str, Any]]],
+          gain: Callable[[Any, str, Any, Solution], dict | None],
+          budget: int) -> tuple[dict, int, int]:
+    """The one strategy-proofness probe: for each subject in turn, its misreports (label, the
+    problem as the liar reports it) while ``budget`` re-runs last; each outcome the mechanism
+    has (``rerun``) is scored by ``gain(subject, label, liar, outcome)`` -> {"gain": g, ...
+    witness} or None. Returns the best (``{"gain": 0.0}`` when none), the subjects probed and
+    the re-runs made."""
+    best: dict = {"gain": 0.0}
+    probed = runs = 0
+    for subject in subjects:
+        lies = misreports(subject)[: budget - runs]
+        if not lies:
+            break
+        probed += 1
+        for label, liar in lies:
+            runs += 1
+            outcome = rerun(mechanism, liar)
+            found = None if outcome is None else gain(subject, label, liar, outcome)
+            if found is not None and found["gain"] > best["gain"]:
+                best = found
+    return best, probed, runs
 
 
 def rerun(mechanism: Callable[[Any], Solution], problem: Any) -> Solution | None:

@@ -23,7 +23,7 @@ from fairalloc.allocation import Allocation
 from fairalloc.models.leontief import Leontief, group_rows, row_max
 from fairalloc.result import Finding, Solution
 from fairalloc.solvers.highs import INF, solve_wide
-from fairalloc.validators import no_mechanism, nothing_found, rerun
+from fairalloc.validators import no_mechanism, nothing_found, probe
 
 RTOL = 1e-7
 CLASS_PAIRS = 4_000_000  # demand x bundle classes above which envy is found by dominance
@@ -375,26 +375,19 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
     _, reps = np.unique(types, axis=0, return_index=True)
     reps = np.sort(reps)
     budget = min(PROBE_SOLVES, max(len(m.resources) + 1, PROBE_WORK // m.n))
-    best = {"gain": 0.0}
-    solves = probed = 0
-    for i in reps:
-        lies = _misreports(m.demand[i], m.resources)[: budget - solves]
-        if not lies:
-            break
-        probed += 1
-        for label, lie in lies:
-            solves += 1
-            liar = problem.with_demand(int(i), lie)
-            outcome = rerun(mechanism, liar)
-            if outcome is None:
-                continue
-            held = liar.market.bundle_of(outcome.allocation, int(i))
-            true_units = float(m.worth(np.array([i]), held[None, :])[0])
-            gain = true_units - x[i]
-            if gain > best["gain"]:
-                best = {"gain": gain, "user": m.ids[i], "misreport": label,
-                        "reported": dict(zip(m.resources, lie)),
-                        "true_units_truthful": x[i], "true_units_lying": true_units}
+
+    def lies(i: int) -> list:
+        return [(label, problem.with_demand(int(i), lie))
+                for label, lie in _misreports(m.demand[i], m.resources)]
+
+    def gain(i: int, label: str, liar, outcome) -> dict:
+        held = liar.market.bundle_of(outcome.allocation, int(i))
+        true_units = float(m.worth(np.array([i]), held[None, :])[0])
+        return {"gain": true_units - x[i], "user": m.ids[i], "misreport": label,
+                "reported": dict(zip(m.resources, liar.market.demand[i])),
+                "true_units_truthful": x[i], "true_units_lying": true_units}
+
+    best, probed, solves = probe(mechanism, reps, lies, gain, budget)
     scope = f"probed {probed} of {len(reps)} user types with {solves} misreports"
     if best["gain"] > RTOL * max(1.0, float(np.abs(x).max(initial=0.0))):
         return Finding("strategy_proofness", False,

@@ -11,7 +11,7 @@ from fairalloc.allocation import Allocation
 from fairalloc.levels import fewest_reaching, highest_level
 from fairalloc.models.etf import EtfProblem, energy_key, guarantee
 from fairalloc.result import Finding
-from fairalloc.validators import no_mechanism, nothing_found, rerun
+from fairalloc.validators import no_mechanism, nothing_found, probe
 
 PROBE_CALLS = 40      # re-runs of the mechanism the strategy-proofness probe may make
 RTOL = 1e-9
@@ -146,27 +146,21 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
         return no_mechanism()
     t = _slices(allocation)
     energy = t * p.power
-    best: dict = {"gain": 0.0}
-    probed = calls = 0
-    for i in range(p.n):
-        lies = _misreports(p, i)
-        if calls + len(lies) > PROBE_CALLS:
-            break
-        probed += 1
-        calls += len(lies)
-        for label, report in lies:
-            liar = p.with_report(i, **report)
-            outcome = rerun(mechanism, liar)
-            if outcome is None:
-                continue
-            t_new = min(float(outcome.allocation.column("time")[i]), float(p.demand[i]))
-            e_new = t_new * float(liar.power[i])
-            if t_new >= t[i] and e_new >= energy[i] and (t_new > t[i] or e_new > energy[i]):
-                gain = max((t_new - t[i]) / max(t[i], 1.0),
-                           (e_new - energy[i]) / max(energy[i], 1e-12))
-                if gain > best["gain"]:
-                    best = {"gain": gain, "app": p.ids[i], "misreport": label,
-                            "time": [t[i], t_new], "energy": [energy[i], e_new]}
+
+    def lies(i: int) -> list:
+        return [(label, p.with_report(i, **report)) for label, report in _misreports(p, i)]
+
+    def gain(i: int, label: str, liar: EtfProblem, outcome) -> dict | None:
+        t_new = min(float(outcome.allocation.column("time")[i]), float(p.demand[i]))
+        e_new = t_new * float(liar.power[i])
+        if not (t_new >= t[i] and e_new >= energy[i] and (t_new > t[i] or e_new > energy[i])):
+            return None
+        return {"gain": max((t_new - t[i]) / max(t[i], 1.0),
+                            (e_new - energy[i]) / max(energy[i], 1e-12)),
+                "app": p.ids[i], "misreport": label,
+                "time": [t[i], t_new], "energy": [energy[i], e_new]}
+
+    best, probed, calls = probe(mechanism, range(p.n), lies, gain, PROBE_CALLS)
     scope = f"probed {probed} of {p.n} apps"
     if best["gain"] > 1e-9:
         return Finding("strategy_proofness", False,
