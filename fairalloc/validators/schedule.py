@@ -149,16 +149,14 @@ def earliest_finishes(g: nx.DiGraph) -> dict:
     return finish
 
 
-def feasibility(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
-    """From the schedule alone: offloads last x_i and never overlap on the bus, each job runs
-    after its offload, 1 <= k_i <= chi_i, runs last w_i(k_i)/k_i, at no instant are more than m
-    processors busy, and (where the schedule names ``processor_ids``) each job holds k_i ids in
-    0..m-1 and no id serves two jobs at once. Whether time is wasted is ``no_unforced_idle``."""
+def violations(p: MoldableProblem, allocation: Allocation, tol: float
+               ) -> tuple[list[str], Handovers | None]:
+    """The broken constraints of a schedule (``feasibility``), and its processors' handovers
+    when it names ``processor_ids`` (``no_unforced_idle`` builds its DAG from them)."""
     col = allocation.column
     o_s, o_e, s, e = (np.asarray(col(k), float) for k in ("offload_start", "offload_end",
                                                            "start", "end"))
     k = np.asarray(col("processors"), float)
-    tol = TOL * time_scale(p, allocation)
     problems: list[str] = []
 
     def bad(mask: np.ndarray, what: str) -> None:
@@ -185,6 +183,7 @@ def feasibility(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
     if busy.max(initial=0) > p.processors:
         problems.append(f"{busy.max():g} processors busy at t={times[order][busy.argmax()]:g}, "
                         f"m = {p.processors}")
+    passed = None
     if ("processor_ids",) in allocation.columns:
         passed = handovers(p, allocation, tol)
         bad(passed.held != k, "processor_ids do not name k processors")
@@ -193,6 +192,15 @@ def feasibility(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
         if passed.clash:
             q, a, b = passed.clash
             problems.append(f"processor {q} runs {p.ids[a]} and {p.ids[b]} at once")
+    return problems, passed
+
+
+def feasibility(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
+    """From the schedule alone: offloads last x_i and never overlap on the bus, each job runs
+    after its offload, 1 <= k_i <= chi_i, runs last w_i(k_i)/k_i, at no instant are more than m
+    processors busy, and (where the schedule names ``processor_ids``) each job holds k_i ids in
+    0..m-1 and no id serves two jobs at once. Whether time is wasted is ``no_unforced_idle``."""
+    problems, _ = violations(p, allocation, TOL * time_scale(p, allocation))
     if problems:
         return Finding("feasibility", False, f"{len(problems)} violation(s): {problems[0]}",
                        {"problems": problems[:10]})
@@ -212,12 +220,13 @@ def no_unforced_idle(p: MoldableProblem, allocation: Allocation, **_) -> Finding
     if ("processor_ids",) not in allocation.columns:
         return Finding("no_unforced_idle", "unchecked", "the schedule names no processor_ids: "
                        "which job waits for which is unknown")
-    if feasibility(p, allocation).verdict == "fails":
-        return Finding("no_unforced_idle", "unchecked", "the schedule is not feasible")
     tol = TOL * time_scale(p, allocation)
+    problems, passed = violations(p, allocation, tol)
+    if problems:
+        return Finding("no_unforced_idle", "unchecked", "the schedule is not feasible")
     e, s = (np.asarray(allocation.column(c), float) for c in ("end", "start"))
     try:
-        finish = earliest_finishes(precedence_graph(p, allocation, tol))
+        finish = earliest_finishes(precedence_graph(p, allocation, tol, passed))
     except nx.NetworkXUnfeasible:
         return Finding("no_unforced_idle", "unchecked", "the schedule's instants are too close "
                        "to order (its precedence graph has a cycle)")
