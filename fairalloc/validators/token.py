@@ -41,15 +41,23 @@ def _boosts(p: TokenProblem, f: np.ndarray, p_y: np.ndarray) -> np.ndarray:
     return boost_probability(signalling_mass(p.fractions, f, p_y), p.agents, p.boosts)
 
 
+def first_outside_unit(values: np.ndarray) -> tuple[int, int] | None:
+    """(type, tokens) of the first entry outside [0, 1] (beyond ``PROBABILITY_SLACK``), or None."""
+    outside = (values < -PROBABILITY_SLACK) | (values > 1 + PROBABILITY_SLACK)
+    if not outside.any():
+        return None
+    k, t = np.unravel_index(int(np.argmax(outside)), outside.shape)
+    return int(k), int(t)
+
+
 def not_a_distribution(p: TokenProblem, f: np.ndarray, check: str) -> Finding | None:
     """A failure when some type's f has an entry outside [0, 1] or does not sum to 1 (entries
     are bounded first, so that the sum cannot overflow), else None."""
-    outside = (f < -PROBABILITY_SLACK) | (f > 1 + PROBABILITY_SLACK)
-    if outside.any():
-        k, t = np.unravel_index(int(np.argmax(outside)), outside.shape)
+    if (at := first_outside_unit(f)) is not None:
+        k, t = at
         return Finding(check, False, f"type {p.ids[k]}'s token distribution is not a "
                        f"distribution: f({t}) = {f[k, t]:.6g}",
-                       {"type": p.ids[k], "tokens": int(t), "f": f[k, t]})
+                       {"type": p.ids[k], "tokens": t, "f": f[k, t]})
     sums = f.sum(axis=1)
     if np.any(np.abs(sums - 1) > STATIONARY_TOL):
         k = int(np.argmax(np.abs(sums - 1)))
@@ -61,12 +69,11 @@ def not_a_distribution(p: TokenProblem, f: np.ndarray, check: str) -> Finding | 
 def not_a_strategy(p: TokenProblem, p_y: np.ndarray, check: str) -> Finding | None:
     """A failure when some P_Y(t) is not a probability, or breaks a boundary rule (P_Y(0) = 0:
     no tokens, no signal; P_Y(t_max) = 1: must take a boost), else None."""
-    outside = (p_y < -PROBABILITY_SLACK) | (p_y > 1 + PROBABILITY_SLACK)
-    if outside.any():
-        k, t = np.unravel_index(int(np.argmax(outside)), outside.shape)
+    if (at := first_outside_unit(p_y)) is not None:
+        k, t = at
         return Finding(check, False, f"type {p.ids[k]}'s signal probability at t = {t} is "
                        f"{p_y[k, t]:.6g}, not a probability",
-                       {"type": p.ids[k], "tokens": int(t), "signal_probability": p_y[k, t]})
+                       {"type": p.ids[k], "tokens": t, "signal_probability": p_y[k, t]})
     for t, required in ((0, 0.0), (p.max_tokens, 1.0)):
         off = np.abs(p_y[:, t] - required)
         if off.max() > PROBABILITY_SLACK:
