@@ -180,17 +180,17 @@ def sweep_values(start: float, stop: float, step: float) -> list[float]:
     [0.0, 0.25, 0.5, 0.75, 1.0]
     >>> sweep_values(2, 10, 4)
     [2, 6, 10]
+    >>> len(sweep_values(1, MAX_SWEEP_POINTS, 1))
+    10000
     """
     if not all(math.isfinite(v) for v in (start, stop, step)):
         raise ValueError("start, stop and step must be finite numbers")
     if step == 0 or (stop - start) / step < 0:
         raise ValueError("step must be non-zero and lead from start to stop")
     span = (stop - start) / step + 1e-9            # may overflow to inf for a tiny step
-    if span + 1 > MAX_SWEEP_POINTS:
-        raise ValueError(f"{span + 1:.3g} points; a sweep takes at most {MAX_SWEEP_POINTS}")
+    if not span < MAX_SWEEP_POINTS - 0.5:          # round(span) + 1 points, before rounding
+        raise ValueError(f"{span + 1:.6g} points; a sweep takes at most {MAX_SWEEP_POINTS}")
     count = int(round(span)) + 1
-    if count > MAX_SWEEP_POINTS:
-        raise ValueError(f"{count} points; a sweep takes at most {MAX_SWEEP_POINTS}")
     values = [start + i * step for i in range(count)]
     if all(isinstance(v, int) for v in (start, stop, step)):
         return [int(v) for v in values]
