@@ -72,8 +72,7 @@ def method_options(method: Callable) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class Kind:
     """How fairalloc handles one problem kind: the record every kind module exports as
-    ``KIND``. ``sense`` is the objective's direction (``max``: larger is better), so that
-    ratios to the exact method read the same for every kind."""
+    ``KIND``. ``sense`` is the objective's direction (``max``: larger is better)."""
 
     name: str
     summary: str
@@ -88,3 +87,4 @@ class Kind:
     plot: Callable | None = None          # (result, path): the picture ``solve --plot`` draws
     schema: dict | None = None            # None: fairalloc/schemas/<name>.schema.json
     template: str | None = None           # None: fairalloc/templates/<name>.jsonc
+    options: dict | None = None           # JSON Schemas of registered methods' options

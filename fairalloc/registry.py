@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import entry_points
 
-from fairalloc.contract import Kind
+from fairalloc.contract import Kind, method_options
 
 __all__ = ["KINDS", "Kind", "Kinds", "register_kind", "register_method"]
 
@@ -21,21 +21,18 @@ ENTRY_POINTS = "fairalloc.methods"
 
 class Kinds(Mapping):
     """Kind name -> Kind, each imported from ``fairalloc.kinds.<name>`` on first use, with the
-    methods registered for it."""
+    methods installed packages add (entry points) and those registered from Python."""
 
     def __init__(self, names: tuple[str, ...]):
         self._names = names
         self._built: dict[str, Kind] = {}
-        self._added: dict[str, dict[str, Callable]] = {name: {} for name in names}
-        self._plugins_loaded: set[str] = set()
 
     def __getitem__(self, name: str) -> Kind:
         if name not in self._names:
             raise KeyError(name)
         if name not in self._built:
             kind = importlib.import_module(f"fairalloc.kinds.{name}").KIND
-            self._load_plugins(name)
-            added = {m: f for m, f in self._added[name].items() if m not in kind.methods}
+            added = {m: f for m, f in _entry_point_methods(name).items() if m not in kind.methods}
             self._built[name] = dataclasses.replace(kind, methods={**kind.methods, **added})
         return self._built[name]
 
@@ -55,36 +52,47 @@ class Kinds(Mapping):
             raise ValueError("a kind registered from outside fairalloc brings its schema and "
                              "template (Kind.schema, Kind.template)")
         self._names = (*self._names, kind.name)
-        self._added[kind.name] = {}
-        self._plugins_loaded.add(kind.name)
         self._built[kind.name] = kind
+        _forget_schemas()
 
-    def add_method(self, kind: str, name: str, function: Callable) -> None:
+    def add_method(self, kind: str, name: str, function: Callable,
+                   options: dict | None = None) -> None:
         if kind not in self._names:
             raise KeyError(f"unknown problem kind {kind!r} (known: {', '.join(self._names)})")
         if not isinstance(name, str) or not name.strip():
             raise ValueError("a method name must be a non-empty string")
         if not callable(function):
             raise TypeError(f"a method must be callable, not {type(function).__name__}")
-        if name in self[kind].methods:
+        built = self[kind]
+        if name in built.methods:
             raise ValueError(f"{kind} already has a method {name!r}")
-        self._added[kind][name] = function
-        if kind in self._built:
-            built = self._built[kind]
-            self._built[kind] = dataclasses.replace(built, methods={**built.methods,
-                                                                    name: function})
-        from fairalloc.spec import forget_schemas  # options.method names the new method
+        from fairalloc.spec import schema
 
-        forget_schemas()
+        known = {**schema(kind)["properties"]["options"]["properties"], **(options or {})}
+        undocumented = [o for o in method_options(function) if o not in known]
+        if undocumented:
+            raise ValueError(f"{name} takes {', '.join(undocumented)}: give each a JSON Schema "
+                             "in options= (a spec option needs a schema rule)")
+        self._built[kind] = dataclasses.replace(
+            built, methods={**built.methods, name: function},
+            options={**(built.options or {}), **(options or {})})
+        _forget_schemas()
 
-    def _load_plugins(self, kind: str) -> None:
-        if kind in self._plugins_loaded:
-            return
-        self._plugins_loaded.add(kind)
-        for point in entry_points(group=ENTRY_POINTS):
-            owner, _, method = point.name.partition(".")
-            if owner == kind and method:
-                self._added[kind].setdefault(method, point.load())
+
+def _entry_point_methods(kind: str) -> dict[str, Callable]:
+    """Methods installed packages declare for ``kind`` (entry points ``<kind>.<method>``)."""
+    out: dict[str, Callable] = {}
+    for point in entry_points(group=ENTRY_POINTS):
+        owner, _, method = point.name.partition(".")
+        if owner == kind and method:
+            out.setdefault(method, point.load())
+    return out
+
+
+def _forget_schemas() -> None:
+    from fairalloc.spec import forget_schemas  # options.method names the record's methods
+
+    forget_schemas()
 
 
 KINDS: Kinds = Kinds(("drf", "emrf", "etf", "moldable", "accelos", "token"))
@@ -95,14 +103,14 @@ def register_kind(kind: Kind) -> None:
     its schema and template. It then works like the shipped kinds in the API and the command
     line of this process (CONTRIBUTING.md)."""
     KINDS.add_kind(kind)
-    from fairalloc.spec import forget_schemas
-
-    forget_schemas()
 
 
-def register_method(kind: str, name: str, function: Callable) -> None:
+def register_method(kind: str, name: str, function: Callable,
+                    options: dict | None = None) -> None:
     """Add a method (your own scheduler) to a kind without touching fairalloc. ``function``
     follows the method contract, ``f(problem, *, <options>) -> Solution``; it then gets every
     check of the kind, the strategy-proofness probe included, in ``solve``, ``compare`` and
-    ``validate --method NAME``. Its spec options are its keyword parameters."""
-    KINDS.add_method(kind, name, function)
+    ``validate --method NAME``. Its spec options are its keyword parameters; ``options`` gives
+    the JSON Schema of each one the kind's schema does not already have (``{"tie": {"enum":
+    ["first", "last"]}}``)."""
+    KINDS.add_method(kind, name, function, options)

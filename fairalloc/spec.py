@@ -271,8 +271,9 @@ def schema(kind: str) -> dict:
     else:
         text = resources.files("fairalloc.schemas").joinpath(f"{kind}.schema.json").read_text()
         data = json.loads(text)
-    method = data["properties"]["options"]["properties"]["method"]
-    method["enum"] = list(KINDS[kind].methods)
+    options = data["properties"]["options"]["properties"]
+    options["method"]["enum"] = list(record.methods)
+    options.update(record.options or {})
     return data
 
 

@@ -3,7 +3,9 @@ among weighted users. It passes the conformance battery and works through the AP
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +17,9 @@ from fairalloc.contract import Kind
 from fairalloc.errors import Violations, check_unique_ids
 from fairalloc.registry import KINDS, register_kind
 from fairalloc.result import Finding, Solution
+from fairalloc.spec import forget_schemas
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -127,3 +132,32 @@ def test_the_toy_kind_solves_and_compares():
 @pytest.mark.parametrize("name", [name for name, _ in check_kind("budget", KIND)])
 def test_the_toy_kind_passes_the_battery(name):
     dict(check_kind("budget"))[name]()
+
+
+def test_a_registered_method_gets_every_check_and_the_probe(monkeypatch, request):
+    """register_method: the user's scheduler is solved, compared and probed like the shipped
+    ones, and options.method names it."""
+    monkeypatch.setattr(KINDS, "_built", dict(KINDS._built))      # undone after the test,
+    request.addfinalizer(forget_schemas)                          # and the schemas re-read
+    etf = KINDS["etf"]
+
+    def energy_first(problem, *, tie: str = "first"):
+        return etf.methods["energy-fair"](problem)
+
+    with pytest.raises(ValueError, match="give each a JSON Schema"):
+        fairalloc.register_method("etf", "energy-first", energy_first)     # tie undocumented
+    fairalloc.register_method("etf", "energy-first", energy_first,
+                              options={"tie": {"enum": ["first", "x"]}})
+    spec = json.loads((ROOT / "specs" / "etf" / "example.json").read_text())
+    result = fairalloc.solve({**spec, "options": {"method": "energy-first", "tie": "x"}})
+    assert result.method == "energy-first"
+    assert result.finding("strategy_proofness").verdict in ("fails", "unrefuted")
+    assert "energy-first" in dict(fairalloc.compare(spec))
+    probed = fairalloc.validate(spec, result.allocation, method="energy-first")
+    assert probed.finding("strategy_proofness").verdict != "unchecked"
+    with pytest.raises(fairalloc.SpecError, match="options.tie: must be one of"):
+        fairalloc.solve({**spec, "options": {"method": "energy-first", "tie": "y"}})
+    with pytest.raises(ValueError, match="already has a method"):
+        fairalloc.register_method("etf", "energy-first", energy_first)
+    with pytest.raises(KeyError):
+        fairalloc.register_method("nosuch", "x", energy_first)
