@@ -124,14 +124,16 @@ def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) 
     if isinstance(allocation, Result):
         allocation = allocation.allocation
     if isinstance(allocation, (str, Path)):
-        allocation, label = read_json(allocation, what="allocation")
+        allocation, label = read_json(allocation, what="allocation")   # parsed plain
+    else:
+        allocation = plain(allocation, label, what="allocation")
     kind = KINDS[spec.kind]
     mechanism, solver = None, {"name": "external allocation"}
     if method is not None:
         probe, mechanism = _mechanism(kind, spec, method)
         solver["probe"] = probe
     try:
-        alloc = spec.problem.read_allocation(plain(allocation, what="allocation"))
+        alloc = spec.problem.read_allocation(allocation)
     except SpecError as exc:
         raise SpecError(exc.violations, label, what="allocation") from None
     validation = _judge(kind, spec, alloc, mechanism)
