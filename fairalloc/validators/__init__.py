@@ -28,13 +28,15 @@ def nothing_found(scope: str, check: str = "strategy_proofness") -> Finding:
 
 def probe(mechanism: Callable[[Any], Solution], subjects: Iterable[Any],
           misreports: Callable[[Any], list[tuple[str, Any]]],
+          reported: Callable[[Any, Any], Any],
           gain: Callable[[Any, str, Any, Solution], dict | None],
           budget: int) -> tuple[dict, int, int]:
-    """The one strategy-proofness probe: for each subject in turn, its misreports (label, the
-    problem as the liar reports it) while ``budget`` re-runs last; each outcome the mechanism
-    has (``rerun``) is scored by ``gain(subject, label, liar, outcome)`` -> {"gain": g, ...
-    witness} or None. Returns the best (``{"gain": 0.0}`` when none), the subjects probed and
-    the re-runs made."""
+    """The one strategy-proofness probe: for each subject in turn, its misreports (label, lie)
+    while ``budget`` re-runs last; ``reported(subject, lie)`` is the problem as the liar
+    reports it (built only for the lies that run: a large problem is copied for each), and
+    each outcome the mechanism has (``rerun``) is scored by ``gain(subject, label, liar,
+    outcome)`` -> {"gain": g, ... witness} or None. Returns the best (``{"gain": 0.0}`` when
+    none), the subjects probed and the re-runs made."""
     best: dict = {"gain": 0.0}
     probed = runs = 0
     for subject in subjects:
@@ -42,8 +44,9 @@ def probe(mechanism: Callable[[Any], Solution], subjects: Iterable[Any],
         if not lies:
             break
         probed += 1
-        for label, liar in lies:
+        for label, lie in lies:
             runs += 1
+            liar = reported(subject, lie)
             outcome = rerun(mechanism, liar)
             found = None if outcome is None else gain(subject, label, liar, outcome)
             if found is not None and found["gain"] > best["gain"]:

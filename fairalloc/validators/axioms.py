@@ -376,10 +376,6 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
     reps = np.sort(reps)
     budget = min(PROBE_SOLVES, max(len(m.resources) + 1, PROBE_WORK // m.n))
 
-    def lies(i: int) -> list:
-        return [(label, problem.with_demand(int(i), lie))
-                for label, lie in _misreports(m.demand[i], m.resources)]
-
     def gain(i: int, label: str, liar, outcome) -> dict:
         held = liar.market.bundle_of(outcome.allocation, int(i))
         true_units = float(m.worth(np.array([i]), held[None, :])[0])
@@ -387,7 +383,9 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
                 "reported": dict(zip(m.resources, liar.market.demand[i])),
                 "true_units_truthful": x[i], "true_units_lying": true_units}
 
-    best, probed, solves = probe(mechanism, reps, lies, gain, budget)
+    best, probed, solves = probe(mechanism, reps,
+                                 lambda i: _misreports(m.demand[i], m.resources),
+                                 lambda i, lie: problem.with_demand(int(i), lie), gain, budget)
     scope = f"probed {probed} of {len(reps)} user types with {solves} misreports"
     if best["gain"] > RTOL * max(1.0, float(np.abs(x).max(initial=0.0))):
         return Finding("strategy_proofness", False,

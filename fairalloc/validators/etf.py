@@ -147,9 +147,6 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
     t = _slices(allocation)
     energy = t * p.power
 
-    def lies(i: int) -> list:
-        return [(label, p.with_report(i, **report)) for label, report in _misreports(p, i)]
-
     def gain(i: int, label: str, liar: EtfProblem, outcome) -> dict | None:
         t_new = min(float(outcome.allocation.column("time")[i]), float(p.demand[i]))
         e_new = t_new * float(liar.power[i])
@@ -160,7 +157,8 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
                 "app": p.ids[i], "misreport": label,
                 "time": [t[i], t_new], "energy": [energy[i], e_new]}
 
-    best, probed, calls = probe(mechanism, range(p.n), lies, gain, PROBE_CALLS)
+    best, probed, calls = probe(mechanism, range(p.n), lambda i: _misreports(p, i),
+                                lambda i, report: p.with_report(i, **report), gain, PROBE_CALLS)
     scope = f"probed {probed} of {p.n} apps"
     if best["gain"] > 1e-9:
         return Finding("strategy_proofness", False,
