@@ -11,11 +11,12 @@ import fnmatch
 import json
 import os
 import sys
-from pathlib import Path
 
 from rich.console import Console
 
 from fairalloc import api, plots
+from fairalloc import arguments as arg
+from fairalloc.arguments import UsageError
 from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS, Kind
 from fairalloc.render import fmt, legend, markdown_table, render_markdown, render_table, rich_mark
@@ -31,14 +32,6 @@ SHORT = {
     "max_min": "max-min", "time_guarantee": "time", "no_unforced_idle": "no idle",
     "all_resident": "resident",
 }
-
-
-class UsageError(Exception):
-    """A command-line mistake (an option's value): exit 2 naming the option, never reported
-    as an invalid spec."""
-
-    def __init__(self, option: str, rule: str):
-        super().__init__(f"{option}: {rule}")
 
 
 def _short(check: str) -> str:
@@ -217,7 +210,24 @@ def cmd_sweep(args) -> int:
     return _exit_status([r for _, r in points])
 
 
-def _experiment_methods(kind: Kind, chosen: list[str] | None, default: list[str]) -> list[str]:
+def _kinds_with(capability: str) -> str:
+    return ", ".join(n for n in KINDS if getattr(KINDS[n], capability) is not None) or "none"
+
+
+def _capability(kind_name: str, capability: str, command: str):
+    """The kind's ``experiment`` or ``simulation``; a usage error naming the kinds that have one
+    when it has none."""
+    if kind_name not in KINDS:
+        raise UsageError("KIND", f"unknown problem kind {kind_name!r} (known: "
+                                 f"{', '.join(KINDS)})")
+    found = getattr(KINDS[kind_name], capability)
+    if found is None:
+        raise UsageError("KIND", f"{kind_name} has no {capability} (fairalloc {command} "
+                                 f"works for: {_kinds_with(capability)})")
+    return found
+
+
+def _known_methods(kind: Kind, chosen: list[str] | None, default: list[str]) -> list[str]:
     methods = chosen or default
     unknown = [m for m in methods if m not in kind.methods]
     if unknown:
@@ -226,122 +236,111 @@ def _experiment_methods(kind: Kind, chosen: list[str] | None, default: list[str]
     return methods
 
 
-def _percentile_table(title: str, labels: list[str], rows: list[tuple[list, dict, list]],
-                      extra: list[str] | None = None) -> None:
-    """An experiment's statistics: label cells, mean and 10/50/90th percentiles, extra cells."""
-    from rich import box
-    from rich.table import Table
-
-    table = Table(*labels, "mean", "p10", "p50", "p90", *(extra or []), box=box.SIMPLE_HEAD,
-                  title=title, title_justify="left")
-    for cells, st, more in rows:
-        table.add_row(*cells, *(f"{st[k]:.4f}" for k in ("mean", "p10", "p50", "p90")), *more)
-    _console().print(table)
+def _experiment_parser(kind_name: str, experiment) -> argparse.ArgumentParser:
+    """``fairalloc experiment KIND``'s own flags: the experiment's parameters, then the ones
+    every experiment has."""
+    sp = argparse.ArgumentParser(prog=f"fairalloc experiment {kind_name}",
+                                 description=experiment.summary)
+    for p in experiment.parameters:
+        sp.add_argument(f"--{p.name.replace('_', '-')}", dest=p.name, type=p.type,
+                        default=p.default, choices=p.choices, help=p.help)
+    sp.add_argument("--seed", type=arg.whole(0, 2**32 - 1), default=1)
+    sp.add_argument("--methods", type=arg.names,
+                    help="comma-separated subset (default: every method)")
+    sp.add_argument("--workers", type=arg.whole(1, 1024),
+                    help="processes (default: one per core)")
+    sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
+                    help="box plots of the values per method")
+    sp.add_argument("--format", choices=("table", "json"), default="table")
+    return sp
 
 
 def cmd_experiment(args) -> int:
+    """A kind's preset experiment: random instances, every method, statistics of the values."""
     from rich.progress import Progress
 
-    from fairalloc import experiment
+    from fairalloc import studies
 
-    if args.kind == "accelos":
-        return cmd_experiment_accelos(args)
+    experiment = _capability(args.kind, "experiment", "experiment")
+    try:
+        opts = _experiment_parser(args.kind, experiment).parse_args(args.rest)
+    except SystemExit as exc:           # --help, or a mistake argparse reported
+        return exc.code if isinstance(exc.code, int) else 2
     kind = KINDS[args.kind]
-    # the exact method only when asked for: proven optima are for small instances
-    methods = _experiment_methods(kind, args.methods,
-                                  [m for m in kind.methods if m != kind.exact])
+    methods = _known_methods(kind, opts.methods, experiment.default_methods(kind))
+    parameters = {p.name: getattr(opts, p.name) for p in experiment.parameters}
+    total = len(experiment.instances(opts.seed, **parameters))
     with Progress(transient=True, console=Console(stderr=True)) as progress:
-        task = progress.add_task(f"{args.instances} instances", total=args.instances)
-        ratios = experiment.run_moldable(
-            args.jobs, args.processors, args.beta, args.speedup, args.instances, args.seed,
-            methods, args.workers, on_done=lambda: progress.advance(task))
-    stats = experiment.summary(ratios)
-    title = (f"moldable: {args.jobs} jobs, m = {args.processors}, beta = {args.beta}, "
-             f"{args.speedup} speedup, {args.instances} instances (seed {args.seed}): "
-             "makespan / lower bound")
-    if args.format == "json":
-        print(json.dumps({"title": title, "summary": stats,
-                          "ratios": {k: v.tolist() for k, v in ratios.items()}}, indent=2))
-    else:
-        _percentile_table(title, ["method"], [([name], st, []) for name, st in stats.items()])
-    if args.plot:
-        plots.ratios(ratios, title, args.plot)
-        print(f"plot written to {args.plot}", file=sys.stderr)
-    return 0
-
-
-def cmd_experiment_accelos(args) -> int:
-    """accelOS mixes: fairness improvement and throughput speedup over fcfs (section 7.4)."""
-    from rich.progress import Progress
-
-    from fairalloc import experiments_accelos as ex
-
-    devices = args.devices
-    unknown = [d for d in devices if d not in ex.DEVICES]
-    if unknown:
-        raise UsageError("--devices", f"unknown device(s) {', '.join(unknown)} "
-                                   f"(known: {', '.join(ex.DEVICES)})")
-    methods = _experiment_methods(KINDS["accelos"], args.methods, ["accelos", "ilp"])
-    total = args.mixes * len(devices)
-    with Progress(transient=True, console=Console(stderr=True)) as progress:
-        task = progress.add_task(f"{total} mixes", total=total)
-        values = ex.run_accelos(args.kernels, args.mixes, args.seed, methods, devices,
-                                args.workers, on_done=lambda: progress.advance(task))
-    stats = ex.accelos_summary(values)
-    title = (f"accelos: {args.kernels}-kernel mixes, {args.mixes} per device (seed {args.seed}): "
-             "improvement over fcfs")
-    if args.format == "json":
+        task = progress.add_task(f"{total} instances", total=total)
+        values = studies.run_experiment(args.kind, experiment, opts.seed, parameters, methods,
+                                        opts.workers, on_done=lambda: progress.advance(task))
+    stats = studies.summary(values, experiment.baseline)
+    title = experiment.title(opts.seed, **parameters)
+    if opts.format == "json":
         print(json.dumps({"title": title, "summary": stats,
                           "values": {k: {label: v.tolist() for label, v in by.items()}
                                      for k, by in values.items()}}, indent=2))
     else:
-        _percentile_table(title, ["metric", "device method"],
-                          [([key, label], st, [f"{st['above_1']:.0%}"])
-                           for key, by in stats.items() for label, st in by.items()],
-                          extra=["> 1"])
-    if args.plot:
-        plots.improvements(values, title, args.plot)
-        print(f"plot written to {args.plot}", file=sys.stderr)
+        _statistics_table(title, stats, experiment.baseline)
+    if opts.plot:
+        plots.boxes(values, experiment.values, title, opts.plot, experiment.baseline,
+                    experiment.log)
+        print(f"plot written to {opts.plot}", file=sys.stderr)
     return 0
 
 
+def _statistics_table(title: str, stats: dict[str, dict[str, dict]],
+                      baseline: float | None) -> None:
+    """An experiment's statistics: a row per value (when there are several) and label, with the
+    mean, the 10/50/90th percentiles and, with a baseline, the share of instances above it."""
+    from rich import box
+    from rich.table import Table
+
+    several = len(stats) > 1
+    above = f"above_{baseline:g}" if baseline is not None else None
+    table = Table(*(["metric"] if several else []), "label" if several else "method",
+                  "mean", "p10", "p50", "p90", *([f"> {baseline:g}"] if above else []),
+                  box=box.SIMPLE_HEAD, title=title, title_justify="left")
+    for key, by in stats.items():
+        for label, st in by.items():
+            table.add_row(*([key] if several else []), label,
+                          *(f"{st[k]:.4f}" for k in ("mean", "p10", "p50", "p90")),
+                          *([f"{st[above]:.0%}"] if above else []))
+    _console().print(table)
+
+
 def cmd_simulate(args) -> int:
-    """Solve a token spec for its thresholds, then play the game and the baselines round by
-    round (section 7 of the token paper): one row per mechanism."""
+    """Solve a spec for its policy, then play it and the baselines round by round (the kind's
+    simulation): one row per mechanism."""
     from rich.progress import Progress
 
-    from fairalloc import simulation
-    from fairalloc.models.token import simulation_too_big
-
     spec = api.load_spec(args.spec)
-    if spec.kind != "token":
-        raise SpecError([Violation("problem", f"fairalloc simulate needs a token spec, not "
+    if KINDS[spec.kind].simulation is None:
+        raise SpecError([Violation("problem", f"fairalloc simulate needs a spec of a kind with "
+                                   f"a simulation ({_kinds_with('simulation')}), not "
                                    f"{spec.kind}")])
-    kind = KINDS["token"]
+    kind = KINDS[spec.kind]
+    sim = kind.simulation
     method = args.method or spec.options.get("method") or kind.default
     if method not in kind.methods:
         raise UsageError("--method", f"unknown method {method!r} (known: "
                                    f"{', '.join(kind.methods)})")
     mechanisms = tuple(args.mechanisms) if args.mechanisms else None
-    unknown = [m for m in mechanisms or () if m not in simulation.MECHANISMS]
+    unknown = [m for m in mechanisms or () if m not in sim.mechanisms]
     if unknown:
         raise UsageError("--mechanisms", f"unknown mechanism(s) {', '.join(unknown)} "
-                                   f"(known: {', '.join(simulation.MECHANISMS)})")
-    mechanisms, rounds, seed = simulation.settings(spec.problem, mechanisms, args.rounds,
-                                                   args.seed)
-    why = simulation_too_big(spec.problem.agents, rounds)
+                                   f"(known: {', '.join(sim.mechanisms)})")
+    mechanisms, rounds, seed = sim.settings(spec.problem, mechanisms, args.rounds, args.seed)
+    why = sim.too_big(spec.problem, rounds)
     if why:
         raise SpecError([Violation("--rounds" if args.rounds else "agents", why)])
     with Progress(transient=True, console=Console(stderr=True)) as progress:
         task = progress.add_task(f"{rounds} rounds x {len(mechanisms)} mechanisms",
                                  total=rounds * len(mechanisms))
-        solution, report = simulation.solve_and_simulate(
-            spec.problem, kind.methods[method], mechanisms, rounds, seed,
-            tick=lambda k: progress.advance(task, k))
-    title = (f"{spec.name or 'token'}: {spec.problem.agents} agents, {spec.problem.boosts} "
-             f"boosts, {rounds} rounds (seed {seed}); thresholds by {method}: {solution.status}")
-    metrics = ("performance", "relative_performance", "share_uniformity", "envy_free_index")
-    ids = spec.problem.ids
+        solution, report = sim.run(spec.problem, kind.methods[method], mechanisms, rounds, seed,
+                                   tick=lambda k: progress.advance(task, k))
+    title = sim.title(spec.name or spec.kind, spec.problem, rounds, seed, method,
+                      solution.status)
     if args.format == "json":
         print(json.dumps({"title": title, "status": solution.status, "rounds": rounds,
                           "seed": seed, "simulation": report}, indent=2,
@@ -350,17 +349,16 @@ def cmd_simulate(args) -> int:
         from rich import box
         from rich.table import Table
 
-        table = Table("mechanism", "performance", "÷ max-welfare", "share uniformity",
-                      "envy-free index", *[f"boosts {i}" for i in ids], box=box.SIMPLE_HEAD,
+        columns = sim.columns(spec.problem)
+        table = Table("mechanism", *[header for header, _ in columns], box=box.SIMPLE_HEAD,
                       title=title, title_justify="left")
-        for name, row in report.items():
-            table.add_row(name, *[fmt(row[k]) for k in metrics],
-                          *[f"{row['boost_share'][i]:.3f}" for i in ids])
+        for mechanism, row in report.items():
+            table.add_row(mechanism, *[cell(row) for _, cell in columns])
         _console().print(table)
     if args.plot:
-        allocation = solution.allocation
-        plots.token(ids, allocation.column("thresholds"), allocation.column("token_distribution"),
-                    solution.metrics["boost_probability"], report, title, args.plot)
+        if sim.plot is None:
+            raise UsageError("--plot", f"{spec.kind}'s simulation has no plot")
+        sim.plot(spec.problem, solution, report, title, args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)
     if solution.status in FAILED:
         print(f"fairalloc: status {solution.status}: {solution.solver.get('message', '')}",
@@ -400,69 +398,6 @@ def cmd_list(args) -> int:
     return 0
 
 
-def whole(low: int, high: int | None = None):
-    """An argparse type: a whole number in low..high."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < low or (high is not None and value > high):
-            span = f"{low}..{high}" if high is not None else f"at least {low}"
-            raise argparse.ArgumentTypeError(f"{value} is out of range ({span})")
-        return value
-    return parse
-
-
-def fraction(text: str) -> float:
-    """An argparse type: a number in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value <= 1:                   # NaN fails this too
-        raise argparse.ArgumentTypeError(f"{text} is not in [0, 1]")
-    return value
-
-
-def names(text: str) -> list[str]:
-    """An argparse type: a comma-separated list of non-empty names."""
-    parts = [part.strip() for part in text.split(",")]
-    if not all(parts):
-        raise argparse.ArgumentTypeError(f"{text!r} has an empty name")
-    return parts
-
-
-def name(text: str) -> str:
-    """An argparse type: a non-empty name."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("a name must not be empty")
-    return text.strip()
-
-
-def writable(text: str) -> str:
-    """An argparse type: a file to write (its folder exists, it is not a folder)."""
-    path = Path(text)
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} is a folder; name a file in it")
-    if not path.parent.is_dir():
-        raise argparse.ArgumentTypeError(f"folder {path.parent} does not exist")
-    return text
-
-
-def figure(text: str) -> str:
-    """An argparse type: a plot file whose extension matplotlib writes, in a folder that
-    exists; checked before anything is computed."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    formats = FigureCanvasBase.get_supported_filetypes()
-    suffix = Path(text).suffix.lstrip(".").lower()
-    if suffix not in formats:
-        raise argparse.ArgumentTypeError(f"{text}: the extension must be one of "
-                                          f"{', '.join(sorted(formats))}")
-    return writable(text)
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="fairalloc",
@@ -480,72 +415,56 @@ def parser() -> argparse.ArgumentParser:
     def output(sp, rows: bool = True) -> None:
         sp.add_argument("--format", choices=FORMATS, default="table")
         if rows:
-            sp.add_argument("--rows", type=whole(0), default=25,
+            sp.add_argument("--rows", type=arg.whole(0), default=25,
                             help="allocation rows shown in tables")
 
     sp = add("solve", cmd_solve, "solve a spec and check the allocation")
-    sp.add_argument("--method", type=name, help="method name (see `fairalloc list`)")
+    sp.add_argument("--method", type=arg.name, help="method name (see `fairalloc list`)")
     sp.add_argument("--no-validate", action="store_true", help="skip the checks")
-    sp.add_argument("--plot", metavar="FILE.png", type=figure,
+    sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="Gantt chart of a timed schedule (moldable): bus lane + processors")
     output(sp)
     sp = add("compare", cmd_compare, "every method of the kind side by side")
-    sp.add_argument("--methods", type=names, help="comma-separated subset, e.g. lp,wfq")
+    sp.add_argument("--methods", type=arg.names, help="comma-separated subset, e.g. lp,wfq")
     output(sp, rows=False)
     sp = add("validate", cmd_validate, "check an allocation (from --allocation, or solved)")
     sp.add_argument("--allocation", help="JSON file: a result or its allocation object")
-    sp.add_argument("--method", type=name,
+    sp.add_argument("--method", type=arg.name,
                     help="without --allocation: the method to solve with; with "
                     "it: the mechanism the strategy-proofness probe re-runs on misreports")
     output(sp)
     sp = add("sweep", cmd_sweep, "re-solve with one spec key varied")
     sp.add_argument("--set", required=True, metavar="KEY=START:STOP:STEP",
                     help="e.g. knob=0:1:0.1 or users[0].weight=1:4:1 (STOP included)")
-    sp.add_argument("--plot", metavar="FILE.png", type=figure, help="write a plot of the sweep")
-    sp.add_argument("--method", type=name)
-    sp.add_argument("--metrics", type=names,
+    sp.add_argument("--plot", metavar="FILE.png", type=arg.figure, help="write a plot of the sweep")
+    sp.add_argument("--method", type=arg.name)
+    sp.add_argument("--metrics", type=arg.names,
                     help="comma-separated metric names or patterns (utilization.*)")
     output(sp, rows=False)
-    sp = add("experiment", cmd_experiment, "random workloads of a paper's experiment, every "
-             "method: moldable (makespan / lower bound), accelos (improvement over fcfs)",
+    sp = add("experiment", cmd_experiment, "a kind's preset experiment: random workloads, "
+             "every method, statistics (`fairalloc experiment KIND --help` shows its flags)",
              spec=False)
-    sp.add_argument("kind", choices=["moldable", "accelos"])
-    sp.add_argument("--jobs", type=whole(1, 10**5), default=20, help="jobs per instance (n)")
-    sp.add_argument("--processors", type=whole(1, 2**20), default=8, help="m")
-    sp.add_argument("--beta", type=fraction, default=0.5,
-                    help="offload share: a in [beta/2, beta], x = a z")
-    sp.add_argument("--speedup", choices=["linear", "two-phase"], default="linear")
-    sp.add_argument("--instances", type=whole(1, 10**6), default=100)
-    sp.add_argument("--kernels", type=int, choices=(2, 4, 8), default=4,
-                    help="accelos: kernels per mix")
-    sp.add_argument("--mixes", type=whole(1, 10**6), default=100,
-                    help="accelos: random mixes per device")
-    sp.add_argument("--devices", type=names, default=["kepler", "gcn"],
-                    help="accelos: comma-separated device profiles (kepler, gcn)")
-    sp.add_argument("--seed", type=whole(0, 2**32 - 1), default=1)
-    sp.add_argument("--methods", type=names,
-                    help="comma-separated subset (default: every method)")
-    sp.add_argument("--workers", type=whole(1, 1024), help="processes (default: one per core)")
-    sp.add_argument("--plot", metavar="FILE.png", type=figure,
-                    help="box plot of the ratios per method")
-    sp.add_argument("--format", choices=("table", "json"), default="table")
-    sp = add("simulate", cmd_simulate, "token: solve for the thresholds, then simulate the "
-             "token game and the baselines round by round")
-    sp.add_argument("--mechanisms", type=names,
+    sp.add_argument("kind", metavar="KIND", help="a kind with an experiment (fairalloc list)")
+    sp.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    sp = add("simulate", cmd_simulate, "solve for the policy, then simulate it and the "
+             "baselines round by round (kinds with a simulation: fairalloc list)")
+    sp.add_argument("--mechanisms", type=arg.names,
                     help="comma-separated subset, e.g. mean-field,round-robin")
-    sp.add_argument("--rounds", type=whole(1, 10**9),
+    sp.add_argument("--rounds", type=arg.whole(1, 10**9),
                     help="rounds (default: the spec's, else 1000)")
-    sp.add_argument("--seed", type=whole(0, 2**32 - 1), help="seed (default: the spec's, else 0)")
-    sp.add_argument("--method", type=name, help="method for the thresholds (default: the spec's)")
-    sp.add_argument("--plot", metavar="FILE.png", type=figure,
-                    help="thresholds, token distributions and the mechanisms' metrics")
+    sp.add_argument("--seed", type=arg.whole(0, 2**32 - 1),
+                    help="seed (default: the spec's, else 0)")
+    sp.add_argument("--method", type=arg.name,
+                    help="method for the policy (default: the spec's)")
+    sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
+                    help="the policy and the mechanisms' metrics")
     sp.add_argument("--format", choices=("table", "json"), default="table")
     kinds = sorted(KINDS)
     sp = add("schema", cmd_schema, "print a kind's JSON Schema", spec=False)
     sp.add_argument("kind", choices=kinds)
     sp = add("new", cmd_new, "print (or write) a commented template spec", spec=False)
     sp.add_argument("kind", choices=kinds)
-    sp.add_argument("-o", "--output", type=writable,
+    sp.add_argument("-o", "--output", type=arg.writable,
                     help="write to this file instead of standard output")
     add("list", cmd_list, "problem kinds, their methods and checks", spec=False)
     return p

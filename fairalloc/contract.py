@@ -22,12 +22,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from fairalloc.errors import SpecError, Violation
 from fairalloc.result import STATUSES, Finding, Result, Solution
 
-__all__ = ["Kind", "MethodDoesNotApply", "does_not_apply", "method_options", "Finding",
-           "Result", "Solution", "STATUSES"]
+__all__ = ["Experiment", "Kind", "MethodDoesNotApply", "Parameter", "Simulation",
+           "does_not_apply", "method_options", "Finding", "Result", "Solution", "STATUSES"]
 
 
 SOLVER_FIELDS = ("name", "time_s", "iterations", "gap", "bound", "message")
@@ -70,6 +71,63 @@ def method_options(method: Callable) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class Parameter:
+    """A study parameter, given on the command line as ``--<name>`` (underscores as dashes):
+    ``type`` parses and checks the text (an ``argparse`` type, ``fairalloc.arguments``)."""
+
+    name: str
+    type: Callable[[str], Any]
+    default: Any
+    help: str
+    choices: tuple | None = None
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A kind's preset experiment (``fairalloc experiment KIND``): random instances, each solved
+    by every chosen method, and statistics of per-instance values (``fairalloc.studies``).
+
+    ``instances(seed, **parameters)`` lists ``(group, spec)`` pairs (group: a label such as the
+    device, or ""); ``measure(problem, result)`` gives ``{value: number}`` for one method's
+    result; ``values`` names them with their axis labels; ``default_methods(kind)`` is the
+    methods run when none are chosen; ``title(seed, **parameters)`` heads the table and plot.
+    ``baseline``: a reference value (1 = no better than fcfs) drawn as a line and counted
+    (the fraction of instances above it); ``log``: plot the values on a log axis."""
+
+    summary: str
+    parameters: tuple[Parameter, ...]
+    instances: Callable[..., list[tuple[str, dict]]]
+    measure: Callable[[Any, Any], dict[str, float]]
+    values: dict[str, str]
+    default_methods: Callable[[Kind], list[str]]
+    title: Callable[..., str]
+    baseline: float | None = None
+    log: bool = False
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """A kind's round-by-round simulation (``fairalloc simulate SPEC``): solve the spec for the
+    policy, then play it and the baselines (``mechanisms``) round by round on one population.
+
+    ``settings(problem, mechanisms, rounds, seed)`` fills in what is not given (the spec's,
+    then defaults) and ``too_big(problem, rounds)`` says why a run would not fit, or None;
+    ``run(problem, method, mechanisms, rounds, seed, tick)`` returns the method's Solution and
+    ``{mechanism: row}`` (``tick(k)``: k more rounds done); ``columns(problem)`` are the table's
+    (header, cell of a row) pairs; ``title(name, problem, rounds, seed, method, status)``;
+    ``plot(problem, solution, report, title, path)`` draws it."""
+
+    summary: str
+    mechanisms: tuple[str, ...]
+    settings: Callable[..., tuple[tuple[str, ...], int, int]]
+    too_big: Callable[[Any, int], str | None]
+    run: Callable[..., tuple[Any, dict]]
+    columns: Callable[[Any], list[tuple[str, Callable[[dict], str]]]]
+    title: Callable[..., str]
+    plot: Callable | None = None
+
+
+@dataclass(frozen=True)
 class Kind:
     """How fairalloc handles one problem kind: the record every kind module exports as
     ``KIND``. ``sense`` is the objective's direction (``max``: larger is better)."""
@@ -82,9 +140,12 @@ class Kind:
     exact: str | None
     validators: tuple[Callable, ...]
     metrics: Callable
+    random_spec: Callable[..., dict]      # (seed, **size) -> a valid spec: tests, benchmarks
     sense: str = "max"
     sweep_metrics: tuple[str, ...] = ()
     plot: Callable | None = None          # (result, path): the picture ``solve --plot`` draws
+    experiment: Experiment | None = None  # ``fairalloc experiment KIND``
+    simulation: Simulation | None = None  # ``fairalloc simulate SPEC``
     schema: dict | None = None            # None: fairalloc/schemas/<name>.schema.json
     template: str | None = None           # None: fairalloc/templates/<name>.jsonc
     options: dict | None = None           # JSON Schemas of registered methods' options

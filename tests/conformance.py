@@ -128,9 +128,23 @@ def check_kind(name: str, kind: Kind | None = None) -> Iterator[tuple[str, Calla
         alloc = problem.read_allocation(json.loads(solved.to_json())["allocation"])
         assert list(alloc) == list(problem.ids)
 
+    def random_specs_are_valid_and_solve() -> None:
+        kind, (_, schema) = record(), template_and_schema()
+        params = list(inspect.signature(kind.random_spec).parameters.values())
+        assert params[0].name == "seed" and all(
+            p.default is not p.empty for p in params[1:]), "random_spec(seed, **size) defaults"
+        specs = [kind.random_spec(seed) for seed in (0, 1)]
+        assert specs[0] == kind.random_spec(0), "random_spec is not a function of its seed"
+        assert specs[0] != specs[1], "two seeds gave the same spec"
+        for spec in specs:
+            jsonschema.Draft202012Validator(schema).validate(spec)
+            result = fairalloc.solve(spec)
+            assert result.status in STATUSES
+            assert list(result.allocation) == list(fairalloc.load_spec(spec).problem.ids)
+
     yield from ((f.__name__, f) for f in (
         schema_is_draft_2020_12, schema_methods_equal_the_record,
         methods_declare_documented_options, template_loads_and_solves,
         every_method_answers_on_the_template, validate_of_a_solved_json_gives_the_same_verdicts,
         an_undeclared_option_is_a_bad_spec, checks_follow_the_contract,
-        the_problem_has_ids_and_reads_allocations))
+        the_problem_has_ids_and_reads_allocations, random_specs_are_valid_and_solve))

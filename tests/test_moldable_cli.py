@@ -251,6 +251,6 @@ def test_experiment_small_run(capsys):
                          "--methods", ",".join(HEURISTICS), "--format", "json")
     assert code == 0, err
     data = json.loads(out)
-    assert set(data["summary"]) == set(HEURISTICS)
-    for name, ratios in data["ratios"].items():
+    assert set(data["summary"]["ratio"]) == set(HEURISTICS)
+    for name, ratios in data["values"]["ratio"].items():
         assert len(ratios) == 4 and min(ratios) >= 1 - 1e-12, name

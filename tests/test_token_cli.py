@@ -138,7 +138,7 @@ def test_simulate_bad_arguments_exit_2(capsys, argv, message):
 
 def test_simulate_needs_a_token_spec(capsys):
     code, _, err = cli(capsys, "simulate", str(ROOT / "specs" / "etf" / "example.json"))
-    assert code == 2 and "needs a token spec" in err
+    assert code == 2 and "needs a spec of a kind with a simulation (token), not etf" in err
 
 
 def test_template_solves(tmp_path, capsys):

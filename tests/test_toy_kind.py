@@ -12,8 +12,10 @@ import pytest
 from conformance import check_kind
 
 import fairalloc
+from fairalloc import arguments
 from fairalloc.allocation import Allocation, read_allocation
-from fairalloc.contract import Kind
+from fairalloc.cli import main
+from fairalloc.contract import Experiment, Kind, Parameter
 from fairalloc.errors import Violations, check_unique_ids
 from fairalloc.registry import KINDS, register_kind
 from fairalloc.result import Finding, Solution
@@ -104,11 +106,29 @@ def metrics(problem: Budget, allocation: Allocation) -> dict:
     return {"handed_out": float(allocation.column("amount").sum() / problem.budget)}
 
 
+def random_spec(seed: int, users: int = 5) -> dict:
+    rng = np.random.default_rng(seed)
+    return {"problem": "budget", "budget": float(rng.integers(1, 1000)),
+            "users": [{"id": f"u{i}", "weight": float(w)}
+                      for i, w in enumerate(rng.integers(1, 10, users))]}
+
+
 KIND = Kind(name="budget", summary="a budget split among weighted users (a toy)",
             from_spec=Budget.from_spec, methods={"proportional": proportional, "equal": equal},
             default="proportional", exact="proportional",
             validators=(feasibility, proportionality), metrics=metrics,
-            schema=SCHEMA, template=TEMPLATE)
+            random_spec=random_spec, schema=SCHEMA,
+            experiment=Experiment(
+                summary="random budgets: the smallest amount per weight of each method",
+                parameters=(Parameter("users", arguments.whole(1, 100), 5, "users per budget"),
+                            Parameter("instances", arguments.whole(1, 1000), 10, "budgets")),
+                instances=lambda seed, users, instances: [
+                    ("", random_spec(seed + k, users)) for k in range(instances)],
+                measure=lambda problem, result: {"min_share": result.objective},
+                values={"min_share": "smallest amount per weight"},
+                default_methods=lambda kind: list(kind.methods),
+                title=lambda seed, users, instances: f"{instances} budgets of {users} users"),
+            template=TEMPLATE)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -127,6 +147,21 @@ def test_the_toy_kind_solves_and_compares():
     assert rows["equal"].finding("proportionality").verdict == "fails"
     with pytest.raises(fairalloc.SpecError, match="options.rounding: method equal does not"):
         fairalloc.solve({**spec, "options": {"rounding": "cents"}}, "equal")
+
+
+def test_the_toy_kind_runs_its_experiment_from_the_command_line(capsys, tmp_path):
+    """The command line offers a kind's experiment by capability: a kind it never heard of."""
+    assert main(["experiment", "budget", "--users", "3", "--instances", "4", "--workers", "1",
+                 "--format", "json", "--plot", str(tmp_path / "b.svg")]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["title"] == "4 budgets of 3 users"
+    shares = data["values"]["min_share"]
+    assert set(shares) == {"proportional", "equal"} and len(shares["equal"]) == 4
+    # proportional gives every user its weighted share, so its minimum share is never smaller
+    assert all(p >= e - 1e-12 for p, e in zip(shares["proportional"], shares["equal"]))
+    assert (tmp_path / "b.svg").read_text().startswith("<?xml")
+    assert main(["experiment", "budget", "--users", "0"]) == 2
+    assert "--users" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", [name for name, _ in check_kind("budget", KIND)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairalloc.contract import Kind
 from fairalloc.models import accelos as model
 from fairalloc.solvers import accelos as solvers
+from fairalloc.studies import accelos as studies
 from fairalloc.validators import accelos as checks
 
 KIND = Kind(
@@ -17,6 +18,8 @@ KIND = Kind(
     exact="ilp",
     validators=(checks.feasibility, checks.all_resident, checks.pareto_efficiency,
                 checks.envy_freeness, checks.max_min),
+    random_spec=studies.random_spec,
+    experiment=studies.EXPERIMENT,
     metrics=model.metrics,
     sweep_metrics=("min_weighted_dominant_share", "jain_index", "fairness_improvement",
                    "throughput_speedup"),

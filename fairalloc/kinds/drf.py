@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairalloc.contract import Kind
 from fairalloc.models import drf as model
 from fairalloc.solvers import drf as solvers
+from fairalloc.studies import drf as studies
 from fairalloc.validators import axioms
 
 KIND = Kind(
@@ -15,6 +16,7 @@ KIND = Kind(
     default="progressive-filling",
     exact="lp",
     validators=axioms.LEONTIEF_CHECKS,
+    random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("total_tasks", "min_weighted_dominant_share", "utilization.*"),
 )

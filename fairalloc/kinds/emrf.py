@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairalloc.contract import Kind
 from fairalloc.models import emrf as model
 from fairalloc.solvers import emrf as solvers
+from fairalloc.studies import emrf as studies
 from fairalloc.validators import axioms
 
 KIND = Kind(
@@ -15,6 +16,7 @@ KIND = Kind(
     default="lp",
     exact="lp",
     validators=axioms.LEONTIEF_CHECKS + (axioms.delta_fairness,),
+    random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("delta_observed", "delta_bound", "utilization.*"),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairalloc.contract import Kind
 from fairalloc.models import etf as model
 from fairalloc.solvers import etf as solvers
+from fairalloc.studies import etf as studies
 from fairalloc.validators import etf as checks
 
 KIND = Kind(
@@ -18,6 +19,7 @@ KIND = Kind(
     exact="milp",
     validators=(checks.feasibility, checks.time_guarantee, checks.pareto_efficiency,
                 checks.max_min, checks.strategy_proofness),
+    random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("time_fairness", "energy_fairness", "system_fairness"),
 )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from fairalloc import plots
 from fairalloc.contract import Kind
 from fairalloc.models import moldable as model
+from fairalloc.plots import moldable as plots
 from fairalloc.solvers import moldable as solvers
+from fairalloc.studies import moldable as studies
 from fairalloc.validators import schedule
 
 KIND = Kind(
@@ -23,6 +24,8 @@ KIND = Kind(
     exact="exact",
     sense="min",                      # the makespan
     validators=(schedule.feasibility, schedule.no_unforced_idle, schedule.claimed_bounds),
+    random_spec=studies.random_spec,
+    experiment=studies.EXPERIMENT,
     metrics=model.metrics,
     sweep_metrics=("makespan", "lower_bound", "ratio"),
     plot=plots.gantt,

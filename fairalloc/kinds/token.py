@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairalloc.contract import Kind
 from fairalloc.models import token as model
 from fairalloc.solvers import token as solvers
+from fairalloc.studies import token as studies
 from fairalloc.validators import token as checks
 
 KIND = Kind(
@@ -15,6 +16,8 @@ KIND = Kind(
     default="mean-field",
     exact=None,
     validators=(checks.equilibrium, checks.stationarity, checks.monotone_thresholds),
-    metrics=model.metrics,
+    random_spec=studies.random_spec,
+    simulation=studies.SIMULATION,
+    metrics=studies.metrics,                # the model's, and the spec's simulation
     sweep_metrics=("mean_tokens", "boosts_per_round", "iterations", "residual"),
 )

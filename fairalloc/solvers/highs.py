@@ -14,7 +14,10 @@ with HiGHS's own words — never swallowed.
 
 from __future__ import annotations
 
+import ctypes
 import math
+import os
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -24,6 +27,25 @@ import numpy as np
 from fairalloc.errors import SolverError
 from fairalloc.models.program import MatrixProgram
 
+
+def _swallow_banner() -> None:
+    """highspy 1.16 prints its banner on standard output once per process, when the first
+    ``Highs`` object starts its callbacks, before any option can be set; a JSON result on
+    standard output must stay JSON. The first object is made here, with file descriptor 1
+    pointed at the null device (C's buffer flushed before it is put back)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            highspy.Highs()
+            ctypes.CDLL(None).fflush(None)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+_swallow_banner()
 INF = highspy.kHighsInf
 WIDE = 50  # columns per row beyond which an LP goes to the primal simplex
 

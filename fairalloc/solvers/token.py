@@ -45,7 +45,6 @@ quiet fall-back to random signalling (the paper's choice, section 4.4).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -451,12 +450,6 @@ def algorithm1(p: TokenProblem, best_response: BestResponse, name: str,
                     f"at t = {mismatch.tokens}")
         solution.solver["message"] = (f"Algorithm 1 did not converge in {iterations} iterations "
                                       f"({why}; tolerance {p.tolerance:g})")
-    if p.simulation is not None:
-        from fairalloc.simulation import simulate
-
-        start = time.perf_counter()
-        solution.metrics["simulation"] = simulate(p, thresholds)
-        solution.solver["simulation_s"] = time.perf_counter() - start
     return solution
 
 

@@ -1,4 +1,5 @@
-"""``fairalloc experiment accelos``: random kernel mixes in the spirit of section 7 of accelOS.
+"""Random accelOS kernel mixes: ``random_spec`` and the preset ``fairalloc experiment accelos``,
+in the spirit of section 7 of accelOS.
 
 The paper runs 2-, 4- and 8-kernel mixes of the 25 Parboil OpenCL kernels on an NVIDIA K20m
 (13 SMX) and an AMD R9 295X2 GPU (44 CUs per chip) and reports, against standard OpenCL, the
@@ -11,12 +12,14 @@ wave model of ``models.accelos``. Device totals are per-unit limits times the un
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import argparse
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from fairalloc.experiment import parallel_map, summary
+from fairalloc import arguments as arg
+from fairalloc.contract import Experiment, Parameter
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,8 @@ DEVICES: dict[str, Device] = {
     "kepler": Device("kepler", 13, 2048, 48 * KIB, 65536),   # K20m-like: 13 SMX
     "gcn": Device("gcn", 44, 2560, 64 * KIB, 65536),         # one R9 295X2 chip: 44 CUs
 }
-METRICS = ("fairness_improvement", "throughput_speedup")
+METRICS = {"fairness_improvement": "fairness improvement over fcfs",
+           "throughput_speedup": "throughput speedup over fcfs"}
 
 
 def mix_spec(seed: int, kernels: int, device: Device) -> dict:
@@ -100,41 +104,64 @@ def mix_spec(seed: int, kernels: int, device: Device) -> dict:
             "device": device.spec(), "kernels": specs}
 
 
-def _mix_metrics(job: tuple[dict, tuple[str, ...]]) -> dict[str, dict[str, float]]:
-    """Fairness improvement and throughput speedup over fcfs of each method on one mix (runs in
-    a worker process)."""
-    from fairalloc.api import load_spec, solve
+def random_spec(seed: int, kernels: int = 8) -> dict:
+    """``kernels`` kernels drawn (with repetition) from ``KERNELS`` on a GCN-like device scaled to
+    them: 44 compute units per 8 kernels (2560 threads, 64 KiB of local memory and 65536
+    registers each); shares 1, 2 or 0.5.
 
-    spec, methods = job
-    loaded = load_spec(spec)
-    out = {}
-    for method in methods:
-        m = solve(loaded, method, validate=False).metrics
-        out[method] = {key: m[key] for key in METRICS}
-    return out
-
-
-def run_accelos(kernels: int, mixes: int, seed: int, methods: Sequence[str],
-                devices: Sequence[str] = tuple(DEVICES), workers: int | None = None,
-                on_done: Callable[[], None] | None = None
-                ) -> dict[str, dict[str, np.ndarray]]:
-    """metric -> "device method" -> values over ``mixes`` random mixes per device (mix k uses
-    seed + k on every device)."""
-    jobs = [(mix_spec(seed + k, kernels, DEVICES[d]), tuple(methods))
-            for d in devices for k in range(mixes)]
-    results = parallel_map(_mix_metrics, jobs, workers, on_done)
-    out: dict[str, dict[str, list[float]]] = {key: {} for key in METRICS}
-    for (spec, _), result in zip(jobs, results):
-        device = spec["name"].rsplit(" ", 1)[-1]
-        for method, values in result.items():
-            for key in METRICS:
-                out[key].setdefault(f"{device} {method}", []).append(values[key])
-    return {key: {label: np.array(v) for label, v in by.items()} for key, by in out.items()}
+    >>> [k["share"] for k in random_spec(3, kernels=4)["kernels"]]
+    [1.0, 0.5, 0.5, 2.0]
+    """
+    rng = np.random.default_rng(seed)
+    device = Device("scaled gcn", max(44, math.ceil(44 * kernels / 8)), 2560, 64 * KIB, 65536)
+    picks = rng.integers(0, len(KERNELS), kernels).tolist()
+    shares = rng.choice([1.0, 2.0, 0.5], kernels).tolist()
+    specs = [{"id": f"k{i}", "work_group_size": KERNELS[t].work_group_size,
+              "local_memory_per_group": KERNELS[t].local_memory_per_group,
+              "registers_per_thread": KERNELS[t].registers_per_thread,
+              "work_groups": KERNELS[t].work_groups,
+              "time_per_group": KERNELS[t].time_per_group, "share": shares[i]}
+             for i, t in enumerate(picks)]
+    return {"problem": "accelos", "device": device.spec(), "kernels": specs}
 
 
-def accelos_summary(values: dict[str, dict[str, np.ndarray]]) -> dict[str, dict]:
-    """Per metric and "device method": mean, 10/50/90th percentiles and the fraction of mixes
-    above 1 (better than fcfs)."""
-    return {key: {label: {**stats, "above_1": float((values[key][label] > 1).mean())}
-                  for label, stats in summary(by).items()}
-            for key, by in values.items()}
+def devices(text: str) -> list[str]:
+    """An argparse type: comma-separated names of ``DEVICES``."""
+    chosen = arg.names(text)
+    unknown = [d for d in chosen if d not in DEVICES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown device(s) {', '.join(unknown)} (known: {', '.join(DEVICES)})")
+    return chosen
+
+
+def _instances(seed: int, kernels: int, mixes: int, devices: list[str]) -> list[tuple[str, dict]]:
+    """``mixes`` random mixes per device (mix k uses seed + k on every device)."""
+    return [(d, mix_spec(seed + k, kernels, DEVICES[d])) for d in devices for k in range(mixes)]
+
+
+def _improvements(problem, result) -> dict[str, float]:
+    return {key: result.metrics[key] for key in METRICS}
+
+
+def _title(seed: int, kernels: int, mixes: int, devices: list[str]) -> str:
+    return (f"accelos: {kernels}-kernel mixes, {mixes} per device (seed {seed}): "
+            "improvement over fcfs")
+
+
+EXPERIMENT = Experiment(
+    summary="section 7.4 of accelOS: fairness improvement and throughput speedup over fcfs",
+    parameters=(
+        Parameter("kernels", int, 4, "kernels per mix", choices=(2, 4, 8)),
+        Parameter("mixes", arg.whole(1, 10**6), 100, "random mixes per device"),
+        Parameter("devices", devices, ["kepler", "gcn"],
+                  f"comma-separated device profiles ({', '.join(DEVICES)})"),
+    ),
+    instances=_instances,
+    measure=_improvements,
+    values=METRICS,
+    default_methods=lambda kind: ["accelos", "ilp"],
+    title=_title,
+    baseline=1.0,
+    log=True,
+)

@@ -1,0 +1,79 @@
+"""Command-line argument types and mistakes, shared by the command line and the kinds'
+capabilities (a study's parameters are command-line flags): each type checks a value before any
+work starts, and a mistake names its option (exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+class UsageError(Exception):
+    """A command-line mistake (an option's value): exit 2 naming the option, never reported
+    as an invalid spec."""
+
+    def __init__(self, option: str, rule: str):
+        super().__init__(f"{option}: {rule}")
+
+
+def whole(low: int, high: int | None = None):
+    """An argparse type: a whole number in low..high."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low or (high is not None and value > high):
+            span = f"{low}..{high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"{value} is out of range ({span})")
+        return value
+    return parse
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1:                   # NaN fails this too
+        raise argparse.ArgumentTypeError(f"{text} is not in [0, 1]")
+    return value
+
+
+def names(text: str) -> list[str]:
+    """An argparse type: a comma-separated list of non-empty names."""
+    parts = [part.strip() for part in text.split(",")]
+    if not all(parts):
+        raise argparse.ArgumentTypeError(f"{text!r} has an empty name")
+    return parts
+
+
+def name(text: str) -> str:
+    """An argparse type: a non-empty name."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("a name must not be empty")
+    return text.strip()
+
+
+def writable(text: str) -> str:
+    """An argparse type: a file to write (its folder exists, it is not a folder)."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder; name a file in it")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"folder {path.parent} does not exist")
+    return text
+
+
+def figure(text: str) -> str:
+    """An argparse type: a plot file whose extension matplotlib writes, in a folder that
+    exists; checked before anything is computed."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(text).suffix.lstrip(".").lower()
+    if suffix not in formats:
+        raise argparse.ArgumentTypeError(f"{text}: the extension must be one of "
+                                          f"{', '.join(sorted(formats))}")
+    return writable(text)
