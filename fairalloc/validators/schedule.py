@@ -12,6 +12,7 @@ import numpy as np
 from fairalloc.allocation import Allocation
 from fairalloc.models.moldable import MoldableProblem, id_ranges
 from fairalloc.result import Finding
+from fairalloc.validators import bounds
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -246,18 +247,9 @@ def no_unforced_idle(p: MoldableProblem, allocation: Allocation, **_) -> Finding
                    f"{path:g} of the precedence DAG{gap}", witness)
 
 
-def claimed_bounds(p: MoldableProblem, allocation: Allocation, claims: dict | None = None,
-                   **_) -> Finding:
-    """A method's theorem bound (``bound:<theorem>`` in its metrics) against the makespan of the
-    schedule at hand (computed here, not taken from the method); ``unchecked`` when the
-    schedule comes with no claim."""
-    bounds = {k: v for k, v in (claims or {}).items() if k.startswith("bound:")}
-    if not bounds:
-        return Finding("bound", "unchecked", "no bound claimed: the method proves none, or the "
-                       "schedule came from elsewhere")
-    name, bound = next(iter(bounds.items()))
-    makespan = float(np.max(allocation.column("end")))
-    holds = makespan <= bound * (1 + 1e-9)
-    detail = f"makespan {makespan:g} {'<=' if holds else '>'} {name.split(':')[1]} bound {bound:g}"
-    return Finding(name, bool(holds), detail,
-                   None if holds else {"makespan": makespan, "bound": bound})
+def makespan(p: MoldableProblem, allocation: Allocation) -> float:
+    """The schedule's makespan: its last end."""
+    return float(np.max(allocation.column("end")))
+
+
+claimed_bounds = bounds.claimed_bounds(makespan, "min", "makespan")
