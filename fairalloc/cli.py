@@ -20,7 +20,7 @@ from fairalloc.arguments import UsageError
 from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS, Kind
 from fairalloc.render import fmt, legend, markdown_table, render_markdown, render_table, rich_mark
-from fairalloc.result import FAILED, Result, check_column
+from fairalloc.result import FAILED, Result, check_column, ratio_header, ratio_to
 from fairalloc.spec import schema, set_path, template
 
 FORMATS = ("table", "json", "markdown")
@@ -109,10 +109,12 @@ def cmd_compare(args) -> int:
         print(json.dumps([r.to_dict() if isinstance(r, Result) else {"method": m, "error": r}
                           for m, r in rows], indent=2, allow_nan=False))
         return _exit_status(results)
-    exact_name = KINDS[spec.kind].exact
+    kind = KINDS[spec.kind]
+    exact_name = kind.exact
     exact = next((r for m, r in rows if m == exact_name and isinstance(r, Result)), None)
     checks = list(dict.fromkeys(check_column(f.check) for r in results for f in r.validation))
-    header = ["method", "status", "objective", "time (s)", f"÷ {exact_name or 'exact'}",
+    header = ["method", "status", "objective", "time (s)",
+              ratio_header(exact_name or "exact", kind.sense),
               *[_short(c) for c in checks]]
     body, notes = [], []
     for name, r in rows:
@@ -120,9 +122,7 @@ def cmd_compare(args) -> int:
             body.append([name, "n/a", "—", "", "", *[""] * len(checks)])
             notes.append(f"{name}: {r}")
             continue
-        ratio = None
-        if exact is not None and exact.objective and r.objective is not None:
-            ratio = r.objective / exact.objective
+        ratio = ratio_to(r.objective, exact.objective, kind.sense) if exact else None
         body.append([name, r.status, fmt(r.objective), f"{r.solver['time_s']:.3g}", fmt(ratio),
                      *[_check_mark(r, c, markup=args.format != "markdown") for c in checks]])
     title = f"{spec.name or spec.kind} — every {spec.kind} method"

@@ -25,6 +25,25 @@ MEANINGS = {"holds": "proved on this allocation", "fails": "refuted, with a witn
             "unchecked": "not checked (the detail says why)"}
 
 
+def ratio_to(value: float | None, reference: float | None, sense: str) -> float | None:
+    """How many times worse ``value`` is than ``reference`` for an objective of this sense:
+    value / reference for ``min``, reference / value for ``max``, so 1 is as good and above 1
+    is worse either way; None when either is missing or not positive (no ratio means anything).
+
+    >>> ratio_to(12.0, 10.0, "min"), ratio_to(8.0, 10.0, "max"), ratio_to(0.0, 10.0, "max")
+    (1.2, 1.25, None)
+    """
+    if value is None or reference is None or value <= 0 or reference <= 0:
+        return None
+    return value / reference if sense == "min" else reference / value
+
+
+def ratio_header(reference: str, sense: str) -> str:
+    """The column head of ``ratio_to``: ``÷ exact`` (objective ÷ exact) for min, ``exact ÷``
+    for max."""
+    return f"÷ {reference}" if sense == "min" else f"{reference} ÷"
+
+
 def check_column(check: str) -> str:
     """The column a check shares with its kin in tables and plots: every method's own bound
     (``bound:theorem2``, ``bound:theorem5``, ``bound`` when none is claimed) is ``bound``."""

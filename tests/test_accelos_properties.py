@@ -104,7 +104,7 @@ def round_robin_reference(p: AccelosProblem, start: np.ndarray) -> np.ndarray:
     """Passes in spec order, one group each to every kernel that can take one, until none can."""
     n = start.astype(float).copy()
     while fits_next(p, n).any():
-        for i in range(p.k):
+        for i in range(p.kernel_count):
             if fits_next(p, n)[i]:
                 n[i] += 1
     return n.astype(np.int64)
@@ -122,7 +122,7 @@ def test_batched_greedy_equals_one_group_at_a_time(spec):
     p = problem(spec)
     start = equal_split(p)
     np.testing.assert_array_equal(S.fill_by_dominant_share(p, start), one_at_a_time(p, start))
-    ones = np.ones(p.k, dtype=np.int64)          # a start far from the split: long batches
+    ones = np.ones(p.kernel_count, dtype=np.int64)     # a start far from the split: long batches
     np.testing.assert_array_equal(S.fill_by_dominant_share(p, ones), one_at_a_time(p, ones))
 
 
@@ -252,8 +252,8 @@ def test_skipping_repeated_periods_changes_nothing(spec, caps):
     plain loop gives, event by event."""
     p = problem(spec)
     n = S.accelos(p).allocation.column("work_groups").astype(float)
-    limit = {"uncapped": np.full(p.k, np.inf), "persistent": n,
-             "mixed": np.where(np.arange(p.k) % 2 == 0, n, np.inf)}[caps]
+    limit = {"uncapped": np.full(p.kernel_count, np.inf), "persistent": n,
+             "mixed": np.where(np.arange(p.kernel_count) % 2 == 0, n, np.inf)}[caps]
     fast_run = dispatch(p, limit)
     with mock.patch("fairalloc.models.accelos._repeat", lambda *_: None):
         plain = dispatch(p, limit)
@@ -288,7 +288,7 @@ def test_validators_on_broken_allocations(spec):
     broken[0] = p.groups[0] + 1
     assert not V.feasibility(p, allocation(p, broken)).holds
     # a kernel without a resident group: the device holds it, but not everyone runs
-    if p.k > 1:
+    if p.kernel_count > 1:
         idle = n.copy()
         idle[-1] = 0
         assert V.feasibility(p, allocation(p, idle)).holds
@@ -298,7 +298,7 @@ def test_validators_on_broken_allocations(spec):
     negative[0] = -1
     assert not V.feasibility(p, allocation(p, negative)).holds
     # all ones on a roomy device: not saturated, and the witness can take one more
-    ones = np.ones(p.k, dtype=np.int64)
+    ones = np.ones(p.kernel_count, dtype=np.int64)
     finding = V.pareto_efficiency(p, allocation(p, ones))
     assert finding.holds == (not fits_next(p, ones.astype(float)).any())
     if not finding.holds:
@@ -309,7 +309,7 @@ def test_validators_on_broken_allocations(spec):
 def envy_reference(p: AccelosProblem, n: np.ndarray) -> set[tuple[int, int]]:
     """Pairs (i, j): i fits more of its groups (at most N_i) in j's share-scaled bundle."""
     out = set()
-    for i, j in itertools.product(range(p.k), repeat=2):
+    for i, j in itertools.product(range(p.kernel_count), repeat=2):
         if i == j:
             continue
         bundle = n[j] * p.demand[j] * p.share[i] / p.share[j]

@@ -321,7 +321,7 @@ def test_a_valid_allocation_from_a_file_is_fully_checked(solved):
 
 def test_simulation_of_tampered_thresholds_is_quiet():
     p = fairalloc.load_spec(BASE).problem
-    thr = np.full((p.k, p.max_tokens + 1), 1.7e308)
+    thr = np.full((p.type_count, p.max_tokens + 1), 1.7e308)
     thr[:, 0] = thr[:, -1] = np.nan
     report = simulate(p, thr, rounds=20, seed=1)
     assert all(math.isfinite(row["performance"]) for row in report.values())

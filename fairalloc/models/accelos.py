@@ -83,7 +83,7 @@ class AccelosProblem:
     time_per_group: np.ndarray    # (K,)
 
     @property
-    def k(self) -> int:
+    def kernel_count(self) -> int:
         return len(self.ids)
 
     @classmethod
@@ -201,7 +201,7 @@ def equal_split(p: AccelosProblem, resources: tuple[int, ...] = (0, 1, 2)) -> np
     """
     cols = list(resources)
     demand, capacity = p.demand[:, cols], p.capacity[cols]
-    pinned = np.zeros(p.k, dtype=bool)
+    pinned = np.zeros(p.kernel_count, dtype=bool)
     while not pinned.all():
         free = capacity - demand[pinned].sum(axis=0)
         n = most_groups(demand, free * p.share[:, None] / p.share.sum())
@@ -209,15 +209,15 @@ def equal_split(p: AccelosProblem, resources: tuple[int, ...] = (0, 1, 2)) -> np
         if not newly.any():
             return np.where(pinned, 1, np.minimum(n, p.groups)).astype(np.int64)
         pinned |= newly
-    return np.ones(p.k, dtype=np.int64)
+    return np.ones(p.kernel_count, dtype=np.int64)
 
 
 def fcfs_counts(p: AccelosProblem, among: np.ndarray | None = None) -> np.ndarray:
     """Standard OpenCL (figure 3a): kernels in spec order each take every group that still fits
     (at most N_i); ``among`` (a mask) restricts it to some kernels on an empty device."""
     free = p.capacity.copy()
-    n = np.zeros(p.k, dtype=np.int64)
-    for i in np.flatnonzero(among) if among is not None else range(p.k):
+    n = np.zeros(p.kernel_count, dtype=np.int64)
+    for i in np.flatnonzero(among) if among is not None else range(p.kernel_count):
         take = min(p.groups[i], most_groups(p.demand[i], free))
         n[i] = take
         free -= take * p.demand[i]
@@ -275,9 +275,9 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
     repeats it until some kernel runs out of groups: ``_repeat`` skips those periods whole.
     The cost grows with the number of distinct states, not with the NDRanges (2^53 groups
     take no longer than 2^10)."""
-    left, resident = p.groups.copy(), np.zeros(p.k)
+    left, resident = p.groups.copy(), np.zeros(p.kernel_count)
     free = p.capacity.copy()
-    start, finish = np.full(p.k, np.inf), np.zeros(p.k)
+    start, finish = np.full(p.kernel_count, np.inf), np.zeros(p.kernel_count)
     exact = [Fraction(repr(float(t))) for t in p.time_per_group]    # 0.3 is 3/10
     ticks = math.lcm(*(t.denominator for t in exact))
     period = [t.numerator * (ticks // t.denominator) for t in exact]
@@ -352,10 +352,11 @@ def execute(p: AccelosProblem, caps: np.ndarray | None = None) -> Execution:
     otherwise the dispatcher decides, and a kernel with n_i = 0 has no limit (it takes what
     others free, as under standard OpenCL)."""
     if caps is None:
-        return dispatch(p, np.full(p.k, np.inf))
+        return dispatch(p, np.full(p.kernel_count, np.inf))
     caps = np.floor(np.maximum(caps, 0.0))
     if np.all(caps >= 1) and np.all(used(p, caps) <= p.capacity):
-        return Execution(np.zeros(p.k), waves_time(p, caps), waves_time(p, alone_counts(p)))
+        return Execution(np.zeros(p.kernel_count), waves_time(p, caps),
+                         waves_time(p, alone_counts(p)))
     return dispatch(p, np.where(caps >= 1, caps, np.inf))
 
 
@@ -414,7 +415,7 @@ def max_min_program(p: AccelosProblem) -> MatrixProgram:
     """The ILP's first round: max t s.t. n_i max_r(d_ir / C_r) / s_i >= t (every weighted
     dominant share: eq. 2, 4 and 6 in the accelOS paper, as one max-min), sum_i n_i d_ir <= C_r
     (eq. 1, 3, 5), n_i integer in [1, N_i]. Columns n_1..n_K, t."""
-    k = p.k
+    k = p.kernel_count
     rows = np.zeros((k + 3, k + 1))
     rows[:k, :k] = np.diag(dominant_per_group(p) / p.share)
     rows[:k, k] = -1.0
@@ -431,7 +432,7 @@ def threads_program(p: AccelosProblem, lower: np.ndarray) -> MatrixProgram:
     constraints and n_i in [lower_i, N_i] (lower keeps round one's smallest weighted dominant
     share, see ``keep_level``)."""
     return MatrixProgram(p.demand[:, 0], p.demand.T, np.full(3, -np.inf), p.capacity,
-                         lower.astype(float), p.groups, integer=np.ones(p.k, bool))
+                         lower.astype(float), p.groups, integer=np.ones(p.kernel_count, bool))
 
 
 def fewest_reaching(p: AccelosProblem, level: float) -> np.ndarray:
@@ -465,7 +466,7 @@ def max_min_level(p: AccelosProblem) -> tuple[float, np.ndarray]:
         n = keep_level(p, level)
         return bool(np.all(n <= p.groups) and np.all(used(p, n) <= p.capacity))
 
-    lo = highest_level(fits, float(weighted_dominant_share(p, np.ones(p.k)).min()),
+    lo = highest_level(fits, float(weighted_dominant_share(p, np.ones(p.kernel_count)).min()),
                        float(weighted_dominant_share(p, p.groups).min()))
     best = keep_level(p, lo)
     return float(weighted_dominant_share(p, best).min()), best.astype(np.int64)

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 import numpy as np
 
@@ -27,6 +28,18 @@ from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations, check_unique_ids
 
 KEYS = ("offload_start", "offload_end", "start", "end", "processors")
+
+
+class WorkTables(NamedTuple):
+    """The jobs with a work table (more than one entry), their tables flattened: for entry e,
+    ``owner[e]`` is its job's place in ``tabled``, ``works[e]`` = w_i(k) and ``lengths[e]`` =
+    w_i(k)/k; job ``tabled[j]``'s table starts at ``first[j]``."""
+
+    tabled: np.ndarray
+    owner: np.ndarray
+    lengths: np.ndarray
+    works: np.ndarray
+    first: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,27 +134,27 @@ class MoldableProblem:
         return self.full_work / self.chi
 
     @cached_property
-    def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The tabled jobs' w_i(k)/k and w_i(k) flattened: (jobs, owner, lengths, works, first
-        index of each job's table)."""
+    def tables(self) -> WorkTables:
+        """The jobs with a work table, their w_i(k)/k and w_i(k) flattened."""
         tabled = np.array([i for i in range(self.n) if len(self.work[i]) > 1], dtype=np.int64)
         sizes = np.array([len(self.work[i]) for i in tabled], dtype=np.int64)
         works = (np.concatenate([self.work[i] for i in tabled]) if tabled.size
                  else np.zeros(0))
         owner = np.repeat(np.arange(tabled.size), sizes)
         first = np.cumsum(sizes) - sizes
-        return tabled, owner, works / (np.arange(works.size) - first[owner] + 1), works, first
+        lengths = works / (np.arange(works.size) - first[owner] + 1)
+        return WorkTables(tabled, owner, lengths, works, first)
 
     def fewest_processors(self, h: float) -> np.ndarray:
         """gamma_i(h): the fewest processors (at most chi_i) that run job i within h, chi_i + 1
         where none does (Mounie, Rapine and Trystram's gamma)."""
-        tabled, owner, lengths, _, _ = self.tables
+        t = self.tables
         slack = h * (1 + 1e-12)
         with np.errstate(divide="ignore"):
             k = np.maximum(np.ceil(self.full_work / slack), 1.0)
         k = np.where(self.full_length <= slack, np.minimum(k, self.chi), self.chi + 1)
         k = k.astype(np.int64)
-        k[tabled] = np.bincount(owner[lengths > slack], minlength=tabled.size) + 1
+        k[t.tabled] = np.bincount(t.owner[t.lengths > slack], minlength=t.tabled.size) + 1
         return k
 
     @cached_property
@@ -156,9 +169,9 @@ class MoldableProblem:
 
     def work_on(self, k: np.ndarray) -> np.ndarray:
         """w_i(k_i) for every job (k_i in 1..chi_i)."""
-        tabled, _, _, works, first = self.tables
+        t = self.tables
         out = self.full_work.copy()
-        out[tabled] = works[first + k[tabled] - 1]
+        out[t.tabled] = t.works[t.first + k[t.tabled] - 1]
         return out
 
     @property

@@ -195,7 +195,7 @@ class TokenProblem:
     simulation: Simulation | None = None
 
     @property
-    def k(self) -> int:
+    def type_count(self) -> int:
         return len(self.ids)
 
     @property

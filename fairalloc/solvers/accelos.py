@@ -109,7 +109,7 @@ def fill_by_dominant_share(p: AccelosProblem, start: np.ndarray) -> np.ndarray:
     dom, share = dominant_per_group(p).tolist(), p.share.tolist()
     demand, groups = p.demand.tolist(), p.groups.tolist()
     free = (p.capacity - used(p, start)).tolist()
-    heap = [(share_key(n[i], dom[i], share[i]), i) for i in range(p.k)
+    heap = [(share_key(n[i], dom[i], share[i]), i) for i in range(p.kernel_count)
             if n[i] < groups[i] and _fit(demand[i], free) >= 1]
     heapq.heapify(heap)
     while heap:
@@ -174,7 +174,7 @@ def max_min_counts(p: AccelosProblem, time_limit: float | None = None
     report = solve_program(max_min_program(p), time_limit=time_limit, mip_gap=0.0)
     if report.x is None:
         return report, None
-    return report, np.round(report.x[:p.k]).astype(np.int64)
+    return report, np.round(report.x[:p.kernel_count]).astype(np.int64)
 
 
 def ilp(p: AccelosProblem, time_limit: float | None = None) -> Solution:
@@ -187,7 +187,7 @@ def ilp(p: AccelosProblem, time_limit: float | None = None) -> Solution:
         if first.status == "infeasible":
             raise SolverError("accelos max-min ILP infeasible (one group of every kernel does "
                               "not fit?)")
-        return Solution(p.allocation(np.zeros(p.k)), first.status, None,
+        return Solution(p.allocation(np.zeros(p.kernel_count)), first.status, None,
                         solver={"name": "HiGHS ILP (max-min, then threads)", "rounds": 1})
     level = float(weighted_dominant_share(p, n).min())
     left = None if deadline is None else deadline - time.perf_counter()

@@ -75,8 +75,8 @@ class Platform:
         n = p.n
         self.offload_start, self.offload_end = np.zeros(n), np.zeros(n)
         self.start, self.end = np.zeros(n), np.zeros(n)
-        self.k = np.zeros(n, dtype=np.int64)
-        self.ids: list[tuple[tuple[int, int], ...]] = [()] * n
+        self.width = np.zeros(n, dtype=np.int64)
+        self.held: list[tuple[tuple[int, int], ...]] = [()] * n
 
     @property
     def idle(self) -> int:
@@ -86,7 +86,7 @@ class Platform:
     def release_until(self, t: float) -> None:
         """Return the processors of every job that ends at or before t."""
         while self.running and self.running[0][0] <= t:
-            self.pool.give(self.ids[heapq.heappop(self.running)[1]])
+            self.pool.give(self.held[heapq.heappop(self.running)[1]])
 
     def wait_for(self, count: float) -> None:
         """Advance ``now`` until at least ``count`` processors are free."""
@@ -113,7 +113,7 @@ class Platform:
 
     def run(self, i: int, k: int, at: float) -> None:
         """Job i holds k free processors from now and runs on them from ``at``."""
-        self.k[i], self.ids[i] = k, self.pool.take(k)
+        self.width[i], self.held[i] = k, self.pool.take(k)
         self.start[i] = at
         self.end[i] = at + self.p.duration(i, k)
         heapq.heappush(self.running, (self.end[i], i, k))
@@ -121,8 +121,8 @@ class Platform:
     def solution(self, name: str, **metrics) -> Solution:
         p = self.p
         makespan = float(self.end.max()) if p.n else 0.0
-        alloc = p.allocation(self.offload_start, self.offload_end, self.start, self.end, self.k,
-                             self.ids)
+        alloc = p.allocation(self.offload_start, self.offload_end, self.start, self.end, self.width,
+                             self.held)
         return Solution(alloc, "heuristic", makespan, metrics, {"name": name})
 
 
@@ -319,7 +319,7 @@ def ludwig_tiwari_allotment(p: MoldableProblem) -> np.ndarray:
         return float(p.work_on(p.fewest_processors(d)).sum())
 
     d_min = float(p.full_length.max()) if p.n else 0.0     # every job within d on chi_i
-    lengths = p.tables[2]
+    lengths = p.tables.lengths
     cands = np.unique(np.concatenate([[d_min], lengths[lengths >= d_min]]))
     m = p.processors
     crossing = _first(len(cands), lambda j: work(cands[j]) / m <= cands[j])

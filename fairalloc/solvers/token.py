@@ -179,7 +179,7 @@ def policy_iteration(p: TokenProblem, p_b: np.ndarray,
     iteration needs ~1/(1 - gamma) sweeps); warm-started from the previous best response.
     Returns thresholds (units of the scale), P_Y and the number of rounds."""
     if start is None:
-        start = np.zeros((p.k, p.max_tokens + 1))
+        start = np.zeros((p.type_count, p.max_tokens + 1))
         start[:, -1] = 1.0
     p_y = start
     for rounds in range(1, POLICY_ROUNDS + 1):
@@ -209,7 +209,7 @@ def lp_best_response(p: TokenProblem, p_b: np.ndarray,
                                    f"{LP_MAX_DISCOUNT:g}: its LP holds values of size "
                                    f"1 / (1 - discount), which HiGHS solves to ~1e-7 "
                                    f"(mean-field takes any discount below 1)")
-    W = np.zeros((p.k, T + 1))
+    W = np.zeros((p.type_count, T + 1))
     for k, u in enumerate(p.utilities):
         G = len(u.values)
         cols = (T + 1) * (G + 1)
@@ -219,7 +219,7 @@ def lp_best_response(p: TokenProblem, p_b: np.ndarray,
                                        f"{LP_MAX_COLUMNS} (fewer tokens or utility points)")
         W[k] = _mdp_lp(p.grid.values[k, :G], u.probabilities, p_b, gamma, p_r, T)
     thresholds = thresholds_from_values(W, p_r, gamma)
-    return thresholds, signal_probability(p.grid, thresholds), p.k
+    return thresholds, signal_probability(p.grid, thresholds), p.type_count
 
 
 def _mdp_lp(values: np.ndarray, probs: np.ndarray, p_b: np.ndarray, gamma: float, p_r: float,

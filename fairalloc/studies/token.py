@@ -92,7 +92,7 @@ def type_counts(fractions: np.ndarray, agents: int) -> np.ndarray:
 def population(p: TokenProblem, rounds: int, rng: np.random.Generator) -> Population:
     """Per-round utilities for every agent, from its type's h(u) or replayed from its trace."""
     counts = type_counts(p.fractions, p.agents)
-    types = np.repeat(np.arange(p.k), counts)
+    types = np.repeat(np.arange(p.type_count), counts)
     utilities = np.empty((rounds, p.agents))
     start = 0
     for k, count in enumerate(counts):
@@ -220,8 +220,8 @@ def mechanism_metrics(p: TokenProblem, pop: Population, u: np.ndarray, x: np.nda
     with np.errstate(divide="ignore", invalid="ignore"):
         envy = np.where(best > 0, own / best, 1.0)
     rounds = x.shape[0]
-    share = np.bincount(pop.types, weights=boosted, minlength=p.k) / np.bincount(
-        pop.types, minlength=p.k) / rounds
+    share = np.bincount(pop.types, weights=boosted, minlength=p.type_count) / np.bincount(
+        pop.types, minlength=p.type_count) / rounds
     return {
         "performance": performance,
         "share_uniformity": float(boosted.min()) / high if high > 0 else 1.0,

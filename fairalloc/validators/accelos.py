@@ -76,7 +76,8 @@ def all_resident(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
                        f"{idle.size} kernels have no resident work group "
                        f"({', '.join(names)}{' ...' if idle.size > 5 else ''}): they wait",
                        {"waiting": int(idle.size), "kernels": names})
-    return Finding("all_resident", True, f"all {p.k} kernels have at least one resident group")
+    return Finding("all_resident", True,
+                   f"all {p.kernel_count} kernels have at least one resident group")
 
 
 def pareto_efficiency(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
@@ -114,12 +115,12 @@ def envy_freeness(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
     (capped at N_i: a kernel with its whole NDRange envies nobody)."""
     n = _groups(allocation)
     worst = (0.0, -1, -1, 0.0)
-    for begin in range(0, p.k, ENVY_BLOCK):
-        rows = np.arange(begin, min(begin + ENVY_BLOCK, p.k))
+    for begin in range(0, p.kernel_count, ENVY_BLOCK):
+        rows = np.arange(begin, min(begin + ENVY_BLOCK, p.kernel_count))
         could, gain = _envy_in_block(p, n, rows)
         gain[np.arange(len(rows)), rows] = 0
         flat = int(np.argmax(gain))
-        b, j = divmod(flat, p.k)
+        b, j = divmod(flat, p.kernel_count)
         if gain[b, j] > worst[0]:
             worst = (float(gain[b, j]), int(rows[b]), j, float(could[b, j]))
     if worst[0] > 0:

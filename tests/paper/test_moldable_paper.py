@@ -299,7 +299,7 @@ def test_case_study_impl1_paper_4200_is_another_admissible_queue():
     order = np.array([2, 3, 4, 5, 6, 7, 1, 0])
     plat = S.gpusched1_schedule(p, order, 19200 / 49200)
     assert plat.end.max() == pytest.approx(4200)
-    assert plat.k[0] == 12 and plat.offload_start[0] == 2500
+    assert plat.width[0] == 12 and plat.offload_start[0] == 2500
 
 
 def test_case_study_algorithm2_order_by_hand():
