@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 import fairalloc
 from fairalloc.allocation import Allocation
 from fairalloc.models.emrf import delta_bound, drf_ceiling, knob_for_delta
-from fairalloc.validators import axioms
+from fairalloc.validators import emrf as emrf_checks
+from fairalloc.validators import leontief
 
 PASSING = ("holds", "unrefuted")    # a probe that found nothing is not a failure
 
@@ -144,8 +145,8 @@ def test_drf_continue_is_si_ef_pe(spec):
     """Ghodsi's DRF (divisible, continue) is feasible, SI, EF and PE on every instance."""
     problem = fairalloc.load_spec(spec).problem
     allocation = fairalloc.solve(spec, validate=False).allocation
-    for check in (axioms.feasibility, axioms.sharing_incentive, axioms.envy_freeness,
-                  axioms.pareto_efficiency):
+    for check in (leontief.feasibility, leontief.sharing_incentive, leontief.envy_freeness,
+                  leontief.pareto_efficiency):
         found = check(problem, allocation)
         assert found.holds, (check.__name__, found.detail, found.witness)
 
@@ -256,7 +257,7 @@ def test_sharing_incentive_fails_for_starved_user(spec):
     assume(worth[k] > 1e-3)
     x = tasks(fairalloc.solve(spec, validate=False))
     x[k] = 0.0
-    found = axioms.sharing_incentive(problem, problem.allocation(x))
+    found = leontief.sharing_incentive(problem, problem.allocation(x))
     assert not found.holds
     assert found.witness["user"] == m.ids[k]
     assert found.witness["slice_worth"] == pytest.approx(worth[k])
@@ -272,7 +273,7 @@ def test_pareto_fails_with_idle_capacity(spec, factor):
     m = problem.market
     x = tasks(fairalloc.solve(spec, validate=False)) * factor
     assume(x.max() > 1e-3)
-    found = axioms.pareto_efficiency(problem, problem.allocation(x))
+    found = leontief.pareto_efficiency(problem, problem.allocation(x))
     assert not found.holds
     i = m.ids.index(found.witness["user"])
     free = m.capacity - x @ m.demand
@@ -290,18 +291,18 @@ def test_envy_freeness_fails_when_bundles_swap():
     x = np.array([min(6 / 1, 2 / 4), min(3 / 3, 12 / 1)])   # what each can run on what it holds
     alloc = Allocation(["A", "B"], {("tasks",): x, ("resources", "cpu"): bundles[:, 0],
                                     ("resources", "mem"): bundles[:, 1]})
-    found = axioms.envy_freeness(problem, alloc)
+    found = leontief.envy_freeness(problem, alloc)
     assert not found.holds
     assert (found.witness["envious"], found.witness["of"]) == ("A", "B")
     assert found.witness["would_have"] == pytest.approx(3.0)
     assert {p["envious"] for p in found.witness["pairs"]} == {"A", "B"}  # B would run 2 on A's
-    assert axioms.feasibility(problem, alloc).holds
+    assert leontief.feasibility(problem, alloc).holds
 
 
 def test_feasibility_fails_over_capacity():
     """4 tasks for A and 2 for B need 10 of the 9 CPUs."""
     problem = fairalloc.load_spec(CLASSIC).problem
-    found = axioms.feasibility(problem, problem.allocation(np.array([4.0, 2.0])))
+    found = leontief.feasibility(problem, problem.allocation(np.array([4.0, 2.0])))
     assert not found.holds
     assert found.witness[0]["resource"] == "cpu"
     assert found.witness[0]["used"] == pytest.approx(10)
@@ -314,7 +315,7 @@ def test_delta_fairness_fails_beyond_bound():
         {"id": "b", "split": {"cpu": 0.4, "gpu": 0.6}}]}
     problem = fairalloc.load_spec(spec).problem
     x = drf_ceiling(problem.market) * np.array([1.0, 0.5])
-    found = axioms.delta_fairness(problem, problem.allocation(x))
+    found = emrf_checks.delta_fairness(problem, problem.allocation(x))
     assert not found.holds
     assert (found.witness["most"], found.witness["least"]) == ("a", "b")
 
@@ -375,7 +376,7 @@ def test_envy_freeness_matches_brute_force(case):
     expected = brute_force_envy(m, x, bundles)
     event(f"{'whole' if m.integral else 'divisible'} tasks, {'some' if expected else 'no'} envy, "
           f"{'shared' if m.classes().count < m.n else 'distinct'} demand directions")
-    found = axioms.envy_freeness(problem, allocation)
+    found = leontief.envy_freeness(problem, allocation)
     assert found.holds == (not expected), (found.detail, expected)
     if expected:
         pairs = {p["envious"]: p for p in found.witness["pairs"]}
@@ -455,7 +456,7 @@ def test_envy_by_dominance_matches_brute_force(seed, largest):
     caps, unequal weights, bundles holding more than the tasks need, zero demands. Instances up
     to ``largest`` users so that the divide-and-conquer recursion runs, not only brute force."""
     from fairalloc.models.leontief import Leontief
-    from fairalloc.validators.axioms import _envious_by_dominance, _envy_worth, _exceeds
+    from fairalloc.validators.leontief import _envious_by_dominance, _envy_worth, exceeds
 
     rng = np.random.default_rng(seed)
     for _ in range(60):
@@ -472,7 +473,7 @@ def test_envy_by_dominance_matches_brute_force(seed, largest):
         x = np.minimum(np.floor(x) if m.integral else x, caps)
         extra = 1 + (rng.random((n, 1)) < 0.2) * rng.uniform(0, 0.5, (n, D))
         bundles = x[:, None] * demand * (extra if rng.random() < 0.7 else 1.0)
-        brute = np.array([_exceeds(_envy_worth(m, bundles, i).max(), x[i]) for i in range(n)])
+        brute = np.array([exceeds(_envy_worth(m, bundles, i).max(), x[i]) for i in range(n)])
         np.testing.assert_array_equal(_envious_by_dominance(m, x, bundles), brute)
 
 
@@ -482,13 +483,13 @@ def test_envy_by_dominance_matches_brute_force(seed, largest):
 def test_envy_verdict_same_on_both_paths(spec_file, monkeypatch):
     """Forcing the dominance path (as for many classes) gives the class path's verdict and an
     envious/envied pair that really is one."""
-    from fairalloc.validators import axioms
+    from fairalloc.validators import leontief
 
     spec = fairalloc.load_spec(ROOT / spec_file)
     result = fairalloc.solve(spec, validate=False)
-    by_class = axioms.envy_freeness(spec.problem, result.allocation)
-    monkeypatch.setattr(axioms, "CLASS_PAIRS", 0)
-    by_dominance = axioms.envy_freeness(spec.problem, result.allocation)
+    by_class = leontief.envy_freeness(spec.problem, result.allocation)
+    monkeypatch.setattr(leontief, "CLASS_PAIRS", 0)
+    by_dominance = leontief.envy_freeness(spec.problem, result.allocation)
     assert by_dominance.holds == by_class.holds
     assert "orthant-dominance" in by_dominance.detail
     if not by_class.holds:

@@ -6,7 +6,7 @@ from fairalloc.contract import Kind
 from fairalloc.models import drf as model
 from fairalloc.solvers import drf as solvers
 from fairalloc.studies import drf as studies
-from fairalloc.validators import axioms
+from fairalloc.validators import leontief
 
 KIND = Kind(
     name="drf",
@@ -15,7 +15,7 @@ KIND = Kind(
     methods={"progressive-filling": solvers.progressive_filling, "lp": solvers.leximin_lp},
     default="progressive-filling",
     exact="lp",
-    validators=axioms.LEONTIEF_CHECKS,
+    validators=leontief.LEONTIEF_CHECKS,
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("total_tasks", "min_weighted_dominant_share", "utilization.*"),

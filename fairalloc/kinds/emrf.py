@@ -6,7 +6,8 @@ from fairalloc.contract import Kind
 from fairalloc.models import emrf as model
 from fairalloc.solvers import emrf as solvers
 from fairalloc.studies import emrf as studies
-from fairalloc.validators import axioms
+from fairalloc.validators import emrf as checks
+from fairalloc.validators import leontief
 
 KIND = Kind(
     name="emrf",
@@ -15,7 +16,7 @@ KIND = Kind(
     methods={"lp": solvers.knob_policy, "wfq": solvers.wfq, "drf": solvers.drf},
     default="lp",
     exact="lp",
-    validators=axioms.LEONTIEF_CHECKS + (axioms.delta_fairness,),
+    validators=leontief.LEONTIEF_CHECKS + (checks.delta_fairness,),
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("delta_observed", "delta_bound", "utilization.*"),

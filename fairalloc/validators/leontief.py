@@ -33,7 +33,7 @@ PROBE_WORK = 400_000   # user-solves: at 1e5 users the probe re-solves D + 1 tim
 Mechanism = Callable[[object], Solution]
 
 
-def _exceeds(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def exceeds(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a > b beyond the relative tolerance."""
     return a > b + RTOL * np.maximum(1.0, np.abs(b))
 
@@ -49,14 +49,14 @@ def feasibility(problem, allocation: Allocation, **_) -> Finding:
     x, bundles = m.units(allocation), m.bundles(allocation)
     used = bundles.sum(axis=0)
     problems: list[dict] = []
-    over = _exceeds(used, m.capacity)
+    over = exceeds(used, m.capacity)
     for d in np.flatnonzero(over):
         problems.append({"resource": m.resources[d], "used": used[d], "capacity": m.capacity[d]})
     checks = [
         ((bundles < 0).any(axis=1), "a negative amount in its bundle"),
         (x < -RTOL, "negative units"),
-        (_exceeds(x, m.caps), "above its cap"),
-        (_exceeds(x, m.worth(np.arange(m.n), bundles)), "more units than its bundle supports"),
+        (exceeds(x, m.caps), "above its cap"),
+        (exceeds(x, m.worth(np.arange(m.n), bundles)), "more units than its bundle supports"),
         ((np.abs(x - np.round(x)) > 1e-9) if m.integral else np.zeros(m.n, bool),
          "fractional tasks"),
     ]
@@ -75,7 +75,7 @@ def sharing_incentive(problem, allocation: Allocation, **_) -> Finding:
     weighted slice w_i / sum(w) of every resource."""
     m: Leontief = problem.market
     x, own = m.units(allocation), m.weighted_slice()
-    short = _exceeds(own, x)
+    short = exceeds(own, x)
     if not short.any():
         return Finding("sharing_incentive", True,
                        f"all {m.n} users get at least their weighted slice's worth")
@@ -200,7 +200,7 @@ def _envious_by_dominance(m: Leontief, x: np.ndarray, bundles: np.ndarray) -> np
         envious[users] = _dominated(scaled[:, dims], query[users][:, dims])
     own = envious & (scaled > query).all(axis=1, where=support)
     for i in np.flatnonzero(own):                    # dominated by its own bundle: ask the rest
-        envious[i] = bool(_exceeds(_envy_worth(m, bundles, int(i)).max(), x[i]))
+        envious[i] = bool(exceeds(_envy_worth(m, bundles, int(i)).max(), x[i]))
     return envious
 
 
@@ -249,7 +249,7 @@ def envy_freeness(problem, allocation: Allocation, **_) -> Finding:
     worth = np.minimum(m.caps, m.weights / m.dominant() * best)
     if m.integral:
         worth = np.floor(worth + 1e-9)
-    envious = _exceeds(worth, x)
+    envious = exceeds(worth, x)
     if not envious.any():
         return Finding("envy_freeness", True,
                        f"no user prefers another's weight-scaled bundle ({m.n} users, "
@@ -391,28 +391,6 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
         return Finding("strategy_proofness", False,
                        f"{best['user']} gains {best['gain']:.6g} units by lying ({scope})", best)
     return nothing_found(scope)
-
-
-def delta_fairness(problem, allocation: Allocation, **_) -> Finding:
-    """delta-fairness (eq. 9 of the EMRF paper): max_i F_i/S_i - min_j F_j/S_j is at most the
-    guarantee: Theorem 1's bound at the spec's knob, or the spec's ``max_unfairness``."""
-    from fairalloc.models.emrf import delta_bound, share_ratio
-
-    m: Leontief = problem.market
-    ratio = share_ratio(m, m.units(allocation))
-    observed = float(ratio.max() - ratio.min())
-    knob = problem.effective_knob()
-    if knob <= 1:
-        limit, source = delta_bound(m, knob), f"Theorem 1 bound at knob {knob:.6g}"
-    else:
-        limit, source = float(problem.max_unfairness), "max_unfairness (no knob reaches it)"
-    hi, lo = int(np.argmax(ratio)), int(np.argmin(ratio))
-    detail = f"observed {observed:.6g} vs {source} {limit:.6g}"
-    if _exceeds(np.array(observed), np.array(limit)):
-        return Finding("delta_fairness", False, detail,
-                       {"most": m.ids[hi], "most_ratio": ratio[hi], "least": m.ids[lo],
-                        "least_ratio": ratio[lo], "observed": observed, "bound": limit})
-    return Finding("delta_fairness", True, detail)
 
 
 # The axioms of drf and emrf allocations (Leontief markets), in report order.
