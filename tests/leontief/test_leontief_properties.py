@@ -26,7 +26,7 @@ from fairalloc.validators import leontief
 
 PASSING = ("holds", "unrefuted")    # a probe that found nothing is not a failure
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def fast(examples: int) -> settings:

@@ -24,7 +24,7 @@ from fairalloc.solvers import moldable as solvers
 from fairalloc.solvers.highs import solve_pyomo
 from fairalloc.validators.schedule import feasibility
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE1 = ROOT / "specs" / "moldable" / "example1.json"
 KIND = KINDS["moldable"]
 HEURISTICS = [m for m in KIND.methods if m != "exact"]

@@ -264,7 +264,7 @@ def test_skipping_repeated_periods_changes_nothing(spec, caps):
 def test_an_ndrange_of_2_53_groups_dispatches_in_few_events():
     """Figure 3 with 2^53 groups each: standard OpenCL runs A then B, each alone at 4 groups
     resident, whose times the skipped loop gets exactly (2^51 waves each)."""
-    spec = fairalloc.load_spec(Path(__file__).parents[1] / "specs/accelos/figure3.json").raw
+    spec = fairalloc.load_spec(Path(__file__).parents[2] / "specs/accelos/figure3.json").raw
     for kernel in spec["kernels"]:
         kernel["work_groups"] = 2**53
     p = problem(spec)
