@@ -387,13 +387,17 @@ def cmd_list(args) -> int:
     from rich import box
     from rich.table import Table
 
-    table = Table("kind", "methods (default *, exact †)", "checks", "what", box=box.SIMPLE_HEAD)
+    table = Table("kind", "methods (default *, exact †)", "checks", "also", "what",
+                  box=box.SIMPLE_HEAD)
     for kind in KINDS.values():
         methods = ", ".join(
             m + ("*" if m == kind.default else "") + ("†" if m == kind.exact else "")
             for m in kind.methods)
         checks = ", ".join(v.__name__ for v in kind.validators)
-        table.add_row(kind.name, methods, checks, kind.summary)
+        also = ", ".join(command for command, capability in (
+            ("solve --plot", kind.plot), ("experiment", kind.experiment),
+            ("simulate", kind.simulation)) if capability is not None)
+        table.add_row(kind.name, methods, checks, also, kind.summary)
     _console().print(table)
     return 0
 
@@ -422,7 +426,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--method", type=arg.name, help="method name (see `fairalloc list`)")
     sp.add_argument("--no-validate", action="store_true", help="skip the checks")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
-                    help="Gantt chart of a timed schedule (moldable): bus lane + processors")
+                    help="the picture of the result, for kinds that have one (fairalloc list)")
     output(sp)
     sp = add("compare", cmd_compare, "every method of the kind side by side")
     sp.add_argument("--methods", type=arg.names, help="comma-separated subset, e.g. lp,wfq")

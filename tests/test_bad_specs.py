@@ -75,7 +75,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "etf-unknown-method.json": ("options.method", "must be one of"),
     "etf-extreme-power.json": ("apps[0].power", "must be <= 1000000"),
     "etf-quantum-beyond-2-53.json": ("quantum", "must be <= 9007199254740992"),
-    # moldable (zero processors lives in tests/moldable/test_moldable_cli.py: it reports more than one)
+    # moldable (zero processors, which reports more than one problem, is in
+    # tests/moldable/test_moldable_cli.py)
     "moldable-chi-above-m.json": ("jobs[1].max_parallelism",
                                   "must be at most the number of processors (4)"),
     "moldable-work-list-length.json": ("jobs[1].work", "must list w(1)..w(chi): 3 values, not 2"),

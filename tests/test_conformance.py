@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from conformance import check_kind
 
+import fairalloc
 from fairalloc.registry import KINDS
+
+ROOT = Path(__file__).resolve().parents[1]
 
 CASES = [(kind, name, check) for kind in KINDS for name, check in check_kind(kind)]
 
@@ -53,3 +57,24 @@ def test_models_never_import_solvers():
         imported = {node.module for node in ast.walk(tree)
                     if isinstance(node, ast.ImportFrom) and node.module}
         assert not any(m.startswith("fairalloc.solvers") for m in imported), path.name
+
+
+def test_pyomo_formulations_say_their_math():
+    """Every constraint and objective of the Pyomo models carries a doc (the equation it
+    is), so ``model.pprint()`` shows the math."""
+    import pyomo.environ as pyo
+
+    from fairalloc.models.drf import leximin_model
+    from fairalloc.models.emrf import efficiency_model
+    from fairalloc.models.moldable import exact_model
+
+    drf = fairalloc.load_spec(str(ROOT / "specs" / "drf" / "classic.json")).problem
+    emrf = fairalloc.load_spec(str(ROOT / "specs" / "emrf" / "example1-knob0.5.json")).problem
+    moldable = fairalloc.load_spec(str(ROOT / "specs" / "moldable" / "example1.json")).problem
+    models = [leximin_model(drf), efficiency_model(emrf.market, emrf.market.capacity),
+              exact_model(moldable, horizon=100.0)]
+    for model in models:
+        parts = list(model.component_objects((pyo.Constraint, pyo.Objective)))
+        assert parts, model.name
+        undocumented = [c.name for c in parts if not c.doc]
+        assert not undocumented, (model.name, undocumented)

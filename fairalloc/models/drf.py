@@ -125,13 +125,15 @@ def leximin_model(problem: DrfProblem):
     )
     model.t = pyo.Var()
     model.capacity = pyo.Constraint(
-        model.R,
+        model.R, doc="capacity: sum_i a_id x_i <= C_d for every resource d",
         rule=lambda mdl, d: sum(float(m.demand[i, d]) * mdl.x[i] for i in mdl.U
                                 if m.demand[i, d] > 0) <= float(m.capacity[d])
         if (m.demand[:, d] > 0).any() else pyo.Constraint.Skip,
     )
     model.level = pyo.Constraint(
-        model.U, rule=lambda mdl, i: mdl.x[i] * float(s[i] / m.weights[i]) >= mdl.t
+        model.U, doc="level: x_i s_i / w_i >= t, the weighted dominant share (s_i eq. 5)",
+        rule=lambda mdl, i: mdl.x[i] * float(s[i] / m.weights[i]) >= mdl.t
     )
-    model.objective = pyo.Objective(expr=model.t, sense=pyo.maximize)
+    model.objective = pyo.Objective(expr=model.t, sense=pyo.maximize,
+                                    doc="maximise the common level t (one leximin round)")
     return model

@@ -221,15 +221,17 @@ def efficiency_model(m: Leontief, residual: np.ndarray):
     model.U = pyo.RangeSet(0, m.n - 1)
     model.D = pyo.RangeSet(0, len(m.resources) - 1)
     model.F = pyo.Var(model.U, domain=pyo.NonNegativeReals)
-    model.objective = pyo.Objective(expr=sum(model.F[i] for i in model.U), sense=pyo.maximize)
+    model.objective = pyo.Objective(expr=sum(model.F[i] for i in model.U), sense=pyo.maximize,
+                                    doc="eq. 15 in the EMRF paper: maximise sum_i F'_i")
     model.capacity = pyo.Constraint(
-        model.D,
+        model.D, doc="eq. 16 in the EMRF paper: sum_i F'_i xi_id <= C'_d (residual capacity)",
         rule=lambda mdl, d: sum(float(m.demand[i, d]) * mdl.F[i] for i in mdl.U
                                 if m.demand[i, d] > 0) <= float(residual[d])
         if (m.demand[:, d] > 0).any() else pyo.Constraint.Skip,
     )
     model.same_ratio = pyo.Constraint(
         range(len(chain)),
+        doc="eq. 17 in the EMRF paper: F'_i / S_i = F'_j / S_j for users with the same split",
         rule=lambda mdl, k: mdl.F[chain[k][0]] / float(S[chain[k][0]])
         == mdl.F[chain[k][1]] / float(S[chain[k][1]]),
     )

@@ -446,7 +446,8 @@ def exact_model(p: MoldableProblem, horizon: float, lower: float = 0.0):
     model.o = pyo.Var(model.J, bounds=lambda _, i: (0.0, max(0.0, H - x[i] - shortest[i])))
     model.s = pyo.Var(model.J, bounds=lambda _, i: (x[i], max(x[i], H - shortest[i])))
     model.C = pyo.Var(bounds=(min(float(lower), H), H))
-    model.makespan = pyo.Objective(expr=model.C, sense=pyo.minimize)
+    model.makespan = pyo.Objective(expr=model.C, sense=pyo.minimize,
+                                   doc="minimise the makespan C")
 
     def before(i, j):
         return model.y[i, j] if i < j else 1 - model.y[j, i]
@@ -461,34 +462,49 @@ def exact_model(p: MoldableProblem, horizon: float, lower: float = 0.0):
         return sum(model.r[i, j, k] for k in ks[i])
 
     model.one_allotment = pyo.Constraint(
-        model.J, rule=lambda _, i: sum(model.a[i, k] for k in ks[i]) == 1)
+        model.J, doc="sum_k a_jk = 1: one allotment per job",
+        rule=lambda _, i: sum(model.a[i, k] for k in ks[i]) == 1)
     model.offload_first = pyo.Constraint(
-        model.J, rule=lambda _, i: model.s[i] >= model.o[i] + x[i])
-    model.ends = pyo.Constraint(model.J, rule=lambda _, i: model.C >= model.s[i] + d(i))
+        model.J, doc="s_j >= o_j + x_j: a job runs after its offload",
+        rule=lambda _, i: model.s[i] >= model.o[i] + x[i])
+    model.ends = pyo.Constraint(
+        model.J, doc="C >= s_j + d_j(a)", rule=lambda _, i: model.C >= model.s[i] + d(i))
     model.bus = pyo.Constraint(
-        model.Q, rule=lambda _, i, j: model.o[j] >= model.o[i] + x[i] - H * (1 - before(i, j)))
+        model.Q, doc="one offload at a time on the bus, in the start order",
+        rule=lambda _, i, j: model.o[j] >= model.o[i] + x[i] - H * (1 - before(i, j)))
     model.start_order = pyo.Constraint(
-        model.Q, rule=lambda _, i, j: model.s[j] >= model.s[i] - H * (1 - before(i, j)))
-    model.finished = pyo.Constraint(model.Q, rule=lambda _, i, j: model.s[i] + d(i)
-                                    <= model.s[j] + H * (1 - before(i, j) + rho(i, j)))
+        model.Q, doc="y orders the starts: s_j >= s_i when i is before j",
+        rule=lambda _, i, j: model.s[j] >= model.s[i] - H * (1 - before(i, j)))
+    model.finished = pyo.Constraint(
+        model.Q, doc="i ends by s_j unless counted on j's processors",
+        rule=lambda _, i, j: model.s[i] + d(i)
+        <= model.s[j] + H * (1 - before(i, j) + rho(i, j)))
     model.counted_allotment = pyo.Constraint(
-        model.R, rule=lambda _, i, j, k: model.r[i, j, k] <= model.a[i, k])
+        model.R, doc="r_ijk <= a_ik: counted on its own allotment",
+        rule=lambda _, i, j, k: model.r[i, j, k] <= model.a[i, k])
     model.counted_before = pyo.Constraint(
-        model.Q, rule=lambda _, i, j: rho(i, j) <= before(i, j))
-    model.capacity = pyo.Constraint(model.J, rule=lambda _, j: sum(
-        k * model.a[j, k] for k in ks[j]) + sum(
-        k * model.r[i, j, k] for i in range(n) if i != j for k in ks[i]) <= m)
+        model.Q, doc="rho_ij <= y_ij: only a job started before is counted",
+        rule=lambda _, i, j: rho(i, j) <= before(i, j))
+    model.capacity = pyo.Constraint(
+        model.J, doc="at most m processors busy at s_j",
+        rule=lambda _, j: sum(k * model.a[j, k] for k in ks[j]) + sum(
+            k * model.r[i, j, k] for i in range(n) if i != j for k in ks[i]) <= m)
     free = [i for i in range(n) if x[i] <= 1e-6 * max(H, 1.0)]
     model.T = pyo.Set(dimen=3, initialize=[(i, j, k) for i in free for j in free for k in free
                                            if i < j < k])
-    model.acyclic = pyo.Constraint(model.T, rule=lambda _, i, j, k: pyo.inequality(
-        0, model.y[i, j] + model.y[j, k] - model.y[i, k], 1))
-    model.bus_prefix = pyo.Constraint(model.J, rule=lambda _, j: model.o[j] >= sum(
-        x[i] * before(i, j) for i in range(n) if i != j))
-    model.tail_work = pyo.Constraint(model.J, rule=lambda _, j: m * (model.C - model.s[j])
-                                     >= area(j) + sum(float(p.first_work[i]) * before(j, i)
-                                                      for i in range(n) if i != j))
+    model.acyclic = pyo.Constraint(
+        model.T, doc="0 <= y_ij + y_jl - y_il <= 1: no 3-cycle",
+        rule=lambda _, i, j, k: pyo.inequality(
+            0, model.y[i, j] + model.y[j, k] - model.y[i, k], 1))
+    model.bus_prefix = pyo.Constraint(
+        model.J, doc="valid: the bus was busy before j's offload",
+        rule=lambda _, j: model.o[j] >= sum(x[i] * before(i, j) for i in range(n) if i != j))
+    model.tail_work = pyo.Constraint(
+        model.J, doc="valid: work that starts at s_j or later",
+        rule=lambda _, j: m * (model.C - model.s[j])
+        >= area(j) + sum(float(p.first_work[i]) * before(j, i) for i in range(n) if i != j))
     model.all_work = pyo.Constraint(
+        doc="valid: all the work fits after the first offload",
         expr=m * (model.C - min(x)) >= sum(area(i) for i in range(n)))
     for i, j in model.P:
         if x[i] == x[j] and chi[i] == chi[j] and np.array_equal(p.work[i], p.work[j]):
