@@ -9,15 +9,20 @@ is done (CONTRIBUTING.md).
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import inspect
+import io
 import json
+import tempfile
 from collections.abc import Callable, Iterator
 from importlib import resources
+from pathlib import Path
 
 import jsonschema
 
 import fairalloc
+from fairalloc.cli import main
 from fairalloc.contract import SOLVER_FIELDS, Kind, method_options
 from fairalloc.registry import KINDS
 from fairalloc.result import STATUSES
@@ -128,6 +133,22 @@ def check_kind(name: str, kind: Kind | None = None) -> Iterator[tuple[str, Calla
         alloc = problem.read_allocation(json.loads(solved.to_json())["allocation"])
         assert list(alloc) == list(problem.ids)
 
+    def the_command_line_prints_the_api_result() -> None:
+        spec, _ = template_and_schema()
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / f"{name}.json"
+            path.write_text(json.dumps(spec))
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                code = main(["solve", str(path), "--format", "json"])
+        printed, solved = json.loads(out.getvalue()), fairalloc.solve(spec)
+        assert code in (0, 1), code
+        assert (printed["problem"], printed["method"], printed["status"]) == (
+            name, solved.method, solved.status)
+        assert list(printed["allocation"]) == list(solved.allocation)
+        assert [f["check"] for f in printed["validation"]] == [
+            f.check for f in solved.validation]
+
     def random_specs_are_valid_and_solve() -> None:
         kind, (_, schema) = record(), template_and_schema()
         params = list(inspect.signature(kind.random_spec).parameters.values())
@@ -147,4 +168,5 @@ def check_kind(name: str, kind: Kind | None = None) -> Iterator[tuple[str, Calla
         methods_declare_documented_options, template_loads_and_solves,
         every_method_answers_on_the_template, validate_of_a_solved_json_gives_the_same_verdicts,
         an_undeclared_option_is_a_bad_spec, checks_follow_the_contract,
-        the_problem_has_ids_and_reads_allocations, random_specs_are_valid_and_solve))
+        the_problem_has_ids_and_reads_allocations, the_command_line_prints_the_api_result,
+        random_specs_are_valid_and_solve))

@@ -6,9 +6,6 @@ entry point is the point."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from clitools import CONTRACT, ROOT, cli, run, write
@@ -96,16 +93,6 @@ def test_solve_table_and_markdown(capsys):
     assert "| id | time | energy |" in out
     assert "| A | 14 | 28 |" in out and "| C | 7 | 56 |" in out
     assert "| strategy_proofness | ✗ fails |" in out
-
-
-def test_solve_through_the_installed_entry_point():
-    script = Path(sys.executable).with_name("fairalloc")
-    if not script.exists():
-        pytest.skip("no fairalloc console script next to this interpreter")
-    done = subprocess.run([str(script), "solve", EXAMPLE, "--format", "json"],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["allocation"]["A"]["time"] == 14
 
 
 # ---------------------------------------------------------------- compare
