@@ -16,7 +16,8 @@ from fairalloc import arguments
 from fairalloc.allocation import Allocation, read_allocation
 from fairalloc.cli import main
 from fairalloc.contract import Experiment, Kind, Parameter
-from fairalloc.errors import Violations, check_unique_ids
+from fairalloc.errors import Violations
+from fairalloc.preconditions import check_unique_ids
 from fairalloc.registry import KINDS, register_kind
 from fairalloc.result import Finding, Solution
 from fairalloc.spec import forget_schemas

@@ -61,9 +61,10 @@ import numpy as np
 
 from fairalloc import levels
 from fairalloc.allocation import Allocation
-from fairalloc.errors import Violations, check_unique_ids
+from fairalloc.errors import Violations
 from fairalloc.levels import highest_level
 from fairalloc.models.program import MatrixProgram
+from fairalloc.preconditions import check_unique_ids
 
 RESOURCES = ("threads", "local_memory", "registers")
 SPEC_KEY = {"threads": "work_group_size", "local_memory": "local_memory_per_group",

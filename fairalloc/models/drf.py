@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fairalloc.allocation import Allocation
-from fairalloc.errors import Violations, check_names, check_unique_ids
+from fairalloc.errors import Violations
 from fairalloc.models.leontief import Leontief, check_leontief_floors, utilization
+from fairalloc.preconditions import check_names, check_unique_ids
 
 SMALLEST_DEMAND = 1e-9     # of the resource's capacity: at most 1e9 tasks of it fit
 

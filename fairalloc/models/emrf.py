@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fairalloc.allocation import Allocation
-from fairalloc.errors import Violations, check_names, check_unique_ids
+from fairalloc.errors import Violations
 from fairalloc.models.leontief import (
     Leontief,
     check_leontief_floors,
@@ -41,6 +41,7 @@ from fairalloc.models.leontief import (
     row_min,
     utilization,
 )
+from fairalloc.preconditions import check_names, check_unique_ids
 
 SPLIT_TOLERANCE = 1e-9
 RESIDUE = 1e-12

@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from fairalloc.allocation import Allocation
-from fairalloc.errors import Violations, check_at_least, check_unique_ids
+from fairalloc.errors import Violations
+from fairalloc.preconditions import check_at_least, check_unique_ids
 
 ROUNDING_SLACK = 1e-9  # a guarantee of 6.999999999 slices (float noise) is 7
 SMALLEST_POWER = 1e-3  # watts; with power <= 1e6 and weights in 1e-6..1e6 weighted energies

@@ -16,7 +16,8 @@ from typing import TypeVar
 import numpy as np
 
 from fairalloc.allocation import Allocation, Key, read_allocation
-from fairalloc.errors import Violations, check_at_least
+from fairalloc.errors import Violations
+from fairalloc.preconditions import check_at_least
 
 T = TypeVar("T")
 

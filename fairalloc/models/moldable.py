@@ -25,7 +25,8 @@ from typing import NamedTuple
 import numpy as np
 
 from fairalloc.allocation import Allocation
-from fairalloc.errors import Violations, check_unique_ids
+from fairalloc.errors import Violations
+from fairalloc.preconditions import check_unique_ids
 
 KEYS = ("offload_start", "offload_end", "start", "end", "processors")
 

@@ -35,7 +35,8 @@ from functools import cached_property, partial
 import numpy as np
 
 from fairalloc.allocation import Allocation
-from fairalloc.errors import Violations, check_unique_ids
+from fairalloc.errors import Violations
+from fairalloc.preconditions import check_unique_ids
 
 SUM_SLACK = 1e-9  # fractions or probabilities summing to 1 within float noise
 # The largest |utility| accepted. A threshold is worth up to 2 / (1 - discount) <= 1.8e16
