@@ -237,6 +237,20 @@ def test_zero_processors_exits_2_naming_processors(capsys, tmp_path):
     assert "  processors: must be >= 1" in err, err
 
 
+def test_runs_below_the_time_precision_are_refused(capsys, tmp_path):
+    """A run 1e-15 of the horizon is below the precision at which times are compared: a bad
+    spec naming the job (exit 2), where one of 1e-10 is fine."""
+    jobs = [{"id": "big", "offload": 100.0, "max_parallelism": 1, "work": 1e12},
+            {"id": "tiny", "offload": 0.0, "max_parallelism": 1, "work": 1e-3}]
+    spec = {"problem": "moldable", "processors": 2, "jobs": jobs}
+    code, out, err = cli(capsys, "solve", write(tmp_path, spec, "tiny.json"))
+    assert code == 2 and out == ""
+    assert "jobs[1].work: w(chi)/chi = 0.001 is below 1e-11 of the horizon" in err, err
+    jobs[1]["work"] = 1e2
+    code, out, err = cli(capsys, "solve", write(tmp_path, spec, "fine.json"))
+    assert code == 0, err
+
+
 def test_zero_processors_is_one_problem(capsys, tmp_path):
     code, _, err = cli(capsys, "solve", write(tmp_path, ZERO_M, "zero.json"))
     assert code == 2 and "invalid spec (1 problem)" in err, err
