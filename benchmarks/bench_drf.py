@@ -70,8 +70,6 @@ def bench_drf(quick: bool) -> list[Table]:
         rows)]
 
 
-
-
 def bench_drf_lp(quick: bool) -> list[Table]:
     """Target 5: the exact DRF (leximin LP rounds through Pyomo) vs progressive filling."""
     import fairalloc

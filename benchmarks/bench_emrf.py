@@ -80,8 +80,6 @@ def bench_emrf(quick: bool) -> list[Table]:
         rows)]
 
 
-
-
 def bench_formulation(quick: bool) -> list[Table]:
     """Target 3: the literal Pyomo LP vs the ratio-class LP for EMRF."""
     import fairalloc

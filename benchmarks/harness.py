@@ -33,8 +33,6 @@ def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-
-
 def random_spec(kind: str, seed: int = SEED, **size) -> dict:
     """The kind's own random spec (``fairalloc/studies/<kind>.py``) at the benchmarks'
     fixed seed: the instances tests and studies draw too."""
@@ -53,8 +51,6 @@ def market_of(data: dict):
     problem = KINDS[data["problem"]].from_spec(data, found)
     found.raise_if_any("benchmark spec")
     return problem
-
-
 
 
 @dataclass
@@ -201,8 +197,6 @@ def size(n: int) -> str:
     return str(n)
 
 
-
-
 @dataclass
 class HotSpot:
     case: str
@@ -262,8 +256,6 @@ def hotspot_markdown(spots: list[HotSpot]) -> str:
     return "\n".join(out) + "\n"
 
 
-
-
 _WORKDIR: list[Path] = []
 
 
@@ -272,8 +264,6 @@ def workdir() -> Path:
     if not _WORKDIR:
         _WORKDIR.append(Path(tempfile.mkdtemp(prefix="fairalloc-bench-")))
     return _WORKDIR[0]
-
-
 
 
 def fairalloc_command() -> list[str]:

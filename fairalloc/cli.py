@@ -269,11 +269,11 @@ def cmd_experiment(args) -> int:
     kind = KINDS[args.kind]
     methods = _known_methods(kind, opts.methods, experiment.default_methods(kind))
     parameters = {p.name: getattr(opts, p.name) for p in experiment.parameters}
-    total = len(experiment.instances(opts.seed, **parameters))
+    instances = experiment.instances(opts.seed, **parameters)
     with Progress(transient=True, console=Console(stderr=True)) as progress:
-        task = progress.add_task(f"{total} instances", total=total)
-        values = studies.run_experiment(args.kind, experiment, opts.seed, parameters, methods,
-                                        opts.workers, on_done=lambda: progress.advance(task))
+        task = progress.add_task(f"{len(instances)} instances", total=len(instances))
+        values = studies.run_experiment(args.kind, experiment, instances, methods, opts.workers,
+                                        on_done=lambda: progress.advance(task))
     stats = studies.summary(values, experiment.baseline)
     title = experiment.title(opts.seed, **parameters)
     if opts.format == "json":
@@ -315,12 +315,14 @@ def cmd_simulate(args) -> int:
     from rich.progress import Progress
 
     spec = api.load_spec(args.spec)
-    if KINDS[spec.kind].simulation is None:
+    kind = KINDS[spec.kind]
+    sim = kind.simulation
+    if sim is None:
         raise SpecError([Violation("problem", f"fairalloc simulate needs a spec of a kind with "
                                    f"a simulation ({_kinds_with('simulation')}), not "
                                    f"{spec.kind}")])
-    kind = KINDS[spec.kind]
-    sim = kind.simulation
+    if args.plot and sim.plot is None:          # said before the simulation runs, not after
+        raise UsageError("--plot", f"{spec.kind}'s simulation has no plot")
     method = args.method or spec.options.get("method") or kind.default
     if method not in kind.methods:
         raise UsageError("--method", f"unknown method {method!r} (known: "
@@ -356,8 +358,6 @@ def cmd_simulate(args) -> int:
             table.add_row(mechanism, *[cell(row) for _, cell in columns])
         _console().print(table)
     if args.plot:
-        if sim.plot is None:
-            raise UsageError("--plot", f"{spec.kind}'s simulation has no plot")
         sim.plot(spec.problem, solution, report, title, args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)
     if solution.status in FAILED:

@@ -6,7 +6,7 @@ from fairalloc.plots import pyplot
 
 
 def token_game(ids, thresholds, distribution, boosts, simulation: dict | None, title: str,
-          path: str) -> None:
+               path: str) -> None:
     """The token game: thresholds against tokens per type (Fig. 2 of the token paper), token
     distributions (Fig. 3), signalling strength P_B(t) and, when simulated, performance
     relative to max-welfare (Fig. 11), share uniformity (Fig. 7) and envy-free index (Fig. 9)

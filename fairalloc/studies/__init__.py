@@ -48,12 +48,11 @@ def _measure(job: tuple[str, dict, str, tuple[str, ...]]) -> dict[str, dict[str,
     return {m: measure(loaded.problem, solve(loaded, m, validate=False)) for m in methods}
 
 
-def run_experiment(kind_name: str, experiment: Experiment, seed: int, parameters: dict,
+def run_experiment(kind_name: str, experiment: Experiment, instances: list[tuple[str, dict]],
                    methods: Sequence[str], workers: int | None = None,
                    on_done: Callable[[], None] | None = None) -> Values:
-    """Solve every instance of the experiment with every method; value -> "group method" ->
-    an array of one number per instance, in instance order."""
-    instances = experiment.instances(seed, **parameters)
+    """Solve every instance (``experiment.instances``: (group, spec) pairs) with every method;
+    value -> "group method" -> an array of one number per instance, in instance order."""
     jobs = [(kind_name, spec, group, tuple(methods)) for group, spec in instances]
     results = parallel_map(_measure, jobs, workers, on_done)
     out: dict[str, dict[str, list[float]]] = {key: {} for key in experiment.values}
