@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +51,12 @@ def _options(spec: Spec, name: str, run: Callable, strict: bool = True) -> dict:
 
 
 def _judge(kind: Kind, spec: Spec, allocation: Allocation, mechanism,
-           claims: dict | None = None) -> list:
-    """Every check of the kind; ``mechanism`` re-runs the method (strategy-proofness probes),
-    ``claims`` are the method's own metrics (a theorem bound it promises, checked here)."""
+           claims: dict | None = None, checks: Collection[str] | None = None) -> list:
+    """Every check of the kind (or those named in ``checks``); ``mechanism`` re-runs the method
+    (strategy-proofness probes), ``claims`` are the method's own metrics (a theorem bound it
+    promises, checked here)."""
     findings = (check(spec.problem, allocation, mechanism=mechanism, claims=claims)
-                for check in kind.validators)
+                for check in kind.validators if checks is None or check.__name__ in checks)
     return [f for f in findings if f is not None]
 
 
@@ -72,17 +73,22 @@ def _feasibility_failure(validation: list[Finding]) -> Finding | None:
                 None)
 
 
-def solve(spec: SpecLike, method: str | None = None, validate: bool = True) -> Result:
+def solve(spec: SpecLike, method: str | None = None, validate: bool = True, *,
+          checks: Collection[str] | None = None, strict: bool = True) -> Result:
     """Solve a spec with ``method`` (default: the spec's ``options.method``, then the kind's
-    default) and, unless ``validate=False``, run every check of the kind on the allocation.
+    default) and, unless ``validate=False``, run every check of the kind (or those named in
+    ``checks``, as ``fairalloc list`` names them) on the allocation. With ``strict=False``
+    the spec's options that ``method`` does not take are left out (as ``compare`` does, where
+    every method runs on one spec) instead of refused.
 
     A method whose own allocation fails the feasibility check is a bug, never a result: it
     raises :class:`SolverError` rather than print an infeasible allocation as a solution.
     """
-    return _solve(_spec(spec), method, validate, strict=True)
+    return _solve(_spec(spec), method, validate, strict, checks)
 
 
-def _solve(spec: Spec, method: str | None, validate: bool, strict: bool) -> Result:
+def _solve(spec: Spec, method: str | None, validate: bool, strict: bool,
+           checks: Collection[str] | None = None) -> Result:
     kind = KINDS[spec.kind]
     name, mechanism = _mechanism(kind, spec, method, strict)
     start = time.perf_counter()
@@ -91,7 +97,7 @@ def _solve(spec: Spec, method: str | None, validate: bool, strict: bool) -> Resu
     metrics = {**kind.metrics(spec.problem, solution.allocation), **solution.metrics}
     validation = []
     if validate:
-        validation = _judge(kind, spec, solution.allocation, mechanism, solution.metrics)
+        validation = _judge(kind, spec, solution.allocation, mechanism, solution.metrics, checks)
         broken = _feasibility_failure(validation)
         if broken is not None and solution.status not in FAILED:
             raise SolverError(f"method {name} produced an allocation that fails its own "

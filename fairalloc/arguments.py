@@ -41,6 +41,24 @@ def fraction(text: str) -> float:
     return value
 
 
+def positive(text: str) -> float:
+    """An argparse type: a finite number above 0 (seconds)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < float("inf"):          # NaN fails this too
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number")
+    return value
+
+
+def table_file(text: str) -> str:
+    """An argparse type: a file to write a table to, ``.parquet`` or ``.csv``."""
+    if Path(text).suffix.lower() not in (".parquet", ".csv"):
+        raise argparse.ArgumentTypeError(f"{text}: the extension must be .parquet or .csv")
+    return writable(text)
+
+
 def names(text: str) -> list[str]:
     """An argparse type: a comma-separated list of non-empty names."""
     parts = [part.strip() for part in text.split(",")]

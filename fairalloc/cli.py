@@ -20,8 +20,9 @@ from fairalloc.arguments import UsageError
 from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS, Kind
 from fairalloc.render import fmt, legend, markdown_table, render_markdown, render_table, rich_mark
-from fairalloc.result import FAILED, Result, check_column, ratio_header, ratio_to
+from fairalloc.result import FAILED, MARKS, Result, check_column, ratio_header, ratio_to
 from fairalloc.spec import schema, set_path, template
+from fairalloc.studies.store import StoreError
 
 FORMATS = ("table", "json", "markdown")
 
@@ -227,86 +228,340 @@ def _capability(kind_name: str, capability: str, command: str):
     return found
 
 
-def _known_methods(kind: Kind, chosen: list[str] | None, default: list[str]) -> list[str]:
-    methods = chosen or default
-    unknown = [m for m in methods if m not in kind.methods]
-    if unknown:
-        raise UsageError("--methods", f"unknown method(s) {', '.join(unknown)} "
-                                   f"(known: {', '.join(kind.methods)})")
-    return methods
-
-
 def _experiment_parser(kind_name: str, experiment) -> argparse.ArgumentParser:
     """``fairalloc experiment KIND``'s own flags: the experiment's parameters, then the ones
-    every experiment has."""
+    every experiment has (those of ``study run`` among them)."""
     sp = argparse.ArgumentParser(prog=f"fairalloc experiment {kind_name}",
                                  description=experiment.summary)
     for p in experiment.parameters:
         sp.add_argument(f"--{p.name.replace('_', '-')}", dest=p.name, type=p.type,
                         default=p.default, choices=p.choices, help=p.help)
-    sp.add_argument("--seed", type=arg.whole(0, 2**32 - 1), default=1)
+    sp.add_argument("--seed", type=arg.whole(0, 2**63 - 1), default=1)
     sp.add_argument("--methods", type=arg.names,
-                    help="comma-separated subset (default: every method)")
-    sp.add_argument("--workers", type=arg.whole(1, 1024),
-                    help="processes (default: one per core)")
+                    help="comma-separated subset (default: the preset's)")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="box plots of the values per method")
-    sp.add_argument("--format", choices=("table", "json"), default="table")
+    sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    _execution_flags(sp, store_help="also keep the rows in this DuckDB file (default: in "
+                                    "memory only)")
     return sp
 
 
-def cmd_experiment(args) -> int:
-    """A kind's preset experiment: random instances, every method, statistics of the values."""
-    from rich.progress import Progress
+def _execution_flags(sp: argparse.ArgumentParser, store_help: str) -> None:
+    sp.add_argument("--store", metavar="FILE.duckdb", type=arg.writable, help=store_help)
+    sp.add_argument("--cluster", metavar="local:N|tcp://HOST:PORT", type=_cluster,
+                    help="run on Dask: a LocalCluster of N worker processes, or a running "
+                         "scheduler (dask scheduler; dask worker tcp://HOST:PORT)")
+    sp.add_argument("--workers", type=arg.whole(1, 1024),
+                    help="local processes without --cluster (default: one per core; "
+                         "1: in this process)")
+    sp.add_argument("--resume", action="store_true",
+                    help="continue a study already in the store: run only the missing rows")
+    sp.add_argument("--time-limit", dest="time_limit", metavar="S", type=arg.positive,
+                    help="seconds for every method that takes a limit (overrides the study's)")
+    sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
-    from fairalloc import studies
+
+def _cluster(text: str):
+    from fairalloc.studies.run import parse_cluster
+
+    try:
+        return parse_cluster(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _load_study(source, root=None, time_limit: float | None = None, methods=None):
+    """A checked study; ``--time-limit`` and ``--methods`` change its spec (and so what the
+    store records) before it is checked."""
+    from fairalloc.studies.plan import load_study
+    from fairalloc.spec import read_json
+
+    if time_limit is None and methods is None:
+        return load_study(source, root)
+    data = source if isinstance(source, dict) else read_json(source, what="study")[0]
+    if isinstance(data, dict):
+        data = {**data, **({"time_limit": time_limit} if time_limit is not None else {}),
+                **({"methods": methods} if methods is not None else {})}
+    if not isinstance(source, dict) and root is None and str(source) != "-":
+        root = os.path.dirname(str(source)) or "."
+    return load_study(data, root)
+
+
+def _run_study(study, opts, store) -> int:
+    """Run a study into ``store`` with a progress bar; a note of what happened on stderr.
+    Returns the exit code: 130 when interrupted, 1 when a task failed, else 0."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import Progress as Bar
+
+    from fairalloc.studies.run import run_study
+
+    if opts.cluster is not None and opts.workers is not None:
+        raise UsageError("--workers", "--workers sizes the local pool; with --cluster the "
+                                      "cluster's workers run the tasks")
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[errors]} errors"), TimeRemainingColumn())
+    with Bar(*columns, transient=True, console=Console(stderr=True),
+             disable=opts.quiet) as bar:
+        task = bar.add_task(study.name, total=study.task_count, errors=0)
+        progress = run_study(
+            study, store, resume=opts.resume, workers=opts.workers, cluster=opts.cluster,
+            on_start=lambda p: bar.update(task, completed=p.skipped),
+            on_row=lambda row: bar.update(task, advance=1,
+                                          errors=bar.tasks[0].fields["errors"]
+                                          + (row["status"] == "error")))
+    where = store.path or "memory"
+    note = (f"{study.name}: {progress.stored} rows stored in {where}"
+            + (f" ({progress.skipped} were there)" if progress.skipped else "")
+            + (f"; {progress.errors} error rows" if progress.errors else ""))
+    if progress.interrupted:
+        print(f"fairalloc study: interrupted; {note}. Run it again with --resume to continue.",
+              file=sys.stderr)
+        return 130
+    if not opts.quiet:
+        print(note, file=sys.stderr)
+    return 1 if progress.errors else 0
+
+
+def cmd_experiment(args) -> int:
+    """A kind's preset experiment: its study, run like any, summarised by the paper's values."""
+    from fairalloc.studies.store import Store
+    from fairalloc.studies.summary import summarise
 
     experiment = _capability(args.kind, "experiment", "experiment")
     try:
         opts = _experiment_parser(args.kind, experiment).parse_args(args.rest)
     except SystemExit as exc:           # --help, or a mistake argparse reported
         return exc.code if isinstance(exc.code, int) else 2
-    kind = KINDS[args.kind]
-    methods = _known_methods(kind, opts.methods, experiment.default_methods(kind))
     parameters = {p.name: getattr(opts, p.name) for p in experiment.parameters}
-    instances = experiment.instances(opts.seed, **parameters)
-    with Progress(transient=True, console=Console(stderr=True)) as progress:
-        task = progress.add_task(f"{len(instances)} instances", total=len(instances))
-        values = studies.run_experiment(args.kind, experiment, instances, methods, opts.workers,
-                                        on_done=lambda: progress.advance(task))
-    stats = studies.summary(values, experiment.baseline)
+    study = _load_study(experiment.study(opts.seed, **parameters), ".", opts.time_limit,
+                        opts.methods)
+    with Store(opts.store) as store:
+        code = _run_study(study, opts, store)
+        if code == 130:
+            return code
+        values = list(experiment.values)
+        rows = store.rows(study.name)
+    by = [*experiment.groups, "method"]
+    records = summarise(rows, by, values, experiment.baseline, list(study.methods))
     title = experiment.title(opts.seed, **parameters)
-    if opts.format == "json":
-        print(json.dumps({"title": title, "summary": stats,
-                          "values": {k: {label: v.tolist() for label, v in by.items()}
-                                     for k, by in values.items()}}, indent=2))
+    labels = experiment.values
+    by_label = _values_by_label(rows, by, values)
+    if opts.format == "json":         # the paper's values per label, and the study's summary
+        short = {v: v.removeprefix("metric.") for v in values}
+        print(json.dumps({
+            "title": title, "study": study.spec,
+            "summary": {short[v]: {" ".join(map(str, (r[b] for b in by))): r[v]
+                                   for r in records if r[v]} for v in values},
+            "values": {short[v]: {label: xs.tolist() for label, xs in by_label[v].items()}
+                       for v in values},
+            "groups": records}, indent=2, allow_nan=False))
     else:
-        _statistics_table(title, stats, experiment.baseline)
+        _print_summary(title, records, by, values, opts.format, labels, experiment.baseline,
+                       checks=len(values) == 1)
     if opts.plot:
-        plots.boxes(values, experiment.values, title, opts.plot, experiment.baseline,
-                    experiment.log)
+        plots.boxes(by_label, labels, title, opts.plot, experiment.baseline, experiment.log)
         print(f"plot written to {opts.plot}", file=sys.stderr)
-    return 0
+    return code
 
 
-def _statistics_table(title: str, stats: dict[str, dict[str, dict]],
-                      baseline: float | None) -> None:
-    """An experiment's statistics: a row per value (when there are several) and label, with the
-    mean, the 10/50/90th percentiles and, with a baseline, the share of instances above it."""
+def _values_by_label(rows: dict, by: list[str], values: list[str]) -> dict:
+    """value -> "group method" label -> the values of the rows that solved."""
+    from fairalloc.studies.store import OK
+
+    out: dict[str, dict] = {v: {} for v in values}
+    solved = [str(s) in OK for s in rows["status"]]
+    for i, ok in enumerate(solved):
+        label = " ".join(str(rows[b][i]) for b in by)
+        for v in values:
+            x = float(rows[v][i])
+            if ok and x == x:
+                out[v].setdefault(label, []).append(x)
+    import numpy as np
+
+    return {v: {label: np.array(xs) for label, xs in by_label.items()}
+            for v, by_label in out.items()}
+
+
+SUMMARY_FORMATS = ("table", "json", "markdown", "csv")
+
+
+def _summary_cells(records: list[dict], by: list[str], values: list[str],
+                   baseline: float | None, checks: bool = True) -> tuple[list, list]:
+    """The header and rows (text) of a study summary: the groups, counts, each value's mean
+    with its 95% interval and percentiles (and the rows counted apart), time, and the checks'
+    verdicts; with several values, a row per value and group."""
+    apart = any(r[f"{v} apart"] for r in records for v in values)
+    checks = list(dict.fromkeys(c for r in records for c in r["checks"])) if checks else []
+    header = [*(["value"] if len(values) > 1 else []), *by, "n", "statuses", "mean", "95% CI",
+              "p10", "p50", "p90", *([f"> {baseline:g}"] if baseline is not None else []),
+              *(["apart"] if apart else []), "time (s)", *map(_short, checks)]
+    body = []
+    for v in values:
+        for r in records:
+            row = [v.removeprefix("metric.")] if len(values) > 1 else []
+            row += [fmt(r[b]) for b in by]
+            row += [str(r["count"]), ", ".join(f"{k} {n}" for k, n in r["statuses"].items())]
+            st = r[v]
+            if st is None:
+                row += ["—", "", "", "", ""] + ([""] if baseline is not None else [])
+            else:
+                row += [f"{st['mean']:.4g}", f"{st['ci_low']:.4g}–{st['ci_high']:.4g}",
+                        *(f"{st[k]:.4g}" for k in ("p10", "p50", "p90"))]
+                if baseline is not None:
+                    row.append(f"{st[f'above_{baseline:g}']:.0%}")
+            if apart:
+                row.append(", ".join(f"{k} {n}" for k, n in r[f"{v} apart"].items()))
+            row.append(f"{r['time_s']:.3g}" if r["time_s"] is not None else "—")
+            row += [" ".join(f"{MARKS[k]}{share:.0%}" for k, share in r["checks"].get(c, {})
+                             .items() if share > 0) for c in checks]
+            body.append(row)
+    return header, body
+
+
+def _flat(record: dict) -> dict:
+    """A summary record as one flat row of numbers and text (CSV)."""
+    out = {}
+    for key, value in record.items():
+        if isinstance(value, dict):
+            for k, v in _flat(value).items():
+                out[f"{key}.{k}"] = v
+        else:
+            out[key] = value
+    return out
+
+
+def _print_summary(title: str, records: list[dict], by: list[str], values: list[str],
+                   fmt_name: str, labels: dict[str, str], baseline: float | None = None,
+                   checks: bool = True) -> None:
+    """A summary as a table, JSON, Markdown or CSV (``checks``: a column per check in the
+    table and Markdown; JSON and CSV always have them)."""
+    if fmt_name == "json":
+        print(json.dumps({"title": title, "by": by, "values": values, "groups": records},
+                         indent=2, allow_nan=False))
+        return
+    if fmt_name == "csv":
+        import csv
+
+        flat = [_flat(r) for r in records]
+        names = list(dict.fromkeys(k for row in flat for k in row))
+        writer = csv.DictWriter(sys.stdout, names, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(flat)
+        return
+    header, body = _summary_cells(records, by, values, baseline, checks)
+    value_note = "; ".join(f"{v}: {labels.get(v, v)}" for v in values)
+    if fmt_name == "markdown":
+        print(f"## {title}\n")
+        print("\n".join(markdown_table(header, body)))
+        print(f"\n{value_note}; 95% CI: bootstrap interval of the mean.")
+        return
     from rich import box
     from rich.table import Table
 
-    several = len(stats) > 1
-    above = f"above_{baseline:g}" if baseline is not None else None
-    table = Table(*(["metric"] if several else []), "label" if several else "method",
-                  "mean", "p10", "p50", "p90", *([f"> {baseline:g}"] if above else []),
-                  box=box.SIMPLE_HEAD, title=title, title_justify="left")
-    for key, by in stats.items():
-        for label, st in by.items():
-            table.add_row(*([key] if several else []), label,
-                          *(f"{st[k]:.4f}" for k in ("mean", "p10", "p50", "p90")),
-                          *([f"{st[above]:.0%}"] if above else []))
-    _console().print(table)
+    table = Table(*header, box=box.SIMPLE_HEAD, title=title, title_justify="left")
+    for row in body:
+        table.add_row(*row)
+    console = _console()
+    console.print(table)
+    console.print(f"  {value_note}; 95% CI: bootstrap interval of the mean; rows that did not "
+                  "solve (or whose reference is unproven) are counted apart", style="dim")
+
+
+def cmd_study_run(args) -> int:
+    study = _load_study(args.study, None, args.time_limit)
+    path = args.store or f"{_stem(args.study)}.duckdb"
+    from fairalloc.studies.store import Store
+    from fairalloc.studies.summary import summarise
+
+    with Store(path) as store:
+        code = _run_study(study, args, store)
+        if code == 130 or args.quiet:
+            return code
+        by = [k for k, _ in study.grid] + ["method"]
+        rows = store.rows(study.name)
+    records = summarise(rows, by, ["ratio"], methods=list(study.methods))
+    _print_summary(_study_title(study.name, study.kind, study.reference), records, by,
+                   ["ratio"], "table", {"ratio": _ratio_label(study.reference)})
+    print(f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet",
+          file=sys.stderr)
+    return code
+
+
+def _stem(path: str) -> str:
+    return "study" if path == "-" else os.path.splitext(os.path.basename(path))[0]
+
+
+def _ratio_label(reference: str) -> str:
+    return f"ratio to the {reference.replace('_', ' ')} (1 = as good, above 1 worse)"
+
+
+def _study_title(name: str, kind: str, reference: str) -> str:
+    return f"{name} ({kind}): ratio to {reference.replace('_', ' ')}"
+
+
+def _open_store(args):
+    from fairalloc.studies.store import Store
+
+    store = Store(args.store, read_only=True)
+    return store, store.study(args.study)
+
+
+def cmd_study_summary(args) -> int:
+    from fairalloc.studies.summary import summarise
+
+    store, record = _open_store(args)
+    with store:
+        rows = store.rows(record["study"])
+    columns = list(rows)
+    by = args.by if args.by is not None else [*record["grid"], "method"]
+    values = args.values or ["ratio"]
+    for option, names in (("--by", by), ("--values", values)):
+        unknown = [n for n in names if n not in columns]
+        if unknown:
+            raise UsageError(option, f"no column {', '.join(map(repr, unknown))} in the "
+                                     f"study's results (columns: {', '.join(columns)})")
+    labels = {"ratio": _ratio_label(record["reference"])}
+    methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
+    records = summarise(rows, by, values, methods=methods)
+    title = _study_title(record["study"], record["kind"], record["reference"])
+    _print_summary(title, records, by, values, args.format, labels)
+    if args.plot:
+        plots.study(rows, by, values, labels, title, args.plot, [*record["grid"]])
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def cmd_study_export(args) -> int:
+    store, record = _open_store(args)
+    with store:
+        count = store.export(record["study"], args.output)
+    print(f"{count} rows of {record['study']} written to {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_study_instance(args) -> int:
+    from fairalloc.studies.plan import load_study
+    from fairalloc.studies.store import StoreError
+
+    store, record = _open_store(args)
+    store.close()
+    root = os.path.dirname(record["source"]) if record["source"] not in (None, "<stdin>") \
+        else "."
+    study = load_study(record["spec"], root or ".")
+    found = next((i for i in study.instances() if i.id == args.id), None)
+    if found is None:
+        raise StoreError(f"study {record['study']} has instances 0 to "
+                         f"{study.instance_count - 1}, not {args.id}")
+    text = json.dumps(study.instance_spec(found), indent=2)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+        print(f"instance {args.id} (seed {found.seed}) written to {args.output}",
+              file=sys.stderr)
+    else:
+        print(text)
+    return 0
 
 
 def cmd_simulate(args) -> int:
@@ -376,7 +631,8 @@ def cmd_new(args) -> int:
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
-        print(f"wrote {args.output}; edit it, then: fairalloc solve {args.output}",
+        then = "study run" if args.kind == "study" else "solve"
+        print(f"wrote {args.output}; edit it, then: fairalloc {then} {args.output}",
               file=sys.stderr)
     else:
         print(text, end="")
@@ -463,15 +719,53 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="the policy and the mechanisms' metrics")
     sp.add_argument("--format", choices=("table", "json"), default="table")
+    _study_parsers(add("study", None, "studies: many instances x methods, stored in DuckDB, "
+                       "on a local pool or a Dask cluster", spec=False))
     kinds = sorted(KINDS)
     sp = add("schema", cmd_schema, "print a kind's JSON Schema", spec=False)
     sp.add_argument("kind", choices=kinds)
-    sp = add("new", cmd_new, "print (or write) a commented template spec", spec=False)
-    sp.add_argument("kind", choices=kinds)
+    sp = add("new", cmd_new, "print (or write) a commented template spec (a kind's, or a "
+             "study's)", spec=False)
+    sp.add_argument("kind", choices=[*kinds, "study"])
     sp.add_argument("-o", "--output", type=arg.writable,
                     help="write to this file instead of standard output")
     add("list", cmd_list, "problem kinds, their methods and checks", spec=False)
     return p
+
+
+def _study_parsers(parent: argparse.ArgumentParser) -> None:
+    sub = parent.add_subparsers(dest="study_command", required=True, metavar="STUDY_COMMAND")
+
+    def add(name: str, func, help_text: str) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        sp.set_defaults(func=func)
+        return sp
+
+    def stored(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("store", metavar="STORE", help="a study store (FILE.duckdb)")
+        sp.add_argument("--study", type=arg.name,
+                        help="the study, when the store holds several")
+
+    sp = add("run", cmd_study_run, "run a study (fairalloc new study prints a template)")
+    sp.add_argument("study", metavar="STUDY", help="study spec (JSON), or - for standard input")
+    _execution_flags(sp, store_help="the DuckDB store (default: STUDY's name .duckdb, here)")
+    sp = add("summary", cmd_study_summary, "statistics per grid point and method")
+    stored(sp)
+    sp.add_argument("--by", type=arg.names, metavar="KEYS",
+                    help="columns to group by (default: the grid's keys and method)")
+    sp.add_argument("--values", type=arg.names, metavar="COLUMNS",
+                    help="columns to summarise (default: ratio; e.g. metric.makespan,time_s)")
+    sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
+                    help="box plots per method, and the mean against each numeric grid key")
+    sp = add("export", cmd_study_export, "write a study's rows to Parquet or CSV")
+    stored(sp)
+    sp.add_argument("-o", "--output", required=True, metavar="FILE.parquet|FILE.csv",
+                    type=arg.table_file)
+    sp = add("instance", cmd_study_instance, "re-make one instance of a study as a spec")
+    stored(sp)
+    sp.add_argument("id", metavar="ID", type=arg.whole(0), help="the instance column of a row")
+    sp.add_argument("-o", "--output", type=arg.writable, help="write the spec to this file")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -493,9 +787,15 @@ def main(argv: list[str] | None = None) -> int:
     except SolverError as exc:
         print(f"fairalloc: solver error: {exc}", file=sys.stderr)
         return 1
+    except StoreError as exc:
+        print(f"fairalloc {args.command}: {exc}", file=sys.stderr)
+        return 2
     except BrokenPipeError:             # `fairalloc ... | head`: the reader left, quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except ConnectionError as exc:      # a Dask scheduler that cannot be reached
+        print(f"fairalloc {args.command}: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -84,23 +84,23 @@ class Parameter:
 
 @dataclass(frozen=True)
 class Experiment:
-    """A kind's preset experiment (``fairalloc experiment KIND``): random instances, each solved
-    by every chosen method, and statistics of per-instance values (``fairalloc.studies``).
+    """A kind's preset experiment (``fairalloc experiment KIND``): a study (``fairalloc.studies``)
+    built from a few command-line parameters, run like any study, and summarised by the values
+    a paper reports.
 
-    ``instances(seed, **parameters)`` lists ``(group, spec)`` pairs (group: a label such as the
-    device, or ""); ``measure(problem, result)`` gives ``{value: number}`` for one method's
-    result; ``values`` names them with their axis labels; ``default_methods(kind)`` is the
-    methods run when none are chosen; ``title(seed, **parameters)`` heads the table and plot.
-    ``baseline``: a reference value (1 = no better than fcfs) drawn as a line and counted
-    (the fraction of instances above it); ``log``: plot the values on a log axis."""
+    ``study(seed, **parameters)`` returns the study spec (as ``fairalloc study run`` reads it;
+    ``specs/studies/`` holds the presets as files); ``values`` maps a column of the study's
+    ``results`` (``ratio``, ``metric.<name>``) to its axis label; ``groups`` are grid columns
+    that label rows beside the method (``device``); ``title(seed, **parameters)`` heads the
+    table and plot. ``baseline``: a reference value (1 = no better than fcfs) drawn as a line
+    and counted (the share of instances above it); ``log``: plot the values on a log axis."""
 
     summary: str
     parameters: tuple[Parameter, ...]
-    instances: Callable[..., list[tuple[str, dict]]]
-    measure: Callable[[Any, Any], dict[str, float]]
+    study: Callable[..., dict]
     values: dict[str, str]
-    default_methods: Callable[[Kind], list[str]]
     title: Callable[..., str]
+    groups: tuple[str, ...] = ()
     baseline: float | None = None
     log: bool = False
 
@@ -140,7 +140,7 @@ class Kind:
     exact: str | None
     validators: tuple[Callable, ...]
     metrics: Callable
-    random_spec: Callable[..., dict]      # (seed, **size) -> a valid spec: tests, benchmarks
+    random_spec: Callable[..., dict]      # (seed, **size) -> a valid spec: tests, studies
     sense: str = "max"
     sweep_metrics: tuple[str, ...] = ()
     plot: Callable | None = None          # (result, path): the picture ``solve --plot`` draws
@@ -149,3 +149,6 @@ class Kind:
     schema: dict | None = None            # None: fairalloc/schemas/<name>.schema.json
     template: str | None = None           # None: fairalloc/templates/<name>.jsonc
     options: dict | None = None           # JSON Schemas of registered methods' options
+    # a bound on the optimum computed without solving (lower for min kinds, upper for max):
+    # problem -> number, a study's ``lower_bound`` / ``upper_bound`` reference
+    bound: Callable[[Any], float] | None = None

@@ -278,9 +278,11 @@ def schema(kind: str) -> dict:
 
 
 def template(kind: str) -> str:
-    """The commented template spec of a kind (what ``fairalloc new`` prints)."""
+    """The commented template spec of a kind, or of a study (what ``fairalloc new`` prints)."""
     from fairalloc.registry import KINDS
 
+    if kind == "study":
+        return resources.files("fairalloc.templates").joinpath("study.jsonc").read_text()
     record = KINDS[kind]
     if record.template is not None:
         return record.template
@@ -305,15 +307,16 @@ def _at(node: Any, path: list) -> Any:
     return node
 
 
-def _schema_violations(kind: str, data: Any, error) -> list[tuple[list, str]]:
-    """Paths and short rule texts for a schema error, never echoing the (maybe huge) instance."""
+def _schema_violations(rules: dict, data: Any, error) -> list[tuple[list, str]]:
+    """Paths and short rule texts for an error of schema ``rules``, never echoing the (maybe
+    huge) instance."""
     path = list(error.instance_path)
     where = list(error.schema_path)
-    kw, value, instance = where[-1], _at(schema(kind), where), _at(data, path)
+    kw, value, instance = where[-1], _at(rules, where), _at(data, path)
     if kw == "required":
         return [(path + [error.kind.property], "required key is missing")]
     if kw == "additionalProperties":
-        allowed = sorted(_at(schema(kind), where[:-1]).get("properties", {}))
+        allowed = sorted(_at(rules, where[:-1]).get("properties", {}))
         hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
         return [(path + [k], f"unknown key{hint}") for k in instance if k not in allowed]
     if kw == "oneOf" and all(set(branch) == {"required"} for branch in value):
@@ -332,6 +335,10 @@ def _schema_violations(kind: str, data: Any, error) -> list[tuple[list, str]]:
         "minProperties": lambda: f"must have at least {value} key{'s' if value != 1 else ''}",
         "minLength": lambda: "must not be empty",
         "multipleOf": lambda: f"must be a multiple of {value}",
+        "uniqueItems": lambda: "must not list an item twice",
+        "dependentRequired": lambda: "needs " + " and ".join(
+            f"{json.dumps(k)} beside {json.dumps(key)}" for key, needs in value.items()
+            if key in instance for k in needs if k not in instance),
     }
     if kw in ("oneOf", "anyOf") and all(isinstance(branch, dict) for branch in value):
         return [(path, "must be " + " or ".join(_described(branch) for branch in value))]
@@ -371,13 +378,18 @@ def _limit(value: float) -> str:
 
 def check_schema(kind: str, data: dict, found: Violations) -> None:
     """Add a violation for every place where ``data`` breaks the kind's JSON Schema."""
-    validator = _validator(kind)
+    check_against(schema(kind), _validator(kind), data, found)
+
+
+def check_against(rules: dict, validator, data: Any, found: Violations) -> None:
+    """Add a violation for every place where ``data`` breaks the JSON Schema ``rules``
+    (``validator``: its compiled jsonschema-rs validator); problem specs and study specs alike."""
     if validator.is_valid(data):
         return
     errors = list(validator.iter_errors(data))
     errors.sort(key=lambda e: list(map(str, e.instance_path)))
     for error in errors:
-        for path, rule in _schema_violations(kind, data, error):
+        for path, rule in _schema_violations(rules, data, error):
             found.add(path, rule)
 
 

@@ -123,11 +123,10 @@ KIND = Kind(name="budget", summary="a budget split among weighted users (a toy)"
                 summary="random budgets: the smallest amount per weight of each method",
                 parameters=(Parameter("users", arguments.whole(1, 100), 5, "users per budget"),
                             Parameter("instances", arguments.whole(1, 1000), 10, "budgets")),
-                instances=lambda seed, users, instances: [
-                    ("", random_spec(seed + k, users)) for k in range(instances)],
-                measure=lambda problem, result: {"min_share": result.objective},
-                values={"min_share": "smallest amount per weight"},
-                default_methods=lambda kind: list(kind.methods),
+                study=lambda seed, users, instances: {
+                    "study": "budgets", "kind": "budget", "seed": seed,
+                    "instances": {"generate": {"users": users}, "count": instances}},
+                values={"objective": "smallest amount per weight"},
                 title=lambda seed, users, instances: f"{instances} budgets of {users} users"),
             template=TEMPLATE)
 
@@ -156,7 +155,7 @@ def test_the_toy_kind_runs_its_experiment_from_the_command_line(capsys, tmp_path
                  "--format", "json", "--plot", str(tmp_path / "b.svg")]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["title"] == "4 budgets of 3 users"
-    shares = data["values"]["min_share"]
+    shares = data["values"]["objective"]
     assert set(shares) == {"proportional", "equal"} and len(shares["equal"]) == 4
     # proportional gives every user its weighted share, so its minimum share is never smaller
     assert all(p >= e - 1e-12 for p, e in zip(shares["proportional"], shares["equal"]))

@@ -29,4 +29,5 @@ KIND = Kind(
     metrics=model.metrics,
     sweep_metrics=("makespan", "lower_bound", "ratio"),
     plot=plots.gantt,
+    bound=model.lower_bound,
 )

@@ -89,40 +89,39 @@ METRICS = {"fairness_improvement": "fairness improvement over fcfs",
            "throughput_speedup": "throughput speedup over fcfs"}
 
 
-def mix_spec(seed: int, kernels: int, device: Device) -> dict:
-    """One random mix: ``kernels`` draws from ``KERNELS`` with repetition, in launch order."""
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(KERNELS), kernels).tolist()
-    specs = []
-    for slot, k in enumerate(picks):
-        t = KERNELS[k]
-        specs.append({"id": f"{slot}:{t.name}", "work_group_size": t.work_group_size,
-                      "local_memory_per_group": t.local_memory_per_group,
-                      "registers_per_thread": t.registers_per_thread,
-                      "work_groups": t.work_groups, "time_per_group": t.time_per_group})
-    return {"problem": "accelos", "name": f"mix {seed} on {device.name}",
-            "device": device.spec(), "kernels": specs}
+def random_spec(seed: int, kernels: int = 8, device: str = "scaled") -> dict:
+    """``kernels`` kernels drawn (with repetition, in launch order) from ``KERNELS``.
 
-
-def random_spec(seed: int, kernels: int = 8) -> dict:
-    """``kernels`` kernels drawn (with repetition) from ``KERNELS`` on a GCN-like device scaled to
-    them: 44 compute units per 8 kernels (2560 threads, 64 KiB of local memory and 65536
-    registers each); shares 1, 2 or 0.5.
+    ``device="scaled"``: a GCN-like device scaled to the mix — 44 compute units per 8 kernels
+    (2560 threads, 64 KiB of local memory and 65536 registers each) — and shares 1, 2 or 0.5;
+    a name in ``DEVICES`` (``kepler``, ``gcn``): that device and equal shares, as section 7
+    runs its mixes. The same seed draws the same kernels on every device.
 
     >>> [k["share"] for k in random_spec(3, kernels=4)["kernels"]]
     [1.0, 0.5, 0.5, 2.0]
+    >>> [k["id"] for k in random_spec(3, kernels=4, device="kepler")["kernels"]][:2]
+    ['0:histo-main', '1:mri-gridding-main']
     """
     rng = np.random.default_rng(seed)
-    device = Device("scaled gcn", max(44, math.ceil(44 * kernels / 8)), 2560, 64 * KIB, 65536)
     picks = rng.integers(0, len(KERNELS), kernels).tolist()
-    shares = rng.choice([1.0, 2.0, 0.5], kernels).tolist()
-    specs = [{"id": f"k{i}", "work_group_size": KERNELS[t].work_group_size,
+    specs = [{"id": f"{slot}:{KERNELS[t].name}" if device in DEVICES else f"k{slot}",
+              "work_group_size": KERNELS[t].work_group_size,
               "local_memory_per_group": KERNELS[t].local_memory_per_group,
               "registers_per_thread": KERNELS[t].registers_per_thread,
               "work_groups": KERNELS[t].work_groups,
-              "time_per_group": KERNELS[t].time_per_group, "share": shares[i]}
-             for i, t in enumerate(picks)]
-    return {"problem": "accelos", "device": device.spec(), "kernels": specs}
+              "time_per_group": KERNELS[t].time_per_group}
+             for slot, t in enumerate(picks)]
+    if device in DEVICES:
+        return {"problem": "accelos", "name": f"mix on {device}",
+                "device": DEVICES[device].spec(), "kernels": specs}
+    if device != "scaled":
+        raise ValueError(f"unknown device {device!r} (known: scaled, {', '.join(DEVICES)})")
+    units = max(44, math.ceil(44 * kernels / 8))
+    shares = rng.choice([1.0, 2.0, 0.5], kernels).tolist()
+    for spec, share in zip(specs, shares):
+        spec["share"] = share
+    return {"problem": "accelos", "device": Device("scaled gcn", units, 2560, 64 * KIB,
+                                                   65536).spec(), "kernels": specs}
 
 
 def devices(text: str) -> list[str]:
@@ -135,13 +134,16 @@ def devices(text: str) -> list[str]:
     return chosen
 
 
-def _instances(seed: int, kernels: int, mixes: int, devices: list[str]) -> list[tuple[str, dict]]:
-    """``mixes`` random mixes per device (mix k uses seed + k on every device)."""
-    return [(d, mix_spec(seed + k, kernels, DEVICES[d])) for d in devices for k in range(mixes)]
-
-
-def _improvements(problem, result) -> dict[str, float]:
-    return {key: result.metrics[key] for key in METRICS}
+def study(seed: int, kernels: int, mixes: int, devices: list[str]) -> dict:
+    """The section 7.4 study: ``mixes`` random mixes on each device (the same mixes on every
+    device), accelOS and the exact ILP, their improvement over fcfs
+    (``specs/studies/accelos-section-7.json`` is its default as a file)."""
+    return {"study": "accelos-section-7", "kind": "accelos",
+            "summary": "section 7.4 of accelOS: fairness improvement and throughput speedup "
+                       "over fcfs",
+            "instances": {"generate": {"kernels": kernels}, "count": mixes},
+            "grid": {"device": devices}, "methods": ["accelos", "ilp"], "seed": seed,
+            "metrics": list(METRICS)}
 
 
 def _title(seed: int, kernels: int, mixes: int, devices: list[str]) -> str:
@@ -157,11 +159,10 @@ EXPERIMENT = Experiment(
         Parameter("devices", devices, ["kepler", "gcn"],
                   f"comma-separated device profiles ({', '.join(DEVICES)})"),
     ),
-    instances=_instances,
-    measure=_improvements,
-    values=METRICS,
-    default_methods=lambda kind: ["accelos", "ilp"],
+    study=study,
+    values={f"metric.{key}": label for key, label in METRICS.items()},
     title=_title,
+    groups=("device",),
     baseline=1.0,
     log=True,
 )

@@ -3,7 +3,8 @@ preset ``fairalloc experiment moldable``.
 
 n jobs on m processors with z in [1, 100], a in [beta/2, beta], x = a z, W = (1 - a) z and chi
 uniform in [1, m]; each method's makespan is divided by ``models.moldable.lower_bound`` (the
-paper divides by a bound derived from its Impl-B run instead; ours needs no particular method).
+kind's ``bound``; the paper divides by a bound derived from its Impl-B run instead, ours needs
+no particular method).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairalloc import arguments as arg
-from fairalloc.contract import Experiment, Kind, Parameter
+from fairalloc.contract import Experiment, Parameter
 
 
 def two_phase_work(W: float, chi: int) -> list[float]:
@@ -51,21 +52,18 @@ def random_spec(seed: int, jobs: int = 10, processors: int = 8, beta: float = 0.
     return {"problem": "moldable", "processors": processors, "jobs": out}
 
 
-def _instances(seed: int, jobs: int, processors: int, beta: float, speedup: str,
-               instances: int) -> list[tuple[str, dict]]:
-    return [("", random_spec(seed + k, jobs, processors, beta, speedup))
-            for k in range(instances)]
-
-
-def _ratio(problem, result) -> dict[str, float]:
-    from fairalloc.models.moldable import lower_bound
-
-    return {"ratio": result.objective / lower_bound(problem)}
-
-
-def _heuristics(kind: Kind) -> list[str]:
-    # the exact method only when asked for: proven optima are for small instances
-    return [m for m in kind.methods if m != kind.exact]
+def study(seed: int, jobs: int, processors: int, beta: float, speedup: str,
+          instances: int) -> dict:
+    """The section V study: ``instances`` random instances, every heuristic (the exact method
+    only when asked for: proven optima are for small instances), makespan / lower bound
+    (``specs/studies/moldable-section-v.json`` is its default as a file)."""
+    return {"study": "moldable-section-v", "kind": "moldable",
+            "summary": "section V of the offload paper: makespan / lower bound of each method",
+            "instances": {"generate": {"jobs": jobs, "processors": processors, "beta": beta,
+                                       "speedup": speedup}, "count": instances},
+            "methods": ["gpusched1-star", "gpusched1", "gpusched2", "work-conserving",
+                        "offload-then-list", "offload-then-shelves"],
+            "reference": "lower_bound", "seed": seed}
 
 
 def _title(seed: int, jobs: int, processors: int, beta: float, speedup: str,
@@ -83,9 +81,7 @@ EXPERIMENT = Experiment(
         Parameter("speedup", str, "linear", "work tables", choices=("linear", "two-phase")),
         Parameter("instances", arg.whole(1, 10**6), 100, "random instances"),
     ),
-    instances=_instances,
-    measure=_ratio,
+    study=study,
     values={"ratio": "makespan / lower bound"},
-    default_methods=_heuristics,
     title=_title,
 )

@@ -1,0 +1,379 @@
+"""A study spec (``fairalloc study run STUDY.json``): read strictly, checked, and expanded into
+instances and tasks — one task per (instance, method, repeat), the unit the store keeps a row of.
+
+A study names a kind, where its instances come from (the kind's ``random_spec``, spec files, or
+one base spec), a grid over generator parameters or spec keys, the methods, the reference each
+objective is divided by, a seed, repeats, a time limit and the checks and metrics kept. Instance
+k of every grid point is drawn from the k-th child of ``numpy.random.SeedSequence(seed)``, so
+two studies with different seeds share no instance, and the grid points of one study share
+theirs (common random numbers: a difference between points is the parameter's, not the draw's).
+"""
+
+from __future__ import annotations
+
+import glob
+import inspect
+import itertools
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema_rs
+import numpy as np
+
+from fairalloc.errors import SpecError, Violations
+from fairalloc.spec import build, check_against, plain, read_json, set_path
+
+MAX_GRID_POINTS = 100_000
+MAX_TASKS = 10_000_000
+CHECKED_POINTS = 1_000          # grid points whose first instance is built before a run starts
+
+# columns of the store's ``runs`` table that a grid key must not shadow
+RESERVED = ("study", "instance", "method", "repeat", "seed", "status", "objective", "gap",
+            "bound", "reference_bound", "time_s", "error", "worker", "finished", "reference",
+            "reference_status", "ratio")
+
+
+@cache
+def study_schema() -> dict:
+    """The JSON Schema of a study spec (``fairalloc/schemas/study.schema.json``)."""
+    text = resources.files("fairalloc.schemas").joinpath("study.schema.json").read_text()
+    return json.loads(text)
+
+
+@cache
+def _validator():
+    return jsonschema_rs.validator_for(study_schema())
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One instance of a study: its id, seed (None for a spec file), grid point and file."""
+
+    id: int
+    seed: int | None
+    point: tuple[tuple[str, Any], ...]
+    source: str | None
+
+
+@dataclass(frozen=True)
+class Task:
+    """One method run on one instance (what a worker gets): enough to re-make the instance."""
+
+    study: str
+    kind: str
+    instance: Instance
+    recipe: tuple                  # ("generate", {parameters}) or ("spec", raw spec)
+    edits: tuple[tuple[str, Any], ...]   # spec keys the grid sets, applied after the recipe
+    method: str
+    repeat: int
+    options: tuple[tuple[str, Any], ...]
+    checks: tuple[str, ...] | None
+    metrics: tuple[str, ...]
+    bound: bool                    # compute the kind's bound on the optimum (the reference)
+
+    @property
+    def key(self) -> tuple[int, str, int]:
+        return (self.instance.id, self.method, self.repeat)
+
+
+def generator_parameters(random_spec) -> tuple[str, ...]:
+    """The size parameters of a kind's ``random_spec(seed, **size)``."""
+    return tuple(list(inspect.signature(random_spec).parameters)[1:])
+
+
+def instance_seeds(seed: int, count: int) -> list[int]:
+    """``count`` independent 63-bit seeds: the children of ``SeedSequence(seed)``.
+
+    >>> a, b = instance_seeds(1, 3), instance_seeds(2, 3)
+    >>> len(set(a) | set(b)), instance_seeds(1, 2) == a[:2]
+    (6, True)
+    """
+    children = np.random.SeedSequence(seed).spawn(count)
+    return [int(c.generate_state(1, np.uint64)[0] >> 1) for c in children]
+
+
+def make_instance(kind: str, recipe: tuple, seed: int | None,
+                  edits: tuple[tuple[str, Any], ...]) -> dict:
+    """The raw spec of an instance: the kind's ``random_spec(seed, **parameters)`` or a spec
+    file's data, with the grid's spec keys set."""
+    from fairalloc.registry import KINDS
+
+    how, what = recipe
+    raw = KINDS[kind].random_spec(seed, **what) if how == "generate" else what
+    for key, value in edits:
+        raw = set_path(raw, key, value)
+    return raw
+
+
+@dataclass(frozen=True)
+class Study:
+    """A checked study spec. ``spec`` is the data as given (stored with the rows); ``files``
+    the spec files' (path, data) for ``specs`` and ``base`` instances."""
+
+    name: str
+    kind: str
+    spec: dict
+    source: str | None
+    generate: dict | None
+    count: int
+    files: tuple[tuple[str, dict], ...]
+    grid: tuple[tuple[str, tuple], ...]
+    generated_keys: frozenset
+    methods: tuple[str, ...]
+    reference: str
+    seed: int
+    repeat: int
+    time_limit: float | None
+    checks: tuple[str, ...] | None
+    metrics: tuple[str, ...]
+
+    @property
+    def points(self) -> list[tuple[tuple[str, Any], ...]]:
+        """The grid's points (the cartesian product of its keys' values), or one empty point."""
+        keys = [k for k, _ in self.grid]
+        return [tuple(zip(keys, values))
+                for values in itertools.product(*(v for _, v in self.grid))]
+
+    @property
+    def per_point(self) -> int:
+        return self.count if self.generate is not None else len(self.files)
+
+    @property
+    def instance_count(self) -> int:
+        return len(self.points) * self.per_point
+
+    @property
+    def task_count(self) -> int:
+        return self.instance_count * len(self.methods) * self.repeat
+
+    def instances(self) -> Iterator[Instance]:
+        """Every instance, point by point; ids run 0, 1, ... in this order."""
+        seeds = (instance_seeds(self.seed, self.count) if self.generate is not None
+                 else [None] * len(self.files))
+        sources = [None] * self.count if self.generate is not None else [f for f, _ in self.files]
+        for p, point in enumerate(self.points):
+            for k in range(self.per_point):
+                yield Instance(p * self.per_point + k, seeds[k], point, sources[k])
+
+    def recipe(self, instance: Instance) -> tuple[tuple, tuple[tuple[str, Any], ...]]:
+        """How to make an instance: the recipe and the spec-key edits of its grid point."""
+        varied = dict(instance.point)
+        edits = tuple((k, v) for k, v in instance.point if k not in self.generated_keys)
+        if self.generate is not None:
+            made = {**self.generate, **{k: v for k, v in varied.items()
+                                        if k in self.generated_keys}}
+            return ("generate", made), edits
+        raw = dict(self.files)[instance.source]
+        return ("spec", raw), edits
+
+    def instance_spec(self, instance: Instance) -> dict:
+        """The raw spec of one instance (``fairalloc study instance``)."""
+        recipe, edits = self.recipe(instance)
+        return make_instance(self.kind, recipe, instance.seed, edits)
+
+    def tasks(self, done: set | frozenset = frozenset()) -> Iterator[Task]:
+        """Every task whose (instance, method, repeat) is not in ``done``."""
+        from fairalloc.contract import method_options
+        from fairalloc.registry import KINDS
+
+        kind = KINDS[self.kind]
+        options = {m: (("time_limit", self.time_limit),)
+                   if self.time_limit is not None
+                   and "time_limit" in method_options(kind.methods[m]) else ()
+                   for m in self.methods}
+        bound = self.reference in ("lower_bound", "upper_bound")
+        for instance in self.instances():
+            recipe, edits = self.recipe(instance)
+            for method in self.methods:
+                for r in range(self.repeat):
+                    if (instance.id, method, r) in done:
+                        continue
+                    yield Task(self.name, self.kind, instance, recipe, edits, method, r,
+                               options[method], self.checks, self.metrics, bound)
+
+
+def grid_values(value: Any) -> tuple:
+    """A grid key's values: a list as given, or ``{start, stop, step}`` (stop included)."""
+    from fairalloc.api import sweep_values
+
+    if isinstance(value, list):
+        return tuple(value)
+    return tuple(sweep_values(value["start"], value["stop"], value["step"]))
+
+
+def load_study(source: str | Path | dict, root: str | Path | None = None) -> Study:
+    """Read a study spec from a file (or parsed data: spec files are then found from ``root``,
+    default the working directory) and check it: the study schema, then what the kind allows.
+
+    Raises :class:`~fairalloc.errors.SpecError` (``invalid study``) listing every problem with
+    its JSON path.
+    """
+    if isinstance(source, dict):
+        data, label = plain(source, None, what="study"), None
+        base = Path(root or ".")
+    else:
+        data, label = read_json(source, what="study")
+        base = Path(root) if root else (Path(source).parent if label != "<stdin>" else Path("."))
+    found = Violations()
+    if not isinstance(data, dict):
+        found.add("$", "a study must be a JSON object")
+        _raise(found, label)
+    check_against(study_schema(), _validator(), data, found)
+    _raise(found, label)
+    study = _checked(data, label, base, found)
+    _raise(found, label)
+    _try_points(study, found)
+    _raise(found, label)
+    return study
+
+
+def _raise(found: Violations, label: str | None) -> None:
+    if found:
+        raise SpecError(found.items, label, what="study")
+
+
+def _checked(data: dict, label: str | None, base: Path, found: Violations) -> Study | None:
+    """The study, after the checks the schema cannot make (they need the kind's record)."""
+    from fairalloc.registry import KINDS
+
+    kind_name = data["kind"]
+    if kind_name not in KINDS:
+        found.add(["kind"], f"unknown problem kind (known: {', '.join(KINDS)})")
+        return None
+    kind = KINDS[kind_name]
+    where = data["instances"]
+    generate = where.get("generate")
+    parameters = generator_parameters(kind.random_spec)
+    if generate is not None:
+        for key in generate:
+            if key not in parameters:
+                found.add(["instances", "generate", key], f"not a parameter of {kind_name}'s "
+                          f"random_spec (its parameters: {', '.join(parameters) or 'none'})")
+    elif "count" in where:
+        found.add(["instances", "count"], "count goes with generate (spec files are counted)")
+    files = _spec_files(where, kind_name, base, found)
+    grid, generated = [], set()
+    for key, value in data.get("grid", {}).items():
+        path = ["grid", key]
+        if key in RESERVED or key.startswith(("check.", "metric.")):
+            found.add(path, f"{key!r} names a column of the results; choose another key")
+        if generate is not None and key in generate:
+            found.add(path, "also given in instances.generate: a key is fixed or varied, "
+                      "not both")
+        if generate is not None and key in parameters:
+            generated.add(key)
+        try:
+            grid.append((key, grid_values(value)))
+        except ValueError as exc:
+            found.add(path, str(exc))
+    methods = tuple(data.get("methods") or kind.methods)
+    for i, m in enumerate(methods):
+        if m not in kind.methods:
+            found.add(["methods", i], f"unknown method for {kind_name} (known: "
+                      f"{', '.join(kind.methods)})")
+    reference = data.get("reference") or ("exact" if kind.exact in methods else "best")
+    _check_reference(kind, reference, methods, found)
+    checks = data.get("checks")
+    names = [v.__name__ for v in kind.validators]
+    for i, c in enumerate(checks or ()):
+        if c not in names:
+            found.add(["checks", i], f"unknown check for {kind_name} (known: {', '.join(names)})")
+    if found:
+        return None
+    study = Study(
+        name=data["study"], kind=kind_name, spec=data, source=label, generate=generate,
+        count=where.get("count", 1), files=tuple(files), grid=tuple(grid),
+        generated_keys=frozenset(generated), methods=methods, reference=reference,
+        seed=data.get("seed", 0), repeat=data.get("repeat", 1),
+        time_limit=data.get("time_limit"),
+        checks=tuple(checks) if checks is not None else None,
+        metrics=tuple(data.get("metrics", kind.sweep_metrics)))
+    points = 1
+    for _, values in grid:
+        points *= len(values)
+    if points > MAX_GRID_POINTS:
+        found.add(["grid"], f"{points} points; a study takes at most {MAX_GRID_POINTS}")
+    elif study.task_count > MAX_TASKS:
+        found.add("$", f"{study.task_count} tasks (instances x methods x repeat); a study "
+                       f"takes at most {MAX_TASKS}")
+    return study
+
+
+def _check_reference(kind, reference: str, methods: tuple, found: Violations) -> None:
+    path = ["reference"]
+    if reference == "exact":
+        if kind.exact is None:
+            found.add(path, f"{kind.name} has no exact method (use best)")
+        elif kind.exact not in methods:
+            found.add(path, f"the exact method {kind.exact} must be among the methods")
+    elif reference in ("lower_bound", "upper_bound"):
+        wanted = "lower_bound" if kind.sense == "min" else "upper_bound"
+        if kind.bound is None:
+            found.add(path, f"{kind.name} has no bound on its optimum (use exact or best)")
+        elif reference != wanted:
+            found.add(path, f"{kind.name} {kind.sense}imises: its bound on the optimum is "
+                            f"{wanted.replace('_', ' ')}")
+
+
+def _spec_files(where: dict, kind_name: str, base: Path,
+                found: Violations) -> list[tuple[str, dict]]:
+    """The (path, data) of every spec file named by ``specs`` (globs) or ``base``; each file is
+    checked as a spec of the study's kind (its own errors are raised as they are)."""
+    if "specs" in where:
+        patterns = [(["instances", "specs", i], p) for i, p in enumerate(where["specs"])]
+    elif "base" in where:
+        patterns = [(["instances", "base"], where["base"])]
+    else:
+        return []
+    files: list[str] = []
+    for path, pattern in patterns:
+        full = pattern if Path(pattern).is_absolute() else str(base / pattern)
+        matched = sorted(glob.glob(full)) if glob.has_magic(pattern) else \
+            ([full] if Path(full).is_file() else [])
+        if not matched:
+            found.add(path, f"matches no file (looked in {base})")
+        files += [m for m in matched if m not in files]
+    out = []
+    for f in files:
+        data, label = read_json(f)
+        spec = build(data, label)
+        if spec.kind != kind_name:
+            found.add(["instances"], f"{label} is a {spec.kind} spec, not {kind_name}")
+        out.append((label, data))
+    return out
+
+
+def _try_points(study: Study, found: Violations) -> None:
+    """Build the first instance of each grid point (up to ``CHECKED_POINTS``), so a grid value
+    the spec refuses is a bad study now, not a column of error rows later."""
+    first = {}
+    for instance in study.instances():
+        if instance.point not in first and len(first) < CHECKED_POINTS:
+            first[instance.point] = instance
+    for point, instance in first.items():
+        where = ", ".join(f"{k}={json.dumps(v)}" for k, v in point) or "the instances"
+        try:
+            raw = study.instance_spec(instance)
+        except SpecError as exc:
+            found.add(["grid"], f"at {where}: {exc.violations[0]}")
+            return
+        except Exception as exc:    # a random_spec refusing its parameters, in its own words
+            found.add(["instances", "generate"], f"{study.kind}'s random_spec failed at "
+                      f"{where}: {type(exc).__name__}: {exc}")
+            return
+        try:
+            build(raw, None)
+        except SpecError as exc:
+            for v in exc.violations:
+                found.add(["grid"] if point else ["instances"],
+                          f"at {where} the spec breaks {v.path}: {v.rule}")
+            return
+
+
+__all__ = ["Instance", "Study", "Task", "instance_seeds", "load_study",
+           "make_instance", "study_schema"]

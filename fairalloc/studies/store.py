@@ -1,0 +1,274 @@
+"""The study store: an embedded DuckDB file, one row per (study, instance, method, repeat).
+
+Tables (query them with ``duckdb`` itself, pandas or Polars):
+
+* ``studies``: one row per study — its spec (JSON), kind, the objective's sense, the exact
+  method, the reference and grid keys;
+* ``runs``: what each task produced — seed, the grid point's values (one column per grid key),
+  status, objective, MIP gap and bound, the kind's bound on the optimum when that is the
+  reference, solve time, error message, worker, and one ``check.<name>`` (verdict) and
+  ``metric.<name>`` (number) column per check and chosen metric;
+* ``results`` (a view): ``runs`` with each row's ``reference`` value, ``reference_status`` and
+  ``ratio`` — objective ÷ reference for a min objective, reference ÷ objective for a max one
+  (as ``fairalloc.result.ratio_to``), so 1 is as good as the reference and above 1 worse.
+  An exact reference is the exact method's *proven* optimum: when that method stopped at its
+  limit the reference is null and ``reference_status`` says why, so no ratio pretends to be one
+  to the optimum.
+
+Only the driver writes, one transaction per batch; the primary key makes a row stored twice an
+error, never a duplicate.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fairalloc.result import FAILED
+
+OK = ("optimal", "feasible", "heuristic")
+REACHED = (*OK, "time_limit", "iteration_limit")    # statuses whose objective was reached
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS studies (
+    study VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, sense VARCHAR NOT NULL, exact VARCHAR,
+    reference VARCHAR NOT NULL, grid VARCHAR[] NOT NULL, spec JSON NOT NULL, source VARCHAR,
+    created TIMESTAMPTZ NOT NULL, fairalloc VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    study VARCHAR NOT NULL, instance INTEGER NOT NULL, method VARCHAR NOT NULL,
+    "repeat" INTEGER NOT NULL, seed BIGINT, status VARCHAR NOT NULL, objective DOUBLE,
+    gap DOUBLE, bound DOUBLE, reference_bound DOUBLE, time_s DOUBLE, error VARCHAR,
+    worker VARCHAR, finished TIMESTAMPTZ,
+    PRIMARY KEY (study, instance, method, "repeat"));
+"""
+
+_VIEW = f"""
+CREATE OR REPLACE VIEW results AS
+WITH per_instance AS (
+    SELECT r.study, r.instance,
+        CASE WHEN any_value(s.sense) = 'min'
+             THEN min(r.objective) FILTER (WHERE r.status IN {REACHED})
+             ELSE max(r.objective) FILTER (WHERE r.status IN {REACHED}) END AS best,
+        min(r.objective) FILTER (WHERE r.method = s.exact AND r.status = 'optimal') AS optimum,
+        string_agg(DISTINCT r.status, ',') FILTER (WHERE r.method = s.exact) AS exact_status
+    FROM runs r JOIN studies s USING (study)
+    GROUP BY r.study, r.instance),
+referenced AS (
+    SELECT r.*,
+        CASE s.reference WHEN 'best' THEN p.best WHEN 'exact' THEN p.optimum
+             ELSE r.reference_bound END AS reference,
+        CASE s.reference WHEN 'best' THEN 'best'
+             WHEN 'exact' THEN CASE WHEN p.optimum IS NOT NULL THEN 'optimal'
+                                    ELSE coalesce('exact ' || p.exact_status, 'exact not run')
+                               END
+             ELSE CASE WHEN r.reference_bound IS NULL THEN 'no bound' ELSE 'bound' END
+        END AS reference_status,
+        s.sense
+    FROM runs r JOIN studies s USING (study)
+        JOIN per_instance p ON p.study = r.study AND p.instance = r.instance)
+SELECT * EXCLUDE (sense),
+    CASE WHEN objective > 0 AND reference > 0 THEN
+        CASE sense WHEN 'min' THEN objective / reference ELSE reference / objective END
+    END AS ratio
+FROM referenced
+"""
+
+
+class StoreError(Exception):
+    """A store that cannot serve the request: not a store, a study already in it, no such
+    study or instance (exit 2)."""
+
+
+def _sql_type(values: Sequence[Any]) -> str:
+    """The column type of a grid key's values."""
+    if all(isinstance(v, bool) for v in values):
+        return "BOOLEAN"
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return "BIGINT"
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return "DOUBLE"
+    if all(isinstance(v, str) for v in values):
+        return "VARCHAR"
+    return "JSON"
+
+
+def cell(value: Any, sql_type: str) -> Any:
+    """A grid value as its column stores it (JSON text for lists and objects)."""
+    return json.dumps(value) if sql_type == "JSON" else value
+
+
+def quoted(name: str) -> str:
+    """An SQL identifier for any column name (``check.bound:theorem2``, ``users[0].weight``)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+class Store:
+    """A DuckDB study store at ``path`` (None: in memory, for a run whose rows are only
+    summarised). ``read_only`` opens an existing store for summaries and exports."""
+
+    def __init__(self, path: str | Path | None = None, read_only: bool = False):
+        import duckdb
+
+        self.path = str(path) if path else None
+        if read_only and not Path(self.path).is_file():
+            raise StoreError(f"{self.path}: no such store")
+        try:
+            self.con = duckdb.connect(self.path or ":memory:", read_only=read_only)
+        except duckdb.Error as exc:
+            raise StoreError(f"{self.path}: cannot open as a DuckDB store: "
+                             f"{str(exc).splitlines()[0]}") from None
+        if read_only:
+            tables = {t for (t,) in self.con.execute("SELECT table_name FROM "
+                                                     "information_schema.tables").fetchall()}
+            if not {"studies", "runs", "results"} <= tables:
+                raise StoreError(f"{self.path}: not a fairalloc study store (no studies, runs "
+                                 "and results tables)")
+        else:
+            self.con.execute(_TABLES)
+            self.con.execute(_VIEW)
+        self._columns = self._runs_columns()
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()
+
+    def _runs_columns(self) -> set[str]:
+        return {name for (name,) in self.con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'")
+            .fetchall()}
+
+    def studies(self) -> list[str]:
+        return [s for (s,) in self.con.execute("SELECT study FROM studies ORDER BY created")
+                .fetchall()]
+
+    def study(self, name: str | None = None) -> dict:
+        """The stored record of study ``name`` (or of the only study in the store)."""
+        names = self.studies()
+        if name is None:
+            if len(names) != 1:
+                held = ", ".join(names) if names else "none"
+                raise StoreError(f"{self.path}: holds {len(names)} studies ({held}); name one "
+                                 "with --study")
+            name = names[0]
+        if name not in names:
+            raise StoreError(f"{self.path}: no study {name!r} (it holds: "
+                             f"{', '.join(names) or 'none'})")
+        row = self.con.execute("SELECT study, kind, sense, exact, reference, grid, spec, source "
+                               "FROM studies WHERE study = ?", [name]).fetchone()
+        keys = ("study", "kind", "sense", "exact", "reference", "grid", "spec", "source")
+        record = dict(zip(keys, row))
+        record["spec"] = json.loads(record["spec"])
+        return record
+
+    def open_study(self, study, resume: bool) -> set[tuple[int, str, int]]:
+        """Record ``study`` (a ``plan.Study``) and return the (instance, method, repeat) keys
+        already stored. A study of that name with rows is continued only with ``resume``, and
+        only if its spec is the same."""
+        from fairalloc import __version__
+        from fairalloc.registry import KINDS
+
+        existing = self.con.execute("SELECT spec FROM studies WHERE study = ?",
+                                    [study.name]).fetchone()
+        if existing is not None:
+            if json.loads(existing[0]) != study.spec:
+                raise StoreError(f"{self.path}: holds a study {study.name!r} with a different "
+                                 "spec; rename the study or use another --store")
+            done = self.done(study.name)
+            if done and not resume:
+                raise StoreError(f"{self.path}: already holds {len(done)} rows of study "
+                                 f"{study.name!r}; --resume continues it")
+            return done
+        kind = KINDS[study.kind]
+        for key, values in study.grid:
+            if key not in self._columns:
+                self.con.execute(f"ALTER TABLE runs ADD COLUMN {quoted(key)} "
+                                 f"{_sql_type(values)}")
+        self.con.execute(
+            "INSERT INTO studies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [study.name, study.kind, kind.sense, kind.exact, study.reference,
+             [k for k, _ in study.grid], json.dumps(study.spec), study.source,
+             datetime.datetime.now(datetime.timezone.utc), __version__])
+        self._columns = self._runs_columns()
+        return set()
+
+    def done(self, study: str) -> set[tuple[int, str, int]]:
+        return set(self.con.execute('SELECT instance, method, "repeat" FROM runs '
+                                    "WHERE study = ?", [study]).fetchall())
+
+    def add(self, rows: list[dict]) -> None:
+        """Store rows (dicts of column -> value) in one transaction; a new ``check.*`` or
+        ``metric.*`` column is added first."""
+        if not rows:
+            return
+        names = list(dict.fromkeys(k for row in rows for k in row))
+        for name in names:
+            if name not in self._columns:
+                sql_type = "VARCHAR" if name.startswith("check.") else "DOUBLE"
+                self.con.execute(f"ALTER TABLE runs ADD COLUMN {quoted(name)} {sql_type}")
+                self._columns.add(name)
+        batch = {name: np.array([row.get(name) for row in rows], dtype=object)
+                 for name in names}
+        self.con.register("fairalloc_batch", batch)
+        try:
+            self.con.execute("BEGIN TRANSACTION")
+            self.con.execute("INSERT INTO runs BY NAME SELECT * FROM fairalloc_batch")
+            self.con.execute("COMMIT")
+        except Exception:
+            self.con.execute("ROLLBACK")
+            raise
+        finally:
+            self.con.unregister("fairalloc_batch")
+
+    def columns(self, study: str) -> list[str]:
+        """The ``results`` columns that hold a value for this study."""
+        names = [d[0] for d in self.con.execute("SELECT * FROM results LIMIT 0").description]
+        counts = self.con.execute(
+            "SELECT " + ", ".join(f"count({quoted(n)})" for n in names) +
+            " FROM results WHERE study = ?", [study]).fetchone()
+        return [n for n, c in zip(names, counts) if c or n in ("ratio", "reference")]
+
+    def rows(self, study: str, columns: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        """Column -> array of the study's ``results`` rows (numbers as floats with NaN for
+        null, text as objects with None), ordered by instance, method and repeat."""
+        wanted = list(columns or self.columns(study))
+        query = (f"SELECT {', '.join(map(quoted, wanted))} FROM results WHERE study = ? "
+                 'ORDER BY instance, method, "repeat"')
+        out = {}
+        for name, column in self.con.execute(query, [study]).fetchnumpy().items():
+            if np.ma.isMaskedArray(column):
+                missing = np.ma.getmaskarray(column)
+                if column.dtype.kind in "fiub":
+                    column = column.astype(float).filled(np.nan)
+                else:
+                    column = np.array(column.data, dtype=object)
+                    column[missing] = None
+            out[name] = np.asarray(column)
+        return out
+
+    def export(self, study: str, path: str) -> int:
+        """Write the study's ``results`` to ``path`` (Parquet or CSV by extension); the number
+        of rows written."""
+        fmt = "parquet" if path.lower().endswith(".parquet") else "csv"
+        count = self.con.execute("SELECT count(*) FROM results WHERE study = ?",
+                                 [study]).fetchone()[0]
+        target = path.replace("'", "''")
+        self.con.execute(f"COPY (SELECT * FROM results WHERE study = $1 "
+                         f'ORDER BY instance, method, "repeat") TO \'{target}\' '
+                         f"(FORMAT {fmt})", [study])
+        return count
+
+
+def failed(status: str) -> bool:
+    """A row whose objective is no result: solver trouble, an error or a method that did not
+    apply."""
+    return status in FAILED or status in ("error", "not_applicable")

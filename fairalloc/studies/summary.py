@@ -1,0 +1,122 @@
+"""Summaries of a study's rows: per group (grid point × method by default) the count, the
+status counts, statistics of each value (the ratio to the reference, or a metric) with a
+bootstrap 95% confidence interval of the mean, the mean solve time, and per check the share of
+each verdict.
+
+Only rows that solved (status optimal, feasible or heuristic) and have a value enter a value's
+statistics; the others are counted apart by why (``time_limit``, ``error``, ``exact
+time_limit`` for a reference the exact method did not prove), never mixed in silently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairalloc.result import VERDICTS, check_column
+from fairalloc.studies.store import OK
+
+BOOTSTRAP = 2000            # resamples of the mean
+CONFIDENCE = 0.95
+
+
+def percentiles(values: np.ndarray, baseline: float | None = None) -> dict[str, float]:
+    """Mean and 10th / 50th / 90th percentiles of ``values`` and, with a baseline, the
+    fraction above it.
+
+    >>> percentiles(np.array([1.0, 2.0, 3.0]), baseline=1.5)
+    {'mean': 2.0, 'p10': 1.2, 'p50': 2.0, 'p90': 2.8, 'above_1.5': 0.6666666666666666}
+    """
+    out = {"mean": float(values.mean()), "p10": float(np.percentile(values, 10)),
+           "p50": float(np.percentile(values, 50)), "p90": float(np.percentile(values, 90))}
+    if baseline is not None:
+        out[f"above_{baseline:g}"] = float((values > baseline).mean())
+    return out
+
+
+def mean_interval(values: np.ndarray, seed: int = 0,
+                  resamples: int = BOOTSTRAP) -> tuple[float, float]:
+    """The percentile-bootstrap ``CONFIDENCE`` interval of the mean of ``values`` (seeded:
+    the same rows give the same interval); one value gives (value, value).
+
+    >>> lo, hi = mean_interval(np.arange(100.0))
+    >>> bool(lo < 49.5 < hi), bool(hi - lo < 15)
+    (True, True)
+    """
+    n = len(values)
+    if n == 1:
+        return float(values[0]), float(values[0])
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    chunk = max(1, 4_000_000 // n)          # bounded memory at any n
+    for start in range(0, resamples, chunk):
+        stop = min(resamples, start + chunk)
+        means[start:stop] = values[rng.integers(0, n, (stop - start, n))].mean(axis=1)
+    tail = (1 - CONFIDENCE) / 2 * 100
+    return float(np.percentile(means, tail)), float(np.percentile(means, 100 - tail))
+
+
+def statistics(values: np.ndarray, baseline: float | None = None) -> dict[str, float]:
+    """``percentiles`` with the bootstrap interval of the mean (``ci_low``, ``ci_high``)."""
+    low, high = mean_interval(values)
+    return {"n": len(values), **percentiles(values, baseline), "ci_low": low, "ci_high": high}
+
+
+def _groups(rows: dict[str, np.ndarray], by: list[str],
+            methods: list[str] | None = None) -> list[tuple[tuple, np.ndarray]]:
+    """(key, row indices) for each distinct combination of the ``by`` columns, in first-seen
+    order (grid points in the order the study lists them), methods in ``methods`` order."""
+    keys = list(zip(*(rows[b].tolist() for b in by))) if by else [()] * len(rows["status"])
+    order: dict[tuple, list[int]] = {}
+    for i, key in enumerate(keys):
+        order.setdefault(key, []).append(i)
+    groups = [(key, np.array(idx)) for key, idx in order.items()]
+    if methods and "method" in by:
+        at = by.index("method")
+        rank = {m: k for k, m in enumerate(methods)}
+        points: dict[tuple, int] = {}
+        for key, _ in groups:
+            points.setdefault(key[:at] + key[at + 1:], len(points))
+        groups.sort(key=lambda g: (points[g[0][:at] + g[0][at + 1:]],
+                                   rank.get(g[0][at], len(rank))))
+    return groups
+
+
+def summarise(rows: dict[str, np.ndarray], by: list[str], values: list[str],
+              baseline: float | None = None, methods: list[str] | None = None) -> list[dict]:
+    """One record per group of rows (``methods``: the order of the method groups): ``by``
+    values, ``count``, ``statuses`` {status: count},
+    per value its ``statistics`` over the rows that solved (``None`` when none did) and
+    ``apart`` {why: count} for the rows left out, ``time_s`` (mean), and ``checks`` {check:
+    {verdict: share}}."""
+    checks = [c for c in rows if c.startswith("check.")]
+    status = rows["status"]
+    out = []
+    for key, idx in _groups(rows, by, methods):
+        record: dict = dict(zip(by, key))
+        record["count"] = len(idx)
+        record["statuses"] = dict(sorted(
+            zip(*np.unique(status[idx].astype(str), return_counts=True))))
+        record["statuses"] = {k: int(v) for k, v in record["statuses"].items()}
+        solved = np.isin(status[idx].astype(str), OK)
+        for value in values:
+            column = rows[value][idx].astype(float)
+            counted = solved & ~np.isnan(column)
+            apart: dict[str, int] = {}
+            for i in np.flatnonzero(~counted):
+                why = str(status[idx][i])
+                if why in OK:
+                    why = str(rows["reference_status"][idx][i]) if value == "ratio" and \
+                        "reference_status" in rows else "no value"
+                apart[why] = apart.get(why, 0) + 1
+            record[value] = statistics(column[counted], baseline) if counted.any() else None
+            record[f"{value} apart"] = apart
+        times = rows["time_s"][idx].astype(float)
+        record["time_s"] = float(np.nanmean(times)) if (~np.isnan(times)).any() else None
+        record["checks"] = {}
+        for c in checks:
+            verdicts = np.array([v for v in rows[c][idx] if v is not None], dtype=object)
+            if len(verdicts):       # every method's own bound shares one column
+                record["checks"][check_column(c.removeprefix("check."))] = {
+                    v: float((verdicts == v).mean()) for v in VERDICTS}
+        out.append(record)
+    return out
