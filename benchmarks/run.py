@@ -35,6 +35,8 @@ Benchmarks (the issue's targets):
 * ``token``        Algorithm 1 (``mean-field``) at 12 types, t_max 100, 1,000-point grids; the
                    simulation of 1,000 agents x 3,000 rounds x 6 mechanisms (and each alone);
                    ``mean-field-lp`` vs ``mean-field`` on the KMeans-vs-PageRank spec.
+* ``studies``      per-task overhead of 1,000 tiny solves (in process, local pool, Dask
+                   LocalCluster of 2), one worker to two on ~0.2 s tasks, store rows/s.
 
 When a target is missed the case is run once more under cProfile and its hot spots are listed.
 """
@@ -63,6 +65,7 @@ from bench_drf import bench_drf, bench_drf_lp
 from bench_emrf import bench_emrf, bench_formulation
 from bench_etf import bench_etf
 from bench_moldable import bench_moldable
+from bench_studies import bench_studies
 from bench_token import bench_token
 from harness import (
     _WORKDIR,
@@ -89,6 +92,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Table]]] = {
     "moldable": bench_moldable,
     "accelos": bench_accelos,
     "token": bench_token,
+    "studies": bench_studies,
 }
 
 
@@ -158,6 +162,7 @@ def machine_notes() -> list[str]:
         f"- Python: {platform.python_version()} ({platform.python_implementation()})",
         f"- numpy {np.__version__}, highspy {_version('highspy')}, pyomo {_version('pyomo')}, "
         f"jsonschema-rs {_version('jsonschema-rs')}, orjson {_version('orjson')}, "
+        f"duckdb {_version('duckdb')}, distributed {_version('distributed')}, "
         f"fairalloc {_version('fairalloc')}",
         f"- OPENBLAS_CORETYPE: {'set to ' + repr(coretype) if coretype else 'not set'}",
         f"- date: {dt.datetime.now().astimezone().isoformat(timespec='seconds')}",

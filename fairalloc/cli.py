@@ -18,7 +18,7 @@ from fairalloc import api, plots
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
 from fairalloc.errors import SolverError, SpecError, Violation
-from fairalloc.registry import KINDS, Kind
+from fairalloc.registry import KINDS
 from fairalloc.render import fmt, legend, markdown_table, render_markdown, render_table, rich_mark
 from fairalloc.result import FAILED, MARKS, Result, check_column, ratio_header, ratio_to
 from fairalloc.spec import schema, set_path, template
@@ -274,8 +274,8 @@ def _cluster(text: str):
 def _load_study(source, root=None, time_limit: float | None = None, methods=None):
     """A checked study; ``--time-limit`` and ``--methods`` change its spec (and so what the
     store records) before it is checked."""
-    from fairalloc.studies.plan import load_study
     from fairalloc.spec import read_json
+    from fairalloc.studies.plan import load_study
 
     if time_limit is None and methods is None:
         return load_study(source, root)
@@ -412,7 +412,7 @@ def _summary_cells(records: list[dict], by: list[str], values: list[str],
                     row.append(f"{st[f'above_{baseline:g}']:.0%}")
             if apart:
                 row.append(", ".join(f"{k} {n}" for k, n in r[f"{v} apart"].items()))
-            row.append(f"{r['time_s']:.3g}" if r["time_s"] is not None else "—")
+            row.append(f"{r['mean_time_s']:.3g}" if r["mean_time_s"] is not None else "—")
             row += [" ".join(f"{MARKS[k]}{share:.0%}" for k, share in r["checks"].get(c, {})
                              .items() if share > 0) for c in checks]
             body.append(row)

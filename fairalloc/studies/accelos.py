@@ -100,7 +100,7 @@ def random_spec(seed: int, kernels: int = 8, device: str = "scaled") -> dict:
     >>> [k["share"] for k in random_spec(3, kernels=4)["kernels"]]
     [1.0, 0.5, 0.5, 2.0]
     >>> [k["id"] for k in random_spec(3, kernels=4, device="kepler")["kernels"]][:2]
-    ['0:histo-main', '1:mri-gridding-main']
+    ['0:tpacf-hist', '1:histo-prescan']
     """
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(KERNELS), kernels).tolist()

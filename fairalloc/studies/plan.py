@@ -224,12 +224,24 @@ def load_study(source: str | Path | dict, root: str | Path | None = None) -> Stu
         found.add("$", "a study must be a JSON object")
         _raise(found, label)
     check_against(study_schema(), _validator(), data, found)
-    _raise(found, label)
+    if found:
+        # report what the kind refuses too where the structure allows (as problem specs do)
+        try:
+            _checked(data, label, base, Violations() if _shapeless(data) else found)
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError, SpecError):
+            pass
+        _raise(found, label)
     study = _checked(data, label, base, found)
     _raise(found, label)
     _try_points(study, found)
     _raise(found, label)
     return study
+
+
+def _shapeless(data: dict) -> bool:
+    """Whether the keys the kind's checks read are missing (they would only repeat the
+    schema's complaint)."""
+    return not (isinstance(data.get("kind"), str) and isinstance(data.get("instances"), dict))
 
 
 def _raise(found: Violations, label: str | None) -> None:

@@ -19,7 +19,6 @@ last unwritten batch, and ``--resume`` skips every stored row.
 
 from __future__ import annotations
 
-import datetime
 import fnmatch
 import logging
 import os
@@ -30,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from fairalloc.studies.plan import Study, Task, make_instance
-from fairalloc.studies.store import Store
+from fairalloc.studies.store import Store, utc_now
 
 BATCH_ROWS = 1000
 BATCH_SECONDS = 1.0
@@ -90,18 +89,31 @@ def run_task(task: Task) -> dict:
         fields = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:2000]}
     fields.setdefault("time_s", time.perf_counter() - start)
     return task_row(task, worker=worker_name(),
-                    finished=datetime.datetime.now(datetime.timezone.utc), **fields)
+                    finished=utc_now(), **fields)
 
 
 def lost(task: Task, why: str) -> dict:
     """The row of a task the infrastructure could not run."""
     return task_row(task, status="error", error=why,
-                    finished=datetime.datetime.now(datetime.timezone.utc))
+                    finished=utc_now())
 
 
 def serial(tasks: Iterable[Task]) -> Iterator[dict]:
     for task in tasks:
         yield run_task(task)
+
+
+def _forkserver():
+    """Workers forked from a single-threaded server that has fairalloc imported: a fork from
+    this (threaded) process can leak one worker's death pipe into another, and a pool then
+    never notices that a worker was killed. A kind registered at run time is not in the
+    server: run such studies with ``--workers 1``, or register the kind by entry point."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["fairalloc.studies.run", "fairalloc.api",
+                                    "fairalloc.registry"])
+    return context
 
 
 def pool(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
@@ -114,7 +126,8 @@ def pool(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
     retry: list[Task] = []
     deaths: Counter = Counter()
     window = workers * WINDOW_PER_WORKER
-    executor = ProcessPoolExecutor(max_workers=workers)
+    context = _forkserver()
+    executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     flight: dict = {}
     try:
         while True:
@@ -142,7 +155,7 @@ def pool(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
                 retry += flight.values()
                 flight.clear()
                 executor.shutdown(wait=False, cancel_futures=True)
-                executor = ProcessPoolExecutor(max_workers=workers)
+                executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     finally:
         executor.shutdown(wait=False, cancel_futures=True)
 

@@ -29,8 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from fairalloc.result import FAILED
-
 OK = ("optimal", "feasible", "heuristic")
 REACHED = (*OK, "time_limit", "iteration_limit")    # statuses whose objective was reached
 
@@ -38,12 +36,12 @@ _TABLES = """
 CREATE TABLE IF NOT EXISTS studies (
     study VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, sense VARCHAR NOT NULL, exact VARCHAR,
     reference VARCHAR NOT NULL, grid VARCHAR[] NOT NULL, spec JSON NOT NULL, source VARCHAR,
-    created TIMESTAMPTZ NOT NULL, fairalloc VARCHAR NOT NULL);
+    created TIMESTAMP NOT NULL, fairalloc VARCHAR NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
     study VARCHAR NOT NULL, instance INTEGER NOT NULL, method VARCHAR NOT NULL,
     "repeat" INTEGER NOT NULL, seed BIGINT, status VARCHAR NOT NULL, objective DOUBLE,
     gap DOUBLE, bound DOUBLE, reference_bound DOUBLE, time_s DOUBLE, error VARCHAR,
-    worker VARCHAR, finished TIMESTAMPTZ,
+    worker VARCHAR, finished TIMESTAMP,  -- UTC
     PRIMARY KEY (study, instance, method, "repeat"));
 """
 
@@ -77,6 +75,11 @@ SELECT * EXCLUDE (sense),
     END AS ratio
 FROM referenced
 """
+
+
+def utc_now() -> datetime.datetime:
+    """Now, in UTC without a zone (``TIMESTAMP`` columns; a zoned one needs pytz to read)."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
 class StoreError(Exception):
@@ -197,7 +200,7 @@ class Store:
             "INSERT INTO studies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [study.name, study.kind, kind.sense, kind.exact, study.reference,
              [k for k, _ in study.grid], json.dumps(study.spec), study.source,
-             datetime.datetime.now(datetime.timezone.utc), __version__])
+             utc_now(), __version__])
         self._columns = self._runs_columns()
         return set()
 
@@ -267,8 +270,3 @@ class Store:
                          f"(FORMAT {fmt})", [study])
         return count
 
-
-def failed(status: str) -> bool:
-    """A row whose objective is no result: solver trouble, an error or a method that did not
-    apply."""
-    return status in FAILED or status in ("error", "not_applicable")

@@ -86,7 +86,7 @@ def summarise(rows: dict[str, np.ndarray], by: list[str], values: list[str],
     """One record per group of rows (``methods``: the order of the method groups): ``by``
     values, ``count``, ``statuses`` {status: count},
     per value its ``statistics`` over the rows that solved (``None`` when none did) and
-    ``apart`` {why: count} for the rows left out, ``time_s`` (mean), and ``checks`` {check:
+    ``apart`` {why: count} for the rows left out, ``mean_time_s``, and ``checks`` {check:
     {verdict: share}}."""
     checks = [c for c in rows if c.startswith("check.")]
     status = rows["status"]
@@ -111,7 +111,7 @@ def summarise(rows: dict[str, np.ndarray], by: list[str], values: list[str],
             record[value] = statistics(column[counted], baseline) if counted.any() else None
             record[f"{value} apart"] = apart
         times = rows["time_s"][idx].astype(float)
-        record["time_s"] = float(np.nanmean(times)) if (~np.isnan(times)).any() else None
+        record["mean_time_s"] = float(np.nanmean(times)) if (~np.isnan(times)).any() else None
         record["checks"] = {}
         for c in checks:
             verdicts = np.array([v for v in rows[c][idx] if v is not None], dtype=object)
