@@ -125,6 +125,9 @@ def waterfill_slices(p: EtfProblem) -> np.ndarray:
 
 GREEDY_MAX_SLICES = 10**7     # slices the heap walks one by one (about 10 s)
 MILP_MAX_QUANTUM = 10**9      # beyond, HiGHS's integrality tolerance blurs whole slices
+# weighted energies a relative 1e-5 apart differ by less than HiGHS's default feasibility
+# tolerances (found by the Theorem 3 property test: 1.0 against 0.99999 was taken for a tie)
+MILP_TOLERANCE = 1e-10
 
 
 def greedy(p: EtfProblem) -> Solution:
@@ -217,7 +220,8 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None) -> Solution:
         integer = np.concatenate([np.ones(n, bool), np.zeros(k * (n + 1), bool)])
         left = None if deadline is None else deadline - time.perf_counter()
         report = solve_matrix(cost, np.array(rows), np.array(lo_r), np.array(hi_r), col_lo,
-                              col_hi, integer=integer, time_limit=left, mip_gap=0.0)
+                              col_hi, integer=integer, time_limit=left, mip_gap=0.0,
+                              tolerance=MILP_TOLERANCE)
         if report.status == "infeasible":
             raise SolverError("ETF leximin MILP infeasible (guarantees exceed the quantum?)")
         if report.x is None:
