@@ -13,7 +13,7 @@ TINY = {"study": "tiny", "kind": "drf", "seed": 1, "checks": [], "metrics": [],
         "methods": ["progressive-filling"]}
 # a DRF leximin LP of 350 users: about 0.2 s a task on this machine
 STEADY = {"study": "steady", "kind": "drf", "seed": 1, "checks": [], "metrics": [],
-          "instances": {"generate": {"users": 350}, "count": 24}, "methods": ["lp"]}
+          "instances": {"generate": {"users": 350}, "count": 40}, "methods": ["lp"]}
 
 
 def _wall(study: dict, **execution) -> float:
@@ -70,6 +70,20 @@ def overhead(quick: bool) -> Table:
                  rows)
 
 
+def _pool_wall(study: dict, workers: int) -> float:
+    """Wall time of the local pool of ``workers`` processes over the study's tasks."""
+    from fairalloc.studies.plan import load_study
+    from fairalloc.studies.run import pool
+
+    tasks = list(load_study(study).tasks())
+    start = time.perf_counter()
+    rows = list(pool(tasks, workers))
+    wall = time.perf_counter() - start
+    if len(rows) != len(tasks) or any(r["status"] == "error" for r in rows):
+        raise RuntimeError("a task failed")
+    return wall
+
+
 def scaling(quick: bool) -> Table:
     count = 8 if quick else STEADY["instances"]["count"]
     study = {**STEADY, "instances": {**STEADY["instances"], "count": count}}
@@ -77,8 +91,7 @@ def scaling(quick: bool) -> Table:
     walls: dict[int, float] = {}
     for workers in (1, 2):
         def run(workers=workers) -> Row:
-            execution = {"workers": 2} if workers == 2 else {"workers": 1}
-            wall = _wall(study, **execution)
+            wall = _pool_wall(study, workers)
             walls[workers] = wall
             note = f"{wall / count:.3f} s a task"
             verdict = None
@@ -86,14 +99,16 @@ def scaling(quick: bool) -> Table:
                 efficiency = walls[1] / (2 * wall)
                 note += f"; efficiency {efficiency:.0%} of the one-worker time halved"
                 verdict = "PASS" if efficiency >= 0.8 else "MISS"
-            log(f"study scaling, {workers} worker(s): {wall:.2f} s")
-            return Row(f"{count} DRF leximin LPs (350 users), {workers} worker(s)", wall,
+            log(f"study scaling, pool of {workers}: {wall:.2f} s")
+            return Row(f"{count} DRF leximin LPs (350 users), pool of {workers}", wall,
                        None, 1, note, verdict=verdict)
         rows.append(safe(f"scaling {workers}", run))
     return Table("study-scaling", "Studies: one worker to two",
                  f"Tasks of about 0.2 s (the exact DRF LP at 350 users, no checks) on the "
-                 f"local pool; {os.cpu_count()} cores here. Target: two workers at ≥ 80% "
-                 "efficiency (wall with one ÷ (2 × wall with two)).", rows)
+                 f"local pool of one process, then two; {os.cpu_count()} cores here. Both "
+                 "walls include the pool's start-up (the per-task overhead above measures "
+                 "it). Target: two workers at ≥ 80% efficiency (wall with one ÷ (2 × wall "
+                 "with two)).", rows)
 
 
 def store_throughput(quick: bool) -> Table:

@@ -68,6 +68,13 @@ def _mechanism(kind: Kind, spec: Spec, name: str | None,
     return name, lambda problem: run(problem, **options)
 
 
+def method_of(spec: SpecLike, method: str | None = None) -> str:
+    """The method ``solve`` runs on this spec (``method``, else the spec's, else the kind's
+    default), after checking its name and the spec's options for it (``SpecError``)."""
+    spec = _spec(spec)
+    return _mechanism(KINDS[spec.kind], spec, method)[0]
+
+
 def _feasibility_failure(validation: list[Finding]) -> Finding | None:
     return next((f for f in validation if f.check == "feasibility" and f.verdict == "fails"),
                 None)
@@ -223,3 +230,28 @@ def sweep(
         if on_step:
             on_step(value, result)
     return out
+
+
+def run_study(study: str | Path | dict, store: str | Path | None = None, *,
+              resume: bool = False, workers: int | None = None,
+              cluster: tuple[str, int | str] | None = None) -> dict:
+    """Run a study (a study spec file, or its data) into the DuckDB ``store`` (None: in
+    memory) as ``fairalloc study run`` does, and return its ``results`` rows: column -> numpy
+    array (numbers with NaN for null). ``cluster``: ``("local", N)`` or ``("address",
+    "tcp://HOST:PORT")``. A run interrupted by Ctrl-C raises ``KeyboardInterrupt`` after
+    storing what arrived (``resume=True`` continues it).
+
+    >>> rows = run_study({"study": "doc", "kind": "drf", "seed": 1, "methods": ["lp"],
+    ...                   "instances": {"generate": {"users": 3}, "count": 2}}, workers=1)
+    >>> rows["status"].tolist(), rows["ratio"].tolist()
+    (['optimal', 'optimal'], [1.0, 1.0])
+    """
+    from fairalloc.studies.plan import load_study
+    from fairalloc.studies.run import run_study as run
+    from fairalloc.studies.store import Store
+
+    plan = load_study(study)
+    with Store(store) as db:
+        if run(plan, db, resume=resume, workers=workers, cluster=cluster).interrupted:
+            raise KeyboardInterrupt
+        return db.rows(plan.name)

@@ -170,9 +170,53 @@ def _selected(metrics: dict, patterns: list[str]) -> list[str]:
     return out
 
 
-def cmd_sweep(args) -> int:
-    from rich.progress import Progress
+def _spec_study(spec, what: str, grid: dict, method: str, metrics: list[str],
+                checks: list[str] | None = None) -> dict:
+    """The study a one-spec command runs: the spec as its base instance, a grid over its keys,
+    one method, every row keeping its whole result."""
+    return {"study": f"{spec.name or _stem(spec.source or '-')}: {what}", "kind": spec.kind,
+            "instances": {"base": spec.source or "-"}, "grid": grid, "methods": [method],
+            "metrics": metrics, "results": True,
+            **({"checks": checks} if checks is not None else {})}
 
+
+def _run_spec_study(spec, data: dict, args) -> tuple[int, dict, list]:
+    """Run a one-spec study (``_spec_study``) into ``--store`` (default: memory): the exit
+    code, its rows, and each row's result (None for a task that failed) in grid order."""
+    from fairalloc.studies.store import Store
+
+    try:
+        study = _load_study(data, ".", args.time_limit, known={spec.source or "-": spec.raw})
+    except SpecError as exc:      # a grid value the spec refuses: the spec's error, not a study's
+        raise SpecError(exc.violations, data["study"]) from None
+    with Store(args.store) as store:
+        code = _run_study(study, args, store)
+        rows = store.rows(study.name, [*store.columns(study.name), "result"])
+    results = [json.loads(r) if r is not None else None for r in rows["result"]]
+    return code, rows, results
+
+
+def _verdict_cells(rows: dict, i: int, checks: list[str], style: str = "rich") -> list[str]:
+    """Row i's verdict per check column (``bound:*`` checks share one, named): a rich mark,
+    a plain ``mark`` or the ``word`` (CSV)."""
+    out = []
+    for column in checks:
+        found = [(name.removeprefix("check."), rows[name][i]) for name in rows
+                 if name.startswith("check.") and rows[name][i] is not None
+                 and check_column(name.removeprefix("check.")) == column]
+        if not found:
+            out.append("")
+            continue
+        check, verdict = found[0]
+        mark = {"rich": rich_mark, "mark": MARKS.get, "word": str}[style](verdict)
+        named = check.partition(":")[2]              # which theorem's bound
+        out.append(f"{mark} {named}" if named else mark)
+    return out
+
+
+def cmd_sweep(args) -> int:
+    """Re-solve one spec with a key varied: a study with the spec as its base instance and the
+    key as its grid, shown point by point."""
     key, values = _parse_set(args.set)
     spec = api.load_spec(args.spec)
     try:
@@ -180,35 +224,76 @@ def cmd_sweep(args) -> int:
     except SpecError as exc:
         raise UsageError("--set", f"{key!r}: {exc.violations[0]}") from None
     kind = KINDS[spec.kind]
-    patterns = args.metrics or list(kind.sweep_metrics)
-    with Progress(transient=True, console=Console(stderr=True)) as progress:
-        task = progress.add_task(f"sweeping {key}", total=len(values))
-        points = api.sweep(spec, key, values, args.method,
-                           on_step=lambda *_: progress.advance(task))
-    names = _selected(points[0][1].metrics, patterns)
-    checks = list(dict.fromkeys(check_column(f.check) for _, r in points for f in r.validation))
+    method = api.method_of(spec, args.method)
+    data = _spec_study(spec, f"sweep of {key}", {key: values}, method,
+                       args.metrics or list(kind.sweep_metrics))
+    code, rows, results = _run_spec_study(spec, data, args)
+    if code == 130:
+        return code
+    names = [c.removeprefix("metric.") for c in rows if c.startswith("metric.")]
+    checks = list(dict.fromkeys(check_column(c.removeprefix("check.")) for c in rows
+                                if c.startswith("check.")))
+    title = f"{spec.name or spec.kind}: sweep of {key}"
     if args.format == "json":
-        print(json.dumps([{"value": v, **r.to_dict()} for v, r in points], indent=2,
-                         allow_nan=False))
+        print(json.dumps([{"value": v, **(r if r is not None else
+                                           {"status": rows["status"][i],
+                                            "error": rows["error"][i]})}
+                          for i, (v, r) in enumerate(zip(values, results))],
+                         indent=2, allow_nan=False))
     else:
-        from rich import box
-        from rich.table import Table
-
-        table = Table(key, "status", "objective", *names, *map(_short, checks), box=box.SIMPLE_HEAD,
-                      title=f"{spec.name or spec.kind}: sweep of {key}", title_justify="left")
-        for value, r in points:
-            table.add_row(fmt(value), r.status, fmt(r.objective),
-                          *[fmt(r.metrics.get(n)) for n in names],
-                          *[_check_mark(r, c) for c in checks])
-        console = _console()
-        console.print(table)
-        findings = [f for _, r in points for f in r.validation]
-        if findings:
-            console.print(f"  {legend(findings)}", style="dim")
+        header = [key, "status", "objective", *names, *map(_short, checks)]
+        style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
+        show = _exact if args.format == "csv" else fmt    # CSV keeps every digit
+        body = [[show(v), rows["status"][i], show(_number(rows["objective"][i])),
+                 *[show(_number(rows[f"metric.{n}"][i])) for n in names],
+                 *_verdict_cells(rows, i, checks, style)] for i, v in enumerate(values)]
+        verdicts = {rows[c][i] for c in rows if c.startswith("check.")
+                    for i in range(len(values))} - {None}
+        _print_rows(title, header, body, args.format, legend(verdicts) if verdicts else "")
     if args.plot:
-        plots.sweep(points, key, names, checks, args.plot, spec.name or spec.kind)
+        plots.sweep(rows, key, names, checks, args.plot, spec.name or spec.kind)
         print(f"plot written to {args.plot}", file=sys.stderr)
-    return _exit_status([r for _, r in points])
+    failed = any(status in FAILED or status == "error" for status in rows["status"])
+    return code or (1 if failed else 0)
+
+
+def _exact(value) -> str:
+    """A value for CSV: every digit of a number, empty for none."""
+    return "" if value is None else repr(float(value)) if isinstance(value, float) \
+        else str(value)
+
+
+def _number(value):
+    """A stored number for ``fmt``: NaN (null) as None."""
+    return None if value is None or value != value else value
+
+
+def _print_rows(title: str, header: list[str], body: list[list[str]], fmt_name: str,
+                note: str = "") -> None:
+    """Rows of text as a rich table, Markdown or CSV, with a note below."""
+    if fmt_name == "csv":
+        import csv
+
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(body)
+        return
+    if fmt_name == "markdown":
+        print(f"## {title}\n")
+        print("\n".join(markdown_table(header, body)))
+        if note:
+            print(f"\n{note}")
+        return
+    from rich import box
+    from rich.table import Table
+
+    table = Table(*header, box=box.SIMPLE_HEAD, title=title, title_justify="left")
+    for row in body:
+        table.add_row(*row)
+    console = _console()
+    console.print(table)
+    if note:
+        console.print(f"  {note}", style="dim")
 
 
 def _kinds_with(capability: str) -> str:
@@ -271,21 +356,22 @@ def _cluster(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _load_study(source, root=None, time_limit: float | None = None, methods=None):
+def _load_study(source, root=None, time_limit: float | None = None, methods=None,
+                known: dict | None = None):
     """A checked study; ``--time-limit`` and ``--methods`` change its spec (and so what the
-    store records) before it is checked."""
+    store records) before it is checked; ``known``: spec files already read."""
     from fairalloc.spec import read_json
     from fairalloc.studies.plan import load_study
 
     if time_limit is None and methods is None:
-        return load_study(source, root)
+        return load_study(source, root, known)
     data = source if isinstance(source, dict) else read_json(source, what="study")[0]
     if isinstance(data, dict):
         data = {**data, **({"time_limit": time_limit} if time_limit is not None else {}),
                 **({"methods": methods} if methods is not None else {})}
     if not isinstance(source, dict) and root is None and str(source) != "-":
         root = os.path.dirname(str(source)) or "."
-    return load_study(data, root)
+    return load_study(data, root, known)
 
 
 def _run_study(study, opts, store) -> int:
@@ -318,7 +404,7 @@ def _run_study(study, opts, store) -> int:
         print(f"fairalloc study: interrupted; {note}. Run it again with --resume to continue.",
               file=sys.stderr)
         return 130
-    if not opts.quiet:
+    if progress.errors or (store.path and not opts.quiet):
         print(note, file=sys.stderr)
     return 1 if progress.errors else 0
 
@@ -451,21 +537,9 @@ def _print_summary(title: str, records: list[dict], by: list[str], values: list[
         return
     header, body = _summary_cells(records, by, values, baseline, checks)
     value_note = "; ".join(f"{v}: {labels.get(v, v)}" for v in values)
-    if fmt_name == "markdown":
-        print(f"## {title}\n")
-        print("\n".join(markdown_table(header, body)))
-        print(f"\n{value_note}; 95% CI: bootstrap interval of the mean.")
-        return
-    from rich import box
-    from rich.table import Table
-
-    table = Table(*header, box=box.SIMPLE_HEAD, title=title, title_justify="left")
-    for row in body:
-        table.add_row(*row)
-    console = _console()
-    console.print(table)
-    console.print(f"  {value_note}; 95% CI: bootstrap interval of the mean; rows that did not "
-                  "solve (or whose reference is unproven) are counted apart", style="dim")
+    _print_rows(title, header, body, fmt_name,
+                f"{value_note}; 95% CI: bootstrap interval of the mean; rows that did not "
+                "solve (or whose reference is unproven) are counted apart")
 
 
 def cmd_study_run(args) -> int:
@@ -565,10 +639,9 @@ def cmd_study_instance(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    """Solve a spec for its policy, then play it and the baselines round by round (the kind's
-    simulation): one row per mechanism."""
-    from rich.progress import Progress
-
+    """Solve a spec for its policy, then play it and the baselines round by round: a study of
+    the spec with its ``simulation`` set (the kind's metrics simulate it), one row per
+    mechanism in the table."""
     spec = api.load_spec(args.spec)
     kind = KINDS[spec.kind]
     sim = kind.simulation
@@ -578,10 +651,10 @@ def cmd_simulate(args) -> int:
                                    f"{spec.kind}")])
     if args.plot and sim.plot is None:          # said before the simulation runs, not after
         raise UsageError("--plot", f"{spec.kind}'s simulation has no plot")
-    method = args.method or spec.options.get("method") or kind.default
-    if method not in kind.methods:
-        raise UsageError("--method", f"unknown method {method!r} (known: "
-                                   f"{', '.join(kind.methods)})")
+    try:
+        method = api.method_of(spec, args.method)
+    except SpecError as exc:
+        raise UsageError("--method", exc.violations[0].rule) from None
     mechanisms = tuple(args.mechanisms) if args.mechanisms else None
     unknown = [m for m in mechanisms or () if m not in sim.mechanisms]
     if unknown:
@@ -591,34 +664,35 @@ def cmd_simulate(args) -> int:
     why = sim.too_big(spec.problem, rounds)
     if why:
         raise SpecError([Violation("--rounds" if args.rounds else "agents", why)])
-    with Progress(transient=True, console=Console(stderr=True)) as progress:
-        task = progress.add_task(f"{rounds} rounds x {len(mechanisms)} mechanisms",
-                                 total=rounds * len(mechanisms))
-        solution, report = sim.run(spec.problem, kind.methods[method], mechanisms, rounds, seed,
-                                   tick=lambda k: progress.advance(task, k))
-    title = sim.title(spec.name or spec.kind, spec.problem, rounds, seed, method,
-                      solution.status)
+    setting = {"rounds": rounds, "seed": seed, "mechanisms": list(mechanisms)}
+    data = _spec_study(spec, f"simulation of {rounds} rounds (seed {seed})",
+                       {"simulation": [setting]}, method, ["simulation.*"], checks=[])
+    code, rows, results = _run_spec_study(spec, data, args)
+    if code == 130:
+        return code
+    status, result = rows["status"][0], results[0]
+    if result is None:
+        print(f"fairalloc: status {status}: {rows['error'][0]}", file=sys.stderr)
+        return 1
+    title = sim.title(spec.name or spec.kind, spec.problem, rounds, seed, method, status)
+    report = result["metrics"]["simulation"]
     if args.format == "json":
-        print(json.dumps({"title": title, "status": solution.status, "rounds": rounds,
+        print(json.dumps({"title": title, "status": status, "rounds": rounds,
                           "seed": seed, "simulation": report}, indent=2,
                          allow_nan=False))
     else:
-        from rich import box
-        from rich.table import Table
-
         columns = sim.columns(spec.problem)
-        table = Table("mechanism", *[header for header, _ in columns], box=box.SIMPLE_HEAD,
-                      title=title, title_justify="left")
-        for mechanism, row in report.items():
-            table.add_row(mechanism, *[cell(row) for _, cell in columns])
-        _console().print(table)
+        _print_rows(title, ["mechanism", *[header for header, _ in columns]],
+                    [[mechanism, *[cell(row) for _, cell in columns]]
+                     for mechanism, row in report.items()], args.format)
     if args.plot:
-        sim.plot(spec.problem, solution, report, title, args.plot)
+        sim.plot(spec.problem, spec.problem.read_allocation(result["allocation"]),
+                 result["metrics"], title, args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)
-    if solution.status in FAILED:
-        print(f"fairalloc: status {solution.status}: {solution.solver.get('message', '')}",
-              file=sys.stderr)
-    return 1 if solution.status in FAILED else 0
+    if status in FAILED:
+        message = result["solver"].get("message") or ""
+        print(f"fairalloc: status {status}: {message}", file=sys.stderr)
+    return code or (1 if status in FAILED else 0)
 
 
 def cmd_schema(args) -> int:
@@ -700,7 +774,9 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--method", type=arg.name)
     sp.add_argument("--metrics", type=arg.names,
                     help="comma-separated metric names or patterns (utilization.*)")
-    output(sp, rows=False)
+    sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    _execution_flags(sp, store_help="also keep the rows (each with its whole result) in this "
+                                    "DuckDB file (default: in memory only)")
     sp = add("experiment", cmd_experiment, "a kind's preset experiment: random workloads, "
              "every method, statistics (`fairalloc experiment KIND --help` shows its flags)",
              spec=False)
@@ -718,7 +794,9 @@ def parser() -> argparse.ArgumentParser:
                     help="method for the policy (default: the spec's)")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="the policy and the mechanisms' metrics")
-    sp.add_argument("--format", choices=("table", "json"), default="table")
+    sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    _execution_flags(sp, store_help="also keep the row (with its whole result) in this DuckDB "
+                                    "file (default: in memory only)")
     _study_parsers(add("study", None, "studies: many instances x methods, stored in DuckDB, "
                        "on a local pool or a Dask cluster", spec=False))
     kinds = sorted(KINDS)

@@ -110,18 +110,18 @@ class Simulation:
     """A kind's round-by-round simulation (``fairalloc simulate SPEC``): solve the spec for the
     policy, then play it and the baselines (``mechanisms``) round by round on one population.
 
-    ``settings(problem, mechanisms, rounds, seed)`` fills in what is not given (the spec's,
-    then defaults) and ``too_big(problem, rounds)`` says why a run would not fit, or None;
-    ``run(problem, method, mechanisms, rounds, seed, tick)`` returns the method's Solution and
-    ``{mechanism: row}`` (``tick(k)``: k more rounds done); ``columns(problem)`` are the table's
+    The spec asks for it with its ``simulation`` key (``{"rounds", "seed", "mechanisms"}``) and
+    the kind's metrics then hold ``simulation``: ``{mechanism: row}``; ``fairalloc simulate``
+    is a one-row study of the spec with that key set. ``settings(problem, mechanisms, rounds,
+    seed)`` fills in what is not given (the spec's, then defaults) and ``too_big(problem,
+    rounds)`` says why a run would not fit, or None; ``columns(problem)`` are the table's
     (header, cell of a row) pairs; ``title(name, problem, rounds, seed, method, status)``;
-    ``plot(problem, solution, report, title, path)`` draws it."""
+    ``plot(problem, allocation, metrics, title, path)`` draws it."""
 
     summary: str
     mechanisms: tuple[str, ...]
     settings: Callable[..., tuple[tuple[str, ...], int, int]]
     too_big: Callable[[Any, int], str | None]
-    run: Callable[..., tuple[Any, dict]]
     columns: Callable[[Any], list[tuple[str, Callable[[dict], str]]]]
     title: Callable[..., str]
     plot: Callable | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from fairalloc.allocation import Allocation, plain_value
@@ -107,8 +107,9 @@ def rich_mark(verdict: str) -> str:
     return f"[{MARK_STYLES[verdict]}]{MARKS[verdict]}[/]"
 
 
-def legend(findings: Sequence[Finding] = ()) -> str:
-    """What each mark means; only the marks that appear, when ``findings`` are given.
+def legend(findings: Iterable[Finding | str] = ()) -> str:
+    """What each mark means; only the marks that appear, when ``findings`` (or verdicts) are
+    given.
 
     >>> print(legend().replace(" · ", chr(10)))
     ✓ holds: proved on this allocation
@@ -116,7 +117,7 @@ def legend(findings: Sequence[Finding] = ()) -> str:
     ~ unrefuted: a bounded probe found no counterexample
     – unchecked: not checked (the detail says why)
     """
-    shown = {f.verdict for f in findings} or set(VERDICTS)
+    shown = {f if isinstance(f, str) else f.verdict for f in findings} or set(VERDICTS)
     return " · ".join(f"{MARKS[v]} {v}: {MEANINGS[v]}" for v in VERDICTS if v in shown)
 
 

@@ -326,8 +326,8 @@ def test_sweep_bad_set_subprocess_names_knob():
     assert done.returncode == 2
     assert done.stdout == ""
     assert "Traceback" not in done.stderr
-    assert "with knob=2: invalid spec" in done.stderr
-    assert "  knob: must be <= 1" in done.stderr
+    assert "sweep of knob: invalid spec" in done.stderr
+    assert "  grid: at knob=2 the spec breaks knob: must be <= 1" in done.stderr
     done = run("sweep", EMRF1, "--set", "knob=0:1")
     assert done.returncode == 2 and "Traceback" not in done.stderr
 

@@ -22,31 +22,30 @@ VERDICT_MARKERS = {"holds": ("o", "tab:green"), "fails": ("x", "tab:red"),
                    "unrefuted": (r"$\sim$", "tab:orange"), "unchecked": ("_", "tab:gray")}
 
 
-def sweep(points, key: str, names: list[str], checks: list[str], path: str,
-               title: str) -> None:
-    """Objective and chosen metrics against the swept value, with a strip of check verdicts."""
+def sweep(rows: dict[str, np.ndarray], key: str, names: list[str], checks: list[str],
+          path: str, title: str) -> None:
+    """Objective and chosen metrics (``metric.<name>`` columns of a sweep study's rows)
+    against the swept value, with a strip of check verdicts."""
     plt = pyplot()
-    xs = [v for v, _ in points]
+    xs = rows[key]
     fig, (top, mid, strip) = plt.subplots(
         3, 1, sharex=True, figsize=(8, 7.5), gridspec_kw={"height_ratios": [3, 3, 1.4]})
-    top.plot(xs, [r.objective if r.objective is not None else float("nan") for _, r in points],
-             "o-", color="black")
+    top.plot(xs, rows["objective"].astype(float), "o-", color="black")
     top.set_ylabel("objective")
     top.grid(alpha=0.3)
     for n in names:
-        ys = [r.metrics.get(n) for _, r in points]
-        mid.plot(xs, [y if isinstance(y, (int, float)) else float("nan") for y in ys], "o-",
-                 label=n, markersize=3)
+        mid.plot(xs, rows[f"metric.{n}"].astype(float), "o-", label=n, markersize=3)
     mid.set_ylabel("metrics")
     mid.grid(alpha=0.3)
     if names:
         mid.legend(fontsize=8, loc="best")
+    columns = [c for c in rows if c.startswith("check.")]
     for row, check in enumerate(checks):
-        for x, (_, r) in zip(xs, points):
-            f = [f for f in r.validation if check_column(f.check) == check]
-            if f:
-                marker, color = VERDICT_MARKERS[f[0].verdict]
-                strip.scatter([x], [row], marker=marker, color=color, s=18)
+        for column in (c for c in columns if check_column(c.removeprefix("check.")) == check):
+            for x, verdict in zip(xs, rows[column]):
+                if verdict is not None:
+                    marker, color = VERDICT_MARKERS[verdict]
+                    strip.scatter([x], [row], marker=marker, color=color, s=18)
     strip.set_yticks(range(len(checks)), checks, fontsize=7)
     strip.set_ylim(-0.7, len(checks) - 0.3)
     strip.set_xlabel(key)

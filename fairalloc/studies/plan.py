@@ -35,7 +35,7 @@ CHECKED_POINTS = 1_000          # grid points whose first instance is built befo
 # columns of the store's ``runs`` table that a grid key must not shadow
 RESERVED = ("study", "instance", "method", "repeat", "seed", "status", "objective", "gap",
             "bound", "reference_bound", "time_s", "error", "worker", "finished", "reference",
-            "reference_status", "ratio")
+            "reference_status", "ratio", "result")
 
 
 @cache
@@ -75,6 +75,7 @@ class Task:
     checks: tuple[str, ...] | None
     metrics: tuple[str, ...]
     bound: bool                    # compute the kind's bound on the optimum (the reference)
+    keep_result: bool = False      # store the whole result as JSON (the study's ``results``)
 
     @property
     def key(self) -> tuple[int, str, int]:
@@ -131,6 +132,7 @@ class Study:
     time_limit: float | None
     checks: tuple[str, ...] | None
     metrics: tuple[str, ...]
+    keep_results: bool = False
 
     @property
     def points(self) -> list[tuple[tuple[str, Any], ...]]:
@@ -194,7 +196,8 @@ class Study:
                     if (instance.id, method, r) in done:
                         continue
                     yield Task(self.name, self.kind, instance, recipe, edits, method, r,
-                               options[method], self.checks, self.metrics, bound)
+                               options[method], self.checks, self.metrics, bound,
+                               self.keep_results)
 
 
 def grid_values(value: Any) -> tuple:
@@ -206,9 +209,12 @@ def grid_values(value: Any) -> tuple:
     return tuple(sweep_values(value["start"], value["stop"], value["step"]))
 
 
-def load_study(source: str | Path | dict, root: str | Path | None = None) -> Study:
+def load_study(source: str | Path | dict, root: str | Path | None = None,
+               known: dict[str, dict] | None = None) -> Study:
     """Read a study spec from a file (or parsed data: spec files are then found from ``root``,
     default the working directory) and check it: the study schema, then what the kind allows.
+    ``known`` maps spec paths to data already read (a spec from stdin, or edited by a command
+    that builds the study); those are not read again.
 
     Raises :class:`~fairalloc.errors.SpecError` (``invalid study``) listing every problem with
     its JSON path.
@@ -227,11 +233,11 @@ def load_study(source: str | Path | dict, root: str | Path | None = None) -> Stu
     if found:
         # report what the kind refuses too where the structure allows (as problem specs do)
         try:
-            _checked(data, label, base, Violations() if _shapeless(data) else found)
+            _checked(data, label, base, Violations() if _shapeless(data) else found, known)
         except (KeyError, TypeError, AttributeError, ValueError, IndexError, SpecError):
             pass
         _raise(found, label)
-    study = _checked(data, label, base, found)
+    study = _checked(data, label, base, found, known)
     _raise(found, label)
     _try_points(study, found)
     _raise(found, label)
@@ -249,7 +255,8 @@ def _raise(found: Violations, label: str | None) -> None:
         raise SpecError(found.items, label, what="study")
 
 
-def _checked(data: dict, label: str | None, base: Path, found: Violations) -> Study | None:
+def _checked(data: dict, label: str | None, base: Path, found: Violations,
+             known: dict[str, dict] | None = None) -> Study | None:
     """The study, after the checks the schema cannot make (they need the kind's record)."""
     from fairalloc.registry import KINDS
 
@@ -268,7 +275,7 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations) -> St
                           f"random_spec (its parameters: {', '.join(parameters) or 'none'})")
     elif "count" in where:
         found.add(["instances", "count"], "count goes with generate (spec files are counted)")
-    files = _spec_files(where, kind_name, base, found)
+    files = _spec_files(where, kind_name, base, found, known or {})
     grid, generated = [], set()
     for key, value in data.get("grid", {}).items():
         path = ["grid", key]
@@ -304,7 +311,8 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations) -> St
         seed=data.get("seed", 0), repeat=data.get("repeat", 1),
         time_limit=data.get("time_limit"),
         checks=tuple(checks) if checks is not None else None,
-        metrics=tuple(data.get("metrics", kind.sweep_metrics)))
+        metrics=tuple(data.get("metrics", kind.sweep_metrics)),
+        keep_results=data.get("results", False))
     points = 1
     for _, values in grid:
         points *= len(values)
@@ -332,10 +340,11 @@ def _check_reference(kind, reference: str, methods: tuple, found: Violations) ->
                             f"{wanted.replace('_', ' ')}")
 
 
-def _spec_files(where: dict, kind_name: str, base: Path,
-                found: Violations) -> list[tuple[str, dict]]:
-    """The (path, data) of every spec file named by ``specs`` (globs) or ``base``; each file is
-    checked as a spec of the study's kind (its own errors are raised as they are)."""
+def _spec_files(where: dict, kind_name: str, base: Path, found: Violations,
+                known: dict[str, dict]) -> list[tuple[str, dict]]:
+    """The (path, data) of every spec file named by ``specs`` (globs) or ``base`` (``known``
+    ones as given); each is checked as a spec of the study's kind (its own errors are raised
+    as they are)."""
     if "specs" in where:
         patterns = [(["instances", "specs", i], p) for i, p in enumerate(where["specs"])]
     elif "base" in where:
@@ -344,6 +353,9 @@ def _spec_files(where: dict, kind_name: str, base: Path,
         return []
     files: list[str] = []
     for path, pattern in patterns:
+        if pattern in known:
+            files.append(pattern)
+            continue
         full = pattern if Path(pattern).is_absolute() else str(base / pattern)
         matched = sorted(glob.glob(full)) if glob.has_magic(pattern) else \
             ([full] if Path(full).is_file() else [])
@@ -352,7 +364,7 @@ def _spec_files(where: dict, kind_name: str, base: Path,
         files += [m for m in matched if m not in files]
     out = []
     for f in files:
-        data, label = read_json(f)
+        data, label = (known[f], f) if f in known else read_json(f)
         spec = build(data, label)
         if spec.kind != kind_name:
             found.add(["instances"], f"{label} is a {spec.kind} spec, not {kind_name}")
@@ -363,11 +375,13 @@ def _spec_files(where: dict, kind_name: str, base: Path,
 def _try_points(study: Study, found: Violations) -> None:
     """Build the first instance of each grid point (up to ``CHECKED_POINTS``), so a grid value
     the spec refuses is a bad study now, not a column of error rows later."""
-    first = {}
+    first = {}                  # grid point number -> its first instance (values may be lists)
     for instance in study.instances():
-        if instance.point not in first and len(first) < CHECKED_POINTS:
-            first[instance.point] = instance
-    for point, instance in first.items():
+        number = instance.id // study.per_point
+        if number not in first and len(first) < CHECKED_POINTS:
+            first[number] = instance
+    for instance in first.values():
+        point = instance.point
         where = ", ".join(f"{k}={json.dumps(v)}" for k, v in point) or "the instances"
         try:
             raw = study.instance_spec(instance)

@@ -4,8 +4,11 @@ Three executors share one contract — an iterator over tasks in, an iterator ov
 the order they finish, at most a window of tasks in flight:
 
 * ``serial`` (``--workers 1``): in this process;
-* ``pool`` (the default): a local process pool; a worker process that dies (killed, out of
+* ``pool`` (``--workers N``): a local process pool; a worker process that dies (killed, out of
   memory) has its tasks run again in a fresh pool, and a task that kills three is an error row;
+* ``adaptive`` (the default): serial for the first ``SERIAL_SECONDS``, then a pool of one
+  process per core for the rest, so a study of a few quick tasks (a sweep) pays no pool
+  start-up and a long one still uses every core;
 * ``dask`` (``--cluster local:N`` or ``tcp://HOST:PORT``): a ``dask.distributed`` cluster —
   a ``LocalCluster`` of N worker processes, or a running scheduler. Rows stream back with
   ``as_completed``; a lost worker's tasks are run again elsewhere by the scheduler.
@@ -20,6 +23,8 @@ last unwritten batch, and ``--resume`` skips every stored row.
 from __future__ import annotations
 
 import fnmatch
+import itertools
+import json
 import logging
 import os
 import socket
@@ -35,20 +40,34 @@ BATCH_ROWS = 1000
 BATCH_SECONDS = 1.0
 WINDOW_PER_WORKER = 4          # tasks in flight per worker: enough to keep it busy
 DEATHS_ALLOWED = 3             # worker processes a task may take down with it
+SERIAL_SECONDS = 1.0           # the default executor runs this long in-process before a pool
 
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def flat_metrics(metrics: dict, prefix: str = "") -> Iterator[tuple[str, object]]:
+    """(name, value) of every metric, a nested one named by its keys joined with dots.
+
+    >>> dict(flat_metrics({"a": 1, "sim": {"lottery": {"performance": 2.5}}}))
+    {'a': 1, 'sim.lottery.performance': 2.5}
+    """
+    for name, value in metrics.items():
+        if isinstance(value, dict):
+            yield from flat_metrics(value, f"{prefix}{name}.")
+        else:
+            yield f"{prefix}{name}", value
+
+
 def _numbers(metrics: dict, patterns: tuple[str, ...]) -> dict[str, float]:
     """The chosen metrics (names or patterns) that are numbers, as floats."""
     out = {}
-    for name, value in metrics.items():
+    for name, value in flat_metrics(metrics):
         if any(fnmatch.fnmatchcase(name, p) for p in patterns):
             try:
                 out[f"metric.{name}"] = float(value)
-            except (TypeError, ValueError):     # a list or a table: not a column
+            except (TypeError, ValueError):     # a list: not a column
                 continue
     return out
 
@@ -80,6 +99,8 @@ def run_task(task: Task) -> dict:
                   "time_s": result.solver["time_s"],
                   **{f"check.{f.check}": f.verdict for f in result.validation},
                   **_numbers(result.metrics, task.metrics)}
+        if task.keep_result:
+            fields["result"] = json.dumps(result.to_dict(), allow_nan=False)
         if task.bound:
             fields["reference_bound"] = float(KINDS[task.kind].bound(spec.problem))
     except MethodDoesNotApply as exc:
@@ -160,6 +181,20 @@ def pool(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
         executor.shutdown(wait=False, cancel_futures=True)
 
 
+def adaptive(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
+    """Serial in this process until ``SERIAL_SECONDS`` have passed, then a pool of
+    ``workers`` for the tasks left (none left: no pool is started)."""
+    todo = iter(tasks)
+    start = time.monotonic()
+    for task in todo:
+        yield run_task(task)
+        if time.monotonic() - start >= SERIAL_SECONDS:
+            break
+    rest = next(todo, None)
+    if rest is not None:
+        yield from pool(itertools.chain([rest], todo), workers)
+
+
 def parse_cluster(text: str) -> tuple[str, int | str]:
     """``local:N`` -> ("local", N); ``tcp://HOST:PORT`` (any Dask address) -> ("address", it).
 
@@ -237,10 +272,13 @@ class Progress:
 
 def rows_of(tasks: Iterable[Task], workers: int | None = None,
             cluster: tuple[str, int | str] | None = None, count: int = 0) -> Iterator[dict]:
-    """Rows of ``tasks`` from the chosen executor (``count``: how many, to size the pool)."""
+    """Rows of ``tasks`` from the chosen executor (``count``: how many, to size the pool);
+    ``workers`` None: the adaptive one."""
     if cluster is not None:
         return dask(tasks, cluster)
-    workers = workers or min(os.cpu_count() or 1, max(count, 1))
+    if workers is None:
+        cores = min(os.cpu_count() or 1, max(count, 1))
+        return serial(tasks) if cores <= 1 else adaptive(tasks, cores)
     return serial(tasks) if workers <= 1 else pool(tasks, workers)
 
 

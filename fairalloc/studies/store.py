@@ -6,7 +6,8 @@ Tables (query them with ``duckdb`` itself, pandas or Polars):
   method, the reference and grid keys;
 * ``runs``: what each task produced — seed, the grid point's values (one column per grid key),
   status, objective, MIP gap and bound, the kind's bound on the optimum when that is the
-  reference, solve time, error message, worker, and one ``check.<name>`` (verdict) and
+  reference, solve time, error message, worker, the whole result as JSON when the study
+  keeps ``results``, and one ``check.<name>`` (verdict) and
   ``metric.<name>`` (number) column per check and chosen metric;
 * ``results`` (a view): ``runs`` with each row's ``reference`` value, ``reference_status`` and
   ``ratio`` — objective ÷ reference for a min objective, reference ÷ objective for a max one
@@ -42,6 +43,7 @@ CREATE TABLE IF NOT EXISTS runs (
     "repeat" INTEGER NOT NULL, seed BIGINT, status VARCHAR NOT NULL, objective DOUBLE,
     gap DOUBLE, bound DOUBLE, reference_bound DOUBLE, time_s DOUBLE, error VARCHAR,
     worker VARCHAR, finished TIMESTAMP,  -- UTC
+    result JSON,                         -- the whole result, when the study keeps results
     PRIMARY KEY (study, instance, method, "repeat"));
 """
 
@@ -233,8 +235,10 @@ class Store:
             self.con.unregister("fairalloc_batch")
 
     def columns(self, study: str) -> list[str]:
-        """The ``results`` columns that hold a value for this study."""
-        names = [d[0] for d in self.con.execute("SELECT * FROM results LIMIT 0").description]
+        """The ``results`` columns that hold a value for this study (but the whole results:
+        ask for ``result`` by name)."""
+        names = [d[0] for d in self.con.execute("SELECT * EXCLUDE (result) FROM results "
+                                                "LIMIT 0").description]
         counts = self.con.execute(
             "SELECT " + ", ".join(f"count({quoted(n)})" for n in names) +
             " FROM results WHERE study = ?", [study]).fetchone()

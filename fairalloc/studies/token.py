@@ -50,7 +50,6 @@ from fairalloc.contract import Simulation
 from fairalloc.models import token as model
 from fairalloc.models.token import TokenProblem
 from fairalloc.render import fmt
-from fairalloc.result import Solution
 
 MECHANISMS = ("mean-field", "round-robin", "lottery", "equal-progress", "equal-division",
               "max-welfare")
@@ -269,16 +268,6 @@ def simulate(p: TokenProblem, thresholds: np.ndarray, mechanisms: tuple[str, ...
     return out
 
 
-def solve_and_simulate(p: TokenProblem, method: Callable[..., Solution],
-                       mechanisms: tuple[str, ...] | None = None, rounds: int | None = None,
-                       seed: int | None = None,
-                       tick: Tick | None = None) -> tuple[Solution, dict]:
-    """Solve for the thresholds with ``method``, then simulate with them."""
-    solution = method(p)
-    thresholds = np.asarray(solution.allocation.column("thresholds"), dtype=float)
-    return solution, simulate(p, thresholds, mechanisms, rounds, seed, tick)
-
-
 def metrics(p: TokenProblem, allocation: Allocation) -> dict:
     """The model's metrics of an allocation and, when the spec asks for one (its
     ``simulation``), the simulation of its thresholds."""
@@ -317,12 +306,12 @@ def _title(name: str, p: TokenProblem, rounds: int, seed: int, method: str, stat
             f"thresholds by {method}: {status}")
 
 
-def _plot(p: TokenProblem, solution: Solution, report: dict, title: str, path: str) -> None:
+def _plot(p: TokenProblem, allocation: Allocation, metrics: dict, title: str,
+          path: str) -> None:
     from fairalloc.plots.token import token_game
 
-    allocation = solution.allocation
     token_game(p.ids, allocation.column("thresholds"), allocation.column("token_distribution"),
-               solution.metrics["boost_probability"], report, title, path)
+               metrics["boost_probability"], metrics.get("simulation"), title, path)
 
 
 SIMULATION = Simulation(
@@ -331,7 +320,6 @@ SIMULATION = Simulation(
     mechanisms=MECHANISMS,
     settings=settings,
     too_big=lambda p, rounds: model.simulation_too_big(p.agents, rounds),
-    run=solve_and_simulate,
     columns=_columns,
     title=_title,
     plot=_plot,

@@ -164,8 +164,8 @@ def test_sweep_phi_out_of_range_exits_2():
     done = run("sweep", EXAMPLE, "--set", "phi=0:2:1")
     assert done.returncode == 2
     assert done.stdout == "" and "Traceback" not in done.stderr
-    assert "with phi=2: invalid spec" in done.stderr
-    assert "  phi: must be <= 1" in done.stderr
+    assert "sweep of phi: invalid spec" in done.stderr
+    assert "  grid: at phi=2 the spec breaks phi: must be <= 1" in done.stderr
 
 
 # ---------------------------------------------------------------- new, validate

@@ -369,3 +369,84 @@ def test_the_moldable_experiment_reproduces_direct_solves(capsys):
         expected.append(api.solve(spec, "gpusched2").objective / lower_bound(spec.problem))
     assert data["values"]["ratio"]["gpusched2"] == pytest.approx(expected)
     assert data["summary"]["ratio"]["gpusched2"]["mean"] == pytest.approx(np.mean(expected))
+
+
+# ---------------------------------------------------------------- sweep and simulate are studies
+
+EMRF1 = str(ROOT / "specs" / "emrf" / "example1-knob0.5.json")
+TOKEN = str(ROOT / "specs" / "token" / "kmeans-pagerank.json")
+
+
+def test_a_sweep_is_a_study_whose_rows_hold_each_points_result(tmp_path, capsys):
+    """``sweep --store`` keeps the study: one row per value, its grid column the value, its
+    result the solve contract of the spec with that value set (solved here directly)."""
+    path = tmp_path / "sweep.duckdb"
+    assert main(["sweep", EMRF1, "--set", "knob=0:1:0.5", "--store", str(path), "--format",
+                 "json"]) == 0
+    points = json.loads(capsys.readouterr().out)
+    rows = rows_of(path, "SELECT * FROM results ORDER BY instance")
+    assert [r["knob"] for r in rows] == [p["value"] for p in points] == [0, 0.5, 1]
+    base = api.load_spec(EMRF1).raw
+    for row, point in zip(rows, points):
+        direct = api.solve({**base, "knob": row["knob"]}).to_dict()
+        assert json.loads(row["result"])["allocation"] == point["allocation"]
+        assert point["allocation"] == direct["allocation"]
+        assert row["objective"] == pytest.approx(direct["objective"])
+        assert row["metric.utilization.gpu"] == pytest.approx(
+            direct["metrics"]["utilization.gpu"])
+    assert main(["study", "summary", str(path), "--values", "objective", "--format",
+                 "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [g["knob"] for g in summary["groups"]] == [0, 0.5, 1]
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "csv"])
+def test_sweep_formats_are_the_formats_asked_for(fmt, capsys):
+    assert main(["sweep", EMRF1, "--set", "knob=0:1:0.5", "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.strip()]
+    if fmt == "markdown":
+        assert lines[0].startswith("## ") and lines[1].startswith("| knob | status |")
+        assert sum(line.startswith("|") for line in lines) == 5       # header, rule, 3 rows
+    else:
+        import csv
+        import io
+
+        table = list(csv.reader(io.StringIO(out)))
+        assert table[0][:3] == ["knob", "status", "objective"] and len(table) == 4
+
+
+def test_simulate_is_a_one_row_study_and_its_table_is_the_rows(tmp_path, capsys):
+    path = tmp_path / "sim.duckdb"
+    assert main(["simulate", TOKEN, "--rounds", "200", "--mechanisms", "lottery,mean-field",
+                 "--store", str(path), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)["simulation"]
+    (row,) = rows_of(path)
+    assert json.loads(row["simulation"]) == {"rounds": 200, "seed": 1,
+                                             "mechanisms": ["lottery", "mean-field"]}
+    for mechanism in ("lottery", "mean-field"):
+        for key in ("performance", "share_uniformity", "envy_free_index"):
+            assert row[f"metric.simulation.{mechanism}.{key}"] == pytest.approx(
+                report[mechanism][key])
+    # the study re-makes the instance with the simulation set, and solving it gives the report
+    assert main(["study", "instance", str(path), "0"]) == 0
+    remade = json.loads(capsys.readouterr().out)
+    assert remade["simulation"]["rounds"] == 200
+    assert json.loads(api.solve(remade).to_json())["metrics"]["simulation"] == report
+
+
+def test_the_default_executor_starts_serial_and_moves_to_a_pool(tmp_path, monkeypatch):
+    """Without ``workers``: a short study runs in this process (no pool start-up); once
+    ``SERIAL_SECONDS`` have passed, the tasks left go to a pool of other processes."""
+    import fairalloc.studies.run as runner
+
+    study = {**SMALL, "methods": ["gpusched2"]}
+    run(study, tmp_path / "a.duckdb")
+    here = runner.worker_name()
+    assert {r["worker"] for r in rows_of(tmp_path / "a.duckdb")} == {here}
+    monkeypatch.setattr(runner, "SERIAL_SECONDS", 0.0)
+    progress = run(study, tmp_path / "b.duckdb")
+    workers = [r["worker"] for r in rows_of(tmp_path / "b.duckdb",
+                                            "SELECT worker FROM runs ORDER BY finished")]
+    assert progress.stored == 6 and workers[0] == here
+    assert here not in workers[1:]
