@@ -60,11 +60,15 @@ def _judge(kind: Kind, spec: Spec, allocation: Allocation, mechanism,
     return [f for f in findings if f is not None]
 
 
-def _mechanism(kind: Kind, spec: Spec, name: str | None,
-               strict: bool = True) -> tuple[str, Callable[[Any], Solution]]:
-    """The method ``name`` as a mechanism: problem -> Solution with the spec's options."""
+def _mechanism(kind: Kind, spec: Spec, name: str | None, strict: bool = True,
+               time_limit: float | None = None) -> tuple[str, Callable[[Any], Solution]]:
+    """The method ``name`` as a mechanism: problem -> Solution with the spec's options;
+    ``time_limit`` (seconds) overrides the spec's for a method that takes one and is
+    ignored by one that does not (a heuristic has nothing to stop)."""
     name, run = _method(kind, name or spec.options.get("method"))
     options = _options(spec, name, run, strict)
+    if time_limit is not None and "time_limit" in method_options(run):
+        options["time_limit"] = float(time_limit)
     return name, lambda problem: run(problem, **options)
 
 
@@ -81,23 +85,26 @@ def _feasibility_failure(validation: list[Finding]) -> Finding | None:
 
 
 def solve(spec: SpecLike, method: str | None = None, validate: bool = True, *,
-          checks: Collection[str] | None = None, strict: bool = True) -> Result:
+          checks: Collection[str] | None = None, strict: bool = True,
+          time_limit: float | None = None) -> Result:
     """Solve a spec with ``method`` (default: the spec's ``options.method``, then the kind's
     default) and, unless ``validate=False``, run every check of the kind (or those named in
     ``checks``, as ``fairalloc list`` names them) on the allocation. With ``strict=False``
     the spec's options that ``method`` does not take are left out (as ``compare`` does, where
-    every method runs on one spec) instead of refused.
+    every method runs on one spec) instead of refused. ``time_limit`` (seconds) bounds a
+    method that takes a limit (an exact one); its result is then ``time_limit`` with the
+    best allocation found.
 
     A method whose own allocation fails the feasibility check is a bug, never a result: it
     raises :class:`SolverError` rather than print an infeasible allocation as a solution.
     """
-    return _solve(_spec(spec), method, validate, strict, checks)
+    return _solve(_spec(spec), method, validate, strict, checks, time_limit)
 
 
 def _solve(spec: Spec, method: str | None, validate: bool, strict: bool,
-           checks: Collection[str] | None = None) -> Result:
+           checks: Collection[str] | None = None, time_limit: float | None = None) -> Result:
     kind = KINDS[spec.kind]
-    name, mechanism = _mechanism(kind, spec, method, strict)
+    name, mechanism = _mechanism(kind, spec, method, strict, time_limit)
     start = time.perf_counter()
     solution: Solution = mechanism(spec.problem)
     elapsed = time.perf_counter() - start
@@ -163,8 +170,10 @@ def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) 
     )
 
 
-def compare(spec: SpecLike, methods: Sequence[str] | None = None) -> list[tuple[str, Result | str]]:
-    """Solve with every method (or ``methods``) of the spec's kind, exact method first.
+def compare(spec: SpecLike, methods: Sequence[str] | None = None, *,
+            time_limit: float | None = None) -> list[tuple[str, Result | str]]:
+    """Solve with every method (or ``methods``) of the spec's kind, exact method first
+    (``time_limit``: seconds for each method that takes a limit).
 
     Returns (method, Result) pairs; a method that does not apply to this spec gives
     (method, reason) instead.
@@ -180,7 +189,8 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None) -> list[tuple[
     out: list[tuple[str, Result | str]] = []
     for name in names:
         try:
-            out.append((name, _solve(spec, name, validate=True, strict=False)))
+            out.append((name, _solve(spec, name, validate=True, strict=False,
+                                     time_limit=time_limit)))
         except SpecError as exc:
             out.append((name, "; ".join(v.rule for v in exc.violations)))
         except SolverError as exc:
@@ -214,10 +224,11 @@ def sweep_values(start: float, stop: float, step: float) -> list[float]:
 
 def sweep(
     spec: SpecLike, key: str, values: Iterable[Any], method: str | None = None,
-    on_step: Callable[[Any, Result], None] | None = None,
+    on_step: Callable[[Any, Result], None] | None = None, *, time_limit: float | None = None,
 ) -> list[tuple[Any, Result]]:
     """Re-solve the spec with the value at ``key`` (e.g. ``knob``, ``users[0].weight``) set to
-    each of ``values``; every variant is checked like a fresh spec."""
+    each of ``values``; every variant is checked like a fresh spec (``time_limit``: seconds
+    for a method that takes a limit). ``fairalloc sweep`` runs the same as a study."""
     base = _spec(spec)
     out = []
     for value in values:
@@ -225,7 +236,7 @@ def sweep(
             variant = build(set_path(base.raw, key, value), base.source)
         except SpecError as exc:
             raise SpecError(exc.violations, f"{base.source or 'spec'} with {key}={value}") from None
-        result = solve(variant, method)
+        result = solve(variant, method, time_limit=time_limit)
         out.append((value, result))
         if on_step:
             on_step(value, result)

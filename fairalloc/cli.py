@@ -1,7 +1,8 @@
 """The ``fairalloc`` command line, a thin layer over :mod:`fairalloc.api`.
 
 Exit codes: 0 success (a failing axiom is a finding, not an error), 1 solver trouble
-(infeasible, time limit, solver error), 2 a bad spec, allocation or command line.
+(infeasible, time limit, solver error), 2 a bad spec, allocation or command line, 3 a check
+named by ``--fail-on`` fails (when there is no solver trouble), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import math
 import os
 import sys
 
@@ -25,6 +27,7 @@ from fairalloc.spec import schema, set_path, template
 from fairalloc.studies.store import StoreError
 
 FORMATS = ("table", "json", "markdown")
+SUMMARY_FORMATS = ("table", "json", "markdown", "csv")
 
 
 SHORT = {
@@ -61,8 +64,32 @@ def _emit(result: Result, fmt_name: str, rows: int) -> None:
         render_table(result, _console(), rows)
 
 
-def _exit_status(results: list[Result]) -> int:
-    return 1 if any(r.status in FAILED for r in results) else 0
+def _exit_status(results: list[Result], fail_on: list[str] | None = None) -> int:
+    """1 for solver trouble, else 3 when a check named in ``fail_on`` fails, else 0."""
+    if any(r.status in FAILED for r in results):
+        return 1
+    return _gate([f.check for r in results for f in r.validation if f.verdict == "fails"],
+                 fail_on)
+
+
+def _gate(failed: list[str], fail_on: list[str] | None) -> int:
+    """3, with the reason on stderr, when a failed check is one ``--fail-on`` names (by its
+    name as results show it; ``bound`` for every method's own bound), else 0."""
+    hit = sorted({c for c in failed for name in fail_on or ()
+                  if name in (c, check_column(c))})
+    if hit:
+        print(f"fairalloc: --fail-on: {', '.join(hit)} failed", file=sys.stderr)
+        return 3
+    return 0
+
+
+def _check_fail_on(kind_name: str, fail_on: list[str] | None) -> None:
+    """A usage error for a ``--fail-on`` name the kind has no check of."""
+    known = [v.__name__ for v in KINDS[kind_name].validators] + ["bound"]
+    unknown = [n for n in fail_on or () if check_column(n) not in known]
+    if unknown:
+        raise UsageError("--fail-on", f"no check {', '.join(map(repr, unknown))} in "
+                                      f"{kind_name} (checks: {', '.join(known)})")
 
 
 def cmd_solve(args) -> int:
@@ -72,7 +99,11 @@ def cmd_solve(args) -> int:
         with_plots = ", ".join(name for name in KINDS if KINDS[name].plot is not None)
         raise UsageError("--plot", f"{spec.kind} results have no plot (kinds with one: "
                          f"{with_plots}; sweep --plot draws any kind's sweep)")
-    result = api.solve(spec, args.method, validate=not args.no_validate)
+    _check_fail_on(spec.kind, args.fail_on)
+    if args.fail_on and args.no_validate:
+        raise UsageError("--fail-on", "needs the checks: drop --no-validate")
+    result = api.solve(spec, args.method, validate=not args.no_validate,
+                       time_limit=args.time_limit)
     _emit(result, args.format, args.rows)
     if args.plot:
         draw(result, args.plot)
@@ -80,7 +111,7 @@ def cmd_solve(args) -> int:
     if result.status in FAILED:
         print(f"fairalloc: status {result.status}: {result.solver.get('message', '')}".rstrip(": "),
               file=sys.stderr)
-    return _exit_status([result])
+    return _exit_status([result], args.fail_on)
 
 
 def cmd_validate(args) -> int:
@@ -88,28 +119,36 @@ def cmd_validate(args) -> int:
         raise UsageError("--allocation", "standard input can be read only once: give the spec "
                          "or the allocation as a file")
     result = api.validate(args.spec, args.allocation, args.method)
+    _check_fail_on(result.problem, args.fail_on)
     _emit(result, args.format, args.rows)
-    return _exit_status([result])
+    return _exit_status([result], args.fail_on)
 
 
-def _check_mark(result: Result, column: str, markup: bool = True) -> str:
+def _check_mark(result: Result, column: str, style: str = "rich") -> str:
     found = [f for f in result.validation if check_column(f.check) == column]
     if not found:
         return ""
-    mark = rich_mark(found[0].verdict) if markup else found[0].mark
-    named = found[0].check.partition(":")[2]          # which theorem's bound
+    return _verdict_cell(found[0].check, found[0].verdict, style)
+
+
+def _verdict_cell(check: str, verdict: str, style: str) -> str:
+    """A verdict as a rich mark, a plain ``mark`` or its ``word`` (CSV), with the theorem a
+    bound check names."""
+    mark = {"rich": rich_mark, "mark": MARKS.get, "word": str}[style](verdict)
+    named = check.partition(":")[2]
     return f"{mark} {named}" if named else mark
 
 
 def cmd_compare(args) -> int:
     methods = args.methods
     spec = api.load_spec(args.spec)
-    rows = api.compare(spec, methods)
+    _check_fail_on(spec.kind, args.fail_on)
+    rows = api.compare(spec, methods, time_limit=args.time_limit)
     results = [r for _, r in rows if isinstance(r, Result)]
     if args.format == "json":
         print(json.dumps([r.to_dict() if isinstance(r, Result) else {"method": m, "error": r}
                           for m, r in rows], indent=2, allow_nan=False))
-        return _exit_status(results)
+        return _exit_status(results, args.fail_on)
     kind = KINDS[spec.kind]
     exact_name = kind.exact
     exact = next((r for m, r in rows if m == exact_name and isinstance(r, Result)), None)
@@ -118,49 +157,51 @@ def cmd_compare(args) -> int:
               ratio_header(exact_name or "exact", kind.sense),
               *[_short(c) for c in checks]]
     body, notes = [], []
+    style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
+    show = _exact if args.format == "csv" else fmt
     for name, r in rows:
         if not isinstance(r, Result):
-            body.append([name, "n/a", "—", "", "", *[""] * len(checks)])
+            body.append([name, "n/a", "" if args.format == "csv" else "—", "", "",
+                         *[""] * len(checks)])
             notes.append(f"{name}: {r}")
             continue
         ratio = ratio_to(r.objective, exact.objective, kind.sense) if exact else None
-        body.append([name, r.status, fmt(r.objective), f"{r.solver['time_s']:.3g}", fmt(ratio),
-                     *[_check_mark(r, c, markup=args.format != "markdown") for c in checks]])
+        body.append([name, r.status, show(r.objective), show(r.solver["time_s"]), show(ratio),
+                     *[_check_mark(r, c, style) for c in checks]])
     title = f"{spec.name or spec.kind} — every {spec.kind} method"
     findings = [f for r in results for f in r.validation]
-    if args.format == "markdown":
-        print(f"## {title}\n")
-        print("\n".join(markdown_table(header, body)))
-        if findings:
-            print(f"\n{legend(findings)}")
-        for note in notes:
-            print(f"\n{note}")
-    else:
-        from rich import box
-        from rich.table import Table
-
-        table = Table(*header, box=box.SIMPLE_HEAD, title=title, title_justify="left")
-        for row in body:
-            table.add_row(*row)
-        console = _console()
-        console.print(table)
-        if findings:
-            console.print(f"  {legend(findings)}", style="dim")
-        for note in notes:
-            console.print(f"  n/a {note}")
-    return _exit_status(results)
+    note = "\n".join(([legend(findings)] if findings else []) + [f"n/a {n}" for n in notes])
+    _print_rows(title, header, body, args.format, note)
+    return _exit_status(results, args.fail_on)
 
 
 def _parse_set(text: str) -> tuple[str, list]:
+    """``KEY=START:STOP:STEP`` (STOP included) or ``KEY=V1,V2,...`` (each a JSON value, or
+    text): the key and its values."""
     key, sep, rng = text.partition("=")
+    if not sep or not key or not rng:
+        raise UsageError("--set", f"{text!r}: expected KEY=START:STOP:STEP or KEY=V1,V2,...")
+    if ":" not in rng:
+        return key, [_json_or_text(v) for v in rng.split(",")]
     parts = rng.split(":")
-    if not sep or not key or len(parts) != 3:
-        raise UsageError("--set", f"{text!r}: expected KEY=START:STOP:STEP")
+    if len(parts) != 3:
+        raise UsageError("--set", f"{text!r}: expected KEY=START:STOP:STEP or KEY=V1,V2,...")
     try:
         nums = [int(p) if p.strip().lstrip("-").isdigit() else float(p) for p in parts]
         return key, api.sweep_values(*nums)
     except ValueError as exc:
         raise UsageError("--set", f"{text!r}: {exc}") from None
+
+
+def _json_or_text(text: str):
+    """A value as JSON reads it (0.5, true, "x", [1, 2]), else the text itself (kepler)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text.strip()
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UsageError("--set", f"{text!r}: values must be finite")
+    return value
 
 
 def _selected(metrics: dict, patterns: list[str]) -> list[str]:
@@ -207,54 +248,62 @@ def _verdict_cells(rows: dict, i: int, checks: list[str], style: str = "rich") -
         if not found:
             out.append("")
             continue
-        check, verdict = found[0]
-        mark = {"rich": rich_mark, "mark": MARKS.get, "word": str}[style](verdict)
-        named = check.partition(":")[2]              # which theorem's bound
-        out.append(f"{mark} {named}" if named else mark)
+        out.append(_verdict_cell(*found[0], style))
     return out
 
 
 def cmd_sweep(args) -> int:
-    """Re-solve one spec with a key varied: a study with the spec as its base instance and the
-    key as its grid, shown point by point."""
-    key, values = _parse_set(args.set)
+    """Re-solve one spec with keys varied: a study with the spec as its base instance and the
+    keys as its grid (several: every combination), shown point by point."""
+    import itertools
+
+    sets = dict(_parse_set(text) for text in args.set)
     spec = api.load_spec(args.spec)
-    try:
-        set_path(spec.raw, key, values[0])
-    except SpecError as exc:
-        raise UsageError("--set", f"{key!r}: {exc.violations[0]}") from None
+    for key, values in sets.items():
+        try:
+            set_path(spec.raw, key, values[0])
+        except SpecError as exc:
+            raise UsageError("--set", f"{key!r}: {exc.violations[0]}") from None
+    if args.plot and len(sets) > 1:
+        raise UsageError("--plot", "a sweep plot has one axis: sweep one key (or run the "
+                                   "grid as a study and use study summary --plot)")
+    _check_fail_on(spec.kind, args.fail_on)
     kind = KINDS[spec.kind]
-    method = api.method_of(spec, args.method)
-    data = _spec_study(spec, f"sweep of {key}", {key: values}, method,
+    keys = list(sets)
+    what = f"sweep of {' × '.join(keys)}"
+    data = _spec_study(spec, what, sets, api.method_of(spec, args.method),
                        args.metrics or list(kind.sweep_metrics))
     code, rows, results = _run_spec_study(spec, data, args)
     if code == 130:
         return code
+    points = list(itertools.product(*sets.values()))        # the study's order: instance ids
     names = [c.removeprefix("metric.") for c in rows if c.startswith("metric.")]
-    checks = list(dict.fromkeys(check_column(c.removeprefix("check.")) for c in rows
-                                if c.startswith("check.")))
-    title = f"{spec.name or spec.kind}: sweep of {key}"
+    verdict_columns = [c for c in rows if c.startswith("check.")]
+    checks = list(dict.fromkeys(check_column(c.removeprefix("check.")) for c in verdict_columns))
     if args.format == "json":
-        print(json.dumps([{"value": v, **(r if r is not None else
-                                           {"status": rows["status"][i],
-                                            "error": rows["error"][i]})}
-                          for i, (v, r) in enumerate(zip(values, results))],
+        print(json.dumps([{**({"value": point[0]} if len(keys) == 1 else {}),
+                           "point": dict(zip(keys, point)),
+                           **(r if r is not None else {"status": rows["status"][i],
+                                                       "error": rows["error"][i]})}
+                          for i, (point, r) in enumerate(zip(points, results))],
                          indent=2, allow_nan=False))
     else:
-        header = [key, "status", "objective", *names, *map(_short, checks)]
         style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
         show = _exact if args.format == "csv" else fmt    # CSV keeps every digit
-        body = [[show(v), rows["status"][i], show(_number(rows["objective"][i])),
+        body = [[*map(show, point), rows["status"][i], show(_number(rows["objective"][i])),
                  *[show(_number(rows[f"metric.{n}"][i])) for n in names],
-                 *_verdict_cells(rows, i, checks, style)] for i, v in enumerate(values)]
-        verdicts = {rows[c][i] for c in rows if c.startswith("check.")
-                    for i in range(len(values))} - {None}
-        _print_rows(title, header, body, args.format, legend(verdicts) if verdicts else "")
+                 *_verdict_cells(rows, i, checks, style)] for i, point in enumerate(points)]
+        verdicts = {v for c in verdict_columns for v in rows[c]} - {None}
+        _print_rows(f"{spec.name or spec.kind}: {what}",
+                    [*keys, "status", "objective", *names, *map(_short, checks)], body,
+                    args.format, legend(verdicts) if verdicts else "")
     if args.plot:
-        plots.sweep(rows, key, names, checks, args.plot, spec.name or spec.kind)
+        plots.sweep(rows, keys[0], names, checks, args.plot, spec.name or spec.kind)
         print(f"plot written to {args.plot}", file=sys.stderr)
-    failed = any(status in FAILED or status == "error" for status in rows["status"])
-    return code or (1 if failed else 0)
+    if code or any(status in FAILED or status == "error" for status in rows["status"]):
+        return code or 1
+    return _gate([c.removeprefix("check.") for c in verdict_columns
+                  if "fails" in set(rows[c])], args.fail_on)
 
 
 def _exact(value) -> str:
@@ -467,9 +516,6 @@ def _values_by_label(rows: dict, by: list[str], values: list[str]) -> dict:
 
     return {v: {label: np.array(xs) for label, xs in by_label.items()}
             for v, by_label in out.items()}
-
-
-SUMMARY_FORMATS = ("table", "json", "markdown", "csv")
 
 
 def _summary_cells(records: list[dict], by: list[str], values: list[str],
@@ -737,6 +783,9 @@ def parser() -> argparse.ArgumentParser:
         prog="fairalloc",
         description="Fair and efficient sharing of heterogeneous compute: "
                     "JSON spec -> model -> solve -> validate.")
+    from fairalloc import __version__
+
+    p.add_argument("--version", action="version", version=f"fairalloc {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, func, help_text: str, spec: bool = True) -> argparse.ArgumentParser:
@@ -746,11 +795,19 @@ def parser() -> argparse.ArgumentParser:
             sp.add_argument("spec", help="spec file (JSON), or - for standard input")
         return sp
 
-    def output(sp, rows: bool = True) -> None:
-        sp.add_argument("--format", choices=FORMATS, default="table")
+    def output(sp, rows: bool = True, formats: tuple = FORMATS) -> None:
+        sp.add_argument("--format", choices=formats, default="table")
         if rows:
             sp.add_argument("--rows", type=arg.whole(0), default=25,
                             help="allocation rows shown in tables")
+
+    def gates(sp, limit: bool = True) -> None:
+        if limit:
+            sp.add_argument("--time-limit", dest="time_limit", metavar="S", type=arg.positive,
+                            help="seconds for a method that takes a limit (the exact ones)")
+        sp.add_argument("--fail-on", dest="fail_on", metavar="CHECK[,CHECK]", type=arg.names,
+                        help="exit 3 when one of these checks fails (names as results show "
+                             "them; bound: every method's own bound)")
 
     sp = add("solve", cmd_solve, "solve a spec and check the allocation")
     sp.add_argument("--method", type=arg.name, help="method name (see `fairalloc list`)")
@@ -758,23 +815,29 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="the picture of the result, for kinds that have one (fairalloc list)")
     output(sp)
+    gates(sp)
     sp = add("compare", cmd_compare, "every method of the kind side by side")
     sp.add_argument("--methods", type=arg.names, help="comma-separated subset, e.g. lp,wfq")
-    output(sp, rows=False)
+    output(sp, rows=False, formats=SUMMARY_FORMATS)
+    gates(sp)
     sp = add("validate", cmd_validate, "check an allocation (from --allocation, or solved)")
     sp.add_argument("--allocation", help="JSON file: a result or its allocation object")
     sp.add_argument("--method", type=arg.name,
                     help="without --allocation: the method to solve with; with "
                     "it: the mechanism the strategy-proofness probe re-runs on misreports")
     output(sp)
-    sp = add("sweep", cmd_sweep, "re-solve with one spec key varied")
-    sp.add_argument("--set", required=True, metavar="KEY=START:STOP:STEP",
-                    help="e.g. knob=0:1:0.1 or users[0].weight=1:4:1 (STOP included)")
+    gates(sp, limit=False)
+    sp = add("sweep", cmd_sweep, "re-solve with spec keys varied (several: every combination)")
+    sp.add_argument("--set", required=True, action="append",
+                    metavar="KEY=START:STOP:STEP|KEY=V1,V2,...",
+                    help="e.g. knob=0:1:0.1, users[0].weight=1:4:1 (STOP included) or "
+                         "knob=0,0.5,1; repeat --set for a grid")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure, help="write a plot of the sweep")
     sp.add_argument("--method", type=arg.name)
     sp.add_argument("--metrics", type=arg.names,
                     help="comma-separated metric names or patterns (utilization.*)")
     sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    gates(sp, limit=False)          # --time-limit is among the execution flags
     _execution_flags(sp, store_help="also keep the rows (each with its whole result) in this "
                                     "DuckDB file (default: in memory only)")
     sp = add("experiment", cmd_experiment, "a kind's preset experiment: random workloads, "
