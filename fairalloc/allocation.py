@@ -77,6 +77,14 @@ class Allocation(Mapping):
     def to_dict(self) -> dict:
         return dict(self.rows())
 
+    def to_pandas(self):
+        """A DataFrame indexed by id, one column per output key (nested keys dotted:
+        ``resources.cpu``; a list-valued key holds a list per id)."""
+        pd = _pandas("Allocation.to_pandas")
+        data = {".".join(key): (list(col) if col.ndim > 1 else col)
+                for key, col in self.columns.items()}
+        return pd.DataFrame(data, index=pd.Index(self.ids, name="id"))
+
     def to_json_lines(self, indent: str) -> str:
         """The allocation as a JSON object with one id per line.
 
@@ -98,6 +106,16 @@ class Allocation(Mapping):
         return "{\n" + body + f"\n{indent}}}"
 
 
+def _pandas(what: str):
+    """pandas, or an ImportError that says how to get it (it is optional)."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(f"{what} needs pandas, which fairalloc does not require: "
+                          "pip install pandas (or fairalloc[pandas])") from None
+    return pandas
+
+
 def _json_cells(values: list, column: np.ndarray) -> list[str]:
     """Each value of a column as JSON text. A column of numbers is one orjson call (shortest
     round-trip floats, NaN as null): 6x faster than the standard library's float formatting."""
@@ -107,21 +125,26 @@ def _json_cells(values: list, column: np.ndarray) -> list[str]:
     return [json.dumps(v, allow_nan=False) for v in values]
 
 
-def plain_value(value: Any) -> Any:
-    """A JSON-ready Python value: numpy scalars unwrapped, non-finite numbers as null."""
+def plain_value(value: Any, finite: bool = True) -> Any:
+    """A plain Python value: numpy scalars and arrays unwrapped (tuples as lists) and, with
+    ``finite`` (JSON-ready), non-finite numbers as null.
+
+    >>> plain_value({"x": np.float64(1.5), "y": (np.int64(2), np.inf)}, finite=False)
+    {'x': 1.5, 'y': [2, inf]}
+    """
     if isinstance(value, np.ndarray):
-        return [plain_value(v) for v in value.tolist()]
+        return [plain_value(v, finite) for v in value.tolist()]
     if isinstance(value, (np.floating, float)):
         value = float(value)
-        return value if math.isfinite(value) else None
+        return value if math.isfinite(value) or not finite else None
     if isinstance(value, np.integer):
         return int(value)
     if isinstance(value, (np.bool_,)):
         return bool(value)
-    if isinstance(value, list):
-        return [plain_value(v) for v in value]
+    if isinstance(value, (list, tuple)):
+        return [plain_value(v, finite) for v in value]
     if isinstance(value, dict):
-        return {k: plain_value(v) for k, v in value.items()}
+        return {k: plain_value(v, finite) for k, v in value.items()}
     return value
 
 

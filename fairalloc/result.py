@@ -6,8 +6,9 @@ Allocations are in ``fairalloc.allocation``; tables and Markdown in ``fairalloc.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -69,6 +70,8 @@ class Finding:
     witness: Any = None
 
     def __post_init__(self) -> None:
+        # plain Python numbers in witnesses (1.5, not np.float64(1.5)); infinities kept
+        object.__setattr__(self, "witness", plain_value(self.witness, finite=False))
         verdict = self.verdict
         if isinstance(verdict, (bool, np.bool_)):
             object.__setattr__(self, "verdict", "holds" if verdict else "fails")
@@ -105,7 +108,28 @@ class Solution:
     solver: dict = field(default_factory=dict)
 
 
-@dataclass
+class ResultFrames(NamedTuple):
+    """A result as pandas DataFrames (``Result.to_pandas``)."""
+
+    allocation: Any
+    metrics: Any
+    checks: Any
+
+
+def flat_metrics(metrics: dict, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(name, value) of every metric, a nested one named by its keys joined with dots.
+
+    >>> dict(flat_metrics({"a": 1, "sim": {"lottery": {"performance": 2.5}}}))
+    {'a': 1, 'sim.lottery.performance': 2.5}
+    """
+    for name, value in metrics.items():
+        if isinstance(value, dict):
+            yield from flat_metrics(value, f"{prefix}{name}.")
+        else:
+            yield f"{prefix}{name}", value
+
+
+@dataclass(repr=False)
 class Result:
     """One solved (or validated) spec: the contract's ``fairalloc solve --format json`` object."""
 
@@ -137,6 +161,34 @@ class Result:
         if not allocation:
             del out["allocation"]
         return out
+
+    def __repr__(self) -> str:
+        checks = ", ".join(f"{f.check} {f.mark}" for f in self.validation)
+        objective = "none" if self.objective is None else f"{self.objective:.6g}"
+        return (f"<Result {self.name or self.problem}: {self.problem}/{self.method} "
+                f"{self.status}, objective {objective}, {len(self.allocation)} ids"
+                f"{'; ' + checks if checks else ''}>")
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter shows a result as its Markdown report (as ``--format markdown``)."""
+        from fairalloc.render import render_markdown
+
+        return render_markdown(self)
+
+    def to_pandas(self) -> ResultFrames:
+        """The allocation (indexed by id), metrics (one row per dotted name) and checks (one
+        row per check: verdict, detail, witness) as pandas DataFrames; pandas is optional."""
+        from fairalloc.allocation import _pandas
+
+        pd = _pandas("Result.to_pandas")
+        metrics = dict(flat_metrics(plain_value(self.metrics, finite=False)))
+        return ResultFrames(
+            allocation=self.allocation.to_pandas(),
+            metrics=pd.DataFrame({"value": list(metrics.values())},
+                                 index=pd.Index(list(metrics), name="metric")),
+            checks=pd.DataFrame([{k: v for k, v in f.to_dict().items() if k != "holds"}
+                                 for f in self.validation],
+                                columns=["check", "verdict", "detail", "witness"]))
 
     def to_json(self) -> str:
         """The result as indented JSON, the allocation one id per line."""

@@ -4,8 +4,9 @@ A spec is checked in three stages and every problem found in a stage is reported
 with its JSON path and the rule it breaks:
 
 1. parsing: JSON syntax, no ``NaN``/``Infinity`` (nor numbers too large for a float), no key given
-   twice in one object; whole lines starting with ``//`` are comments (as ``fairalloc new``
-   writes them);
+   twice in one object; ``// ...`` and ``/* ... */`` outside strings are comments (as
+   ``fairalloc new`` writes them), and a top-level ``$schema`` (a string: the JSON Schema an
+   editor completes from, ``fairalloc schema KIND``) is allowed and otherwise ignored;
 2. the kind's JSON Schema (``schemas/<kind>.schema.json``, draft 2020-12, unknown keys rejected);
 3. the model's preconditions (fractions summing to 1, unique ids, names that exist, ...).
 """
@@ -30,7 +31,29 @@ import numpy as np
 
 from fairalloc.errors import SpecError, Violation, Violations, is_unicode, json_path
 
-_COMMENT_LINE = re.compile(r"^[ \t]*//.*$", re.MULTILINE)
+# a string (kept), a // comment or a /* */ comment (dropped; a block keeps its line breaks)
+_TOKEN_OR_COMMENT = re.compile(r'("(?:[^"\\\n]|\\.)*")|//[^\n]*|/\*[\s\S]*?\*/')
+
+
+def strip_comments(text: str) -> str:
+    r"""JSON text without its comments, line numbers kept.
+
+    >>> strip_comments('{"a": "http://x", // note\n "b": /* 2 */ 3}')
+    '{"a": "http://x", \n "b":  3}'
+    """
+    if "//" not in text and "/*" not in text:
+        return text
+    return _TOKEN_OR_COMMENT.sub(
+        lambda m: m.group(1) or "\n" * m.group(0).count("\n"), text)
+
+
+def without_schema_key(data: Any, found: Violations) -> Any:
+    """An object's data without its top-level ``$schema`` (a string, for editors)."""
+    if not isinstance(data, dict) or "$schema" not in data:
+        return data
+    if not isinstance(data["$schema"], str):
+        found.add(["$schema"], "must be a string (the JSON Schema's path or URL, for editors)")
+    return {k: v for k, v in data.items() if k != "$schema"}
 
 
 @dataclass(frozen=True)
@@ -92,7 +115,7 @@ def parse_text(text: str, source: str | None, what: str = "spec") -> Any:
             obj.duplicates = [k for k, _ in items if k in seen or seen.add(k)]
         return obj
 
-    text = _COMMENT_LINE.sub("", text) if "//" in text else text
+    text = strip_comments(text)
     raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     hooks = {"parse_float": number, "parse_int": number} if _may_overflow(text, raw) else {}
     try:
@@ -401,6 +424,7 @@ def build(data: Any, source: str | None = None) -> Spec:
     if not isinstance(data, dict):
         found.add("$", "a spec must be a JSON object")
         found.raise_if_any(source)
+    raw, data = data, without_schema_key(data, found)
     kind = data.get("problem")
     if not isinstance(kind, str) or kind not in KINDS:
         known = ", ".join(sorted(KINDS))
@@ -423,7 +447,7 @@ def build(data: Any, source: str | None = None) -> Spec:
         kind=kind,
         problem=problem,
         options=dict(data.get("options", {})),
-        raw=data,
+        raw=raw,
         name=data.get("name"),
         source=source,
     )

@@ -105,3 +105,34 @@ def test_a_plot_of_a_two_key_sweep_is_refused_before_solving(capsys, tmp_path):
     code, _, err = cli(capsys, "sweep", EMRF1, "--set", "knob=0,1", "--set",
                        "users[0].weight=1,2", "--plot", str(tmp_path / "p.png"))
     assert code == 2 and "a sweep plot has one axis" in err
+
+
+@pytest.mark.parametrize("words, expected", [
+    ("fairalloc so", ["solve"]),
+    ("fairalloc schema e", ["emrf", "etf"]),
+    ("fairalloc solve x.json --time", ["--time-limit"]),
+    ("fairalloc compare x.json --format c", ["csv"]),
+    ("fairalloc study r", ["run"]),
+    ("fairalloc study summary s.duckdb --format m", ["markdown"]),
+    ("fairalloc study run s.json --c", ["--cluster"]),
+    ("fairalloc new st", ["study"]),
+])
+def test_bash_completion_completes_commands_flags_and_choices(words, expected):
+    import shutil
+    import subprocess
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash on this machine")
+    script = run("completion", "bash").stdout
+    probe = (f"{script}\nCOMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}}-1)); "
+             "_fairalloc; printf '%s\\n' \"${COMPREPLY[@]}\"")
+    done = subprocess.run([bash, "-c", probe], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == expected
+
+
+def test_zsh_completion_loads_bash_completion_first():
+    script = run("completion", "zsh").stdout
+    assert script.startswith("autoload -U +X bashcompinit && bashcompinit\n")
+    assert "complete -o filenames -F _fairalloc fairalloc" in script

@@ -161,11 +161,31 @@ def test_comment_lines_keep_line_numbers_of_syntax_errors(tmp_path):
     assert rule.startswith("invalid JSON at line 13 column 3")
 
 
-def test_comment_after_a_value_is_not_a_comment(tmp_path):
+def test_comments_anywhere_outside_strings(tmp_path):
     path = tmp_path / "inline.jsonc"
-    path.write_text(json.dumps(EMRF).replace('"knob": 0.5', '"knob": 0.5 // eta'))
+    text = json.dumps(EMRF, indent=1).replace('"knob": 0.5', '"knob": /* eta */ 0.5 // knob')
+    path.write_text(text.replace('"users"', '/* the\n  users */ "users"'))
+    spec = load_spec(path)
+    assert spec.raw["knob"] == 0.5 and spec.kind == "emrf"
+
+
+def test_block_comments_keep_line_numbers_and_must_end(tmp_path):
+    path = tmp_path / "block.jsonc"
+    path.write_text('{\n/* one\ntwo\nthree */\n"problem": "emrf",,\n}')
+    [(where, rule)] = violations(path)
+    assert where == "$" and rule.startswith("invalid JSON at line 5"), rule
+    path.write_text('{"problem": "emrf" /* never closed }')
     [(where, rule)] = violations(path)
     assert where == "$" and rule.startswith("invalid JSON")
+
+
+def test_a_schema_key_is_allowed_and_must_be_text(tmp_path):
+    path = tmp_path / "with-schema.json"
+    path.write_text(json.dumps({"$schema": "./emrf.schema.json", **EMRF}))
+    assert load_spec(path).raw["$schema"] == "./emrf.schema.json"
+    path.write_text(json.dumps({"$schema": 3, **EMRF}))
+    assert violations(path) == [('["$schema"]', "must be a string (the JSON Schema's path or URL, "
+                                            "for editors)")]
 
 
 def test_every_parse_problem_is_reported_together(tmp_path):

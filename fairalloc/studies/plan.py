@@ -26,7 +26,7 @@ import jsonschema_rs
 import numpy as np
 
 from fairalloc.errors import SpecError, Violations
-from fairalloc.spec import build, check_against, plain, read_json, set_path
+from fairalloc.spec import build, check_against, plain, read_json, set_path, without_schema_key
 
 MAX_GRID_POINTS = 100_000
 MAX_TASKS = 10_000_000
@@ -229,6 +229,7 @@ def load_study(source: str | Path | dict, root: str | Path | None = None,
     if not isinstance(data, dict):
         found.add("$", "a study must be a JSON object")
         _raise(found, label)
+    data = without_schema_key(data, found)
     check_against(study_schema(), _validator(), data, found)
     if found:
         # report what the kind refuses too where the structure allows (as problem specs do)

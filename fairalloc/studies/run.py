@@ -33,6 +33,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from fairalloc.result import flat_metrics
 from fairalloc.studies.plan import Study, Task, make_instance
 from fairalloc.studies.store import Store, utc_now
 
@@ -45,19 +46,6 @@ SERIAL_SECONDS = 1.0           # the default executor runs this long in-process 
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def flat_metrics(metrics: dict, prefix: str = "") -> Iterator[tuple[str, object]]:
-    """(name, value) of every metric, a nested one named by its keys joined with dots.
-
-    >>> dict(flat_metrics({"a": 1, "sim": {"lottery": {"performance": 2.5}}}))
-    {'a': 1, 'sim.lottery.performance': 2.5}
-    """
-    for name, value in metrics.items():
-        if isinstance(value, dict):
-            yield from flat_metrics(value, f"{prefix}{name}.")
-        else:
-            yield f"{prefix}{name}", value
 
 
 def _numbers(metrics: dict, patterns: tuple[str, ...]) -> dict[str, float]:

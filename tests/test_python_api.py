@@ -1,0 +1,88 @@
+"""The Python API in a notebook: readable reprs, Markdown display, pandas frames, plain numbers
+in witnesses, and studies run from Python."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fairalloc
+
+ROOT = Path(__file__).resolve().parents[1]
+EMRF1 = ROOT / "specs" / "emrf" / "example1-knob0.5.json"
+TOKEN = ROOT / "specs" / "token" / "kmeans-pagerank.json"
+
+
+@pytest.fixture(scope="module")
+def result():
+    return fairalloc.solve(str(EMRF1))
+
+
+def test_repr_is_a_summary_not_an_object_dump(result):
+    text = repr(result)
+    assert " at 0x" not in text and "Allocation" not in text
+    assert text.startswith("<Result EMRF paper, Example 1") and "emrf/lp optimal" in text
+    assert "envy_freeness ✗" in text and "2 ids" in text
+
+
+def test_markdown_display_is_the_markdown_report(result):
+    from fairalloc.render import render_markdown
+
+    assert result._repr_markdown_() == render_markdown(result)
+
+
+def _numpy_inside(value) -> list:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _numpy_inside(v)]
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _numpy_inside(v)]
+    return [value] if isinstance(value, (np.generic, np.ndarray)) else []
+
+
+@pytest.mark.parametrize("spec", [EMRF1, TOKEN, ROOT / "specs" / "moldable" / "example1.json"])
+def test_witnesses_hold_plain_python_values(spec):
+    for method, r in fairalloc.compare(str(spec)):
+        if isinstance(r, fairalloc.Result):
+            for f in r.validation:
+                assert _numpy_inside(f.witness) == [], (method, f.check, f.witness)
+
+
+def test_to_pandas_frames_hold_the_result(result):
+    frames = result.to_pandas()
+    alloc = frames.allocation
+    assert list(alloc.index) == ["user1", "user2"]
+    assert alloc.loc["user1", "devices.gpu"] == pytest.approx(
+        result.allocation["user1"]["devices"]["gpu"])
+    assert frames.metrics.loc["utilization.gpu", "value"] == pytest.approx(
+        result.metrics["utilization.gpu"])
+    checks = frames.checks.set_index("check")
+    assert checks.loc["envy_freeness", "verdict"] == "fails"
+    assert checks.loc["envy_freeness", "witness"]["envious"] == "user2"
+
+
+def test_to_pandas_without_pandas_says_how_to_get_it(result, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(ImportError, match="needs pandas, which fairalloc does not require: "
+                                          "pip install pandas"):
+        result.to_pandas()
+
+
+def test_nested_metrics_become_dotted_rows():
+    r = fairalloc.solve(str(TOKEN))
+    metrics = r.to_pandas().metrics["value"]
+    assert metrics["simulation.lottery.performance"] == pytest.approx(
+        r.metrics["simulation"]["lottery"]["performance"])
+
+
+def test_run_study_from_python(tmp_path):
+    study = {"study": "py", "kind": "moldable", "seed": 2, "methods": ["exact", "gpusched2"],
+             "instances": {"generate": {"jobs": 5, "processors": 3}, "count": 3}}
+    rows = fairalloc.run_study(study, tmp_path / "py.duckdb", workers=1)
+    assert len(rows["status"]) == 6
+    exact = rows["method"] == "exact"
+    assert np.all(rows["ratio"][exact] == 1.0) and np.all(rows["ratio"][~exact] >= 1.0)
+    again = fairalloc.run_study(study, tmp_path / "py.duckdb", resume=True)
+    assert len(again["status"]) == 6
