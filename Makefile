@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test fuzz bench lint clean
+.PHONY: demo test fuzz bench lint figures clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,21 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --write benchmarks/RESULTS.md
+
+# The README's figures (docs/figures/), made by the commands they illustrate
+FIG := docs/figures
+figures: $(STAMP)
+	mkdir -p $(FIG)
+	$(BIN)/fairalloc sweep specs/emrf/example1-knob0.5.json --set knob=0:1:0.05 --methods lp,wfq,drf --plot $(FIG)/emrf-sweep.png -q > /dev/null
+	$(BIN)/fairalloc sweep specs/drf/classic.json --set 'users[0].weight=1:4:0.25' --methods progressive-filling,lp --plot $(FIG)/drf-sweep.png -q > /dev/null
+	$(BIN)/fairalloc sweep specs/etf/resnet-mobilenet.json --set phi=0:1:0.05 --plot $(FIG)/etf-sweep.png -q > /dev/null
+	$(BIN)/fairalloc solve specs/moldable/example1.json --method gpusched2 --plot $(FIG)/moldable-gantt.png > /dev/null
+	$(BIN)/fairalloc experiment moldable --jobs 20 --processors 8 --instances 40 --plot $(FIG)/moldable-experiment.png -q > /dev/null
+	$(BIN)/fairalloc experiment accelos --kernels 4 --mixes 50 --seed 1 --plot $(FIG)/accelos-experiment.png -q > /dev/null
+	$(BIN)/fairalloc simulate specs/token/five-spark-types.json --rounds 1000 --plot $(FIG)/token-simulation.png -q > /dev/null
+	$(BIN)/fairalloc study run specs/studies/moldable-section-v.json --store $(FIG)/.study.duckdb -q
+	$(BIN)/fairalloc study summary $(FIG)/.study.duckdb --plot $(FIG)/study-summary.png > /dev/null
+	rm -f $(FIG)/.study.duckdb
 
 lint: $(STAMP)
 	$(BIN)/ruff check fairalloc tests benchmarks

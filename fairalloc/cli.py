@@ -8,6 +8,7 @@ named by ``--fail-on`` fails (when there is no solver trouble), 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import fnmatch
 import json
 import math
@@ -105,8 +106,9 @@ def cmd_solve(args) -> int:
     result = api.solve(spec, args.method, validate=not args.no_validate,
                        time_limit=args.time_limit)
     _emit(result, args.format, args.rows)
-    if args.plot:
-        draw(result, args.plot)
+    if args.plot:       # an untitled spec's picture is titled by its file name
+        draw(result if result.name else dataclasses.replace(result, name=_spec_title(spec)),
+             args.plot)
         print(f"plot written to {args.plot}", file=sys.stderr)
     if result.status in FAILED:
         print(f"fairalloc: status {result.status}: {result.solver.get('message', '')}".rstrip(": "),
@@ -168,7 +170,7 @@ def cmd_compare(args) -> int:
         ratio = ratio_to(r.objective, exact.objective, kind.sense) if exact else None
         body.append([name, r.status, show(r.objective), show(r.solver["time_s"]), show(ratio),
                      *[_check_mark(r, c, style) for c in checks]])
-    title = f"{spec.name or spec.kind} — every {spec.kind} method"
+    title = f"{_spec_title(spec)} — every {spec.kind} method"
     findings = [f for r in results for f in r.validation]
     note = "\n".join(([legend(findings)] if findings else []) + [f"n/a {n}" for n in notes])
     _print_rows(title, header, body, args.format, note)
@@ -211,12 +213,12 @@ def _selected(metrics: dict, patterns: list[str]) -> list[str]:
     return out
 
 
-def _spec_study(spec, what: str, grid: dict, method: str, metrics: list[str],
+def _spec_study(spec, what: str, grid: dict, methods: list[str], metrics: list[str],
                 checks: list[str] | None = None) -> dict:
     """The study a one-spec command runs: the spec as its base instance, a grid over its keys,
-    one method, every row keeping its whole result."""
+    its methods, every row keeping its whole result."""
     return {"study": f"{spec.name or _stem(spec.source or '-')}: {what}", "kind": spec.kind,
-            "instances": {"base": spec.source or "-"}, "grid": grid, "methods": [method],
+            "instances": {"base": spec.source or "-"}, "grid": grid, "methods": methods,
             "metrics": metrics, "results": True,
             **({"checks": checks} if checks is not None else {})}
 
@@ -253,8 +255,8 @@ def _verdict_cells(rows: dict, i: int, checks: list[str], style: str = "rich") -
 
 
 def cmd_sweep(args) -> int:
-    """Re-solve one spec with keys varied: a study with the spec as its base instance and the
-    keys as its grid (several: every combination), shown point by point."""
+    """Re-solve one spec with keys varied: a study with the spec as its base instance, the
+    keys as its grid (several: every combination) and one or more methods, shown row by row."""
     import itertools
 
     sets = dict(_parse_set(text) for text in args.set)
@@ -267,43 +269,57 @@ def cmd_sweep(args) -> int:
     if args.plot and len(sets) > 1:
         raise UsageError("--plot", "a sweep plot has one axis: sweep one key (or run the "
                                    "grid as a study and use study summary --plot)")
+    if args.method and args.methods:
+        raise UsageError("--methods", "give --method or --methods, not both")
     _check_fail_on(spec.kind, args.fail_on)
     kind = KINDS[spec.kind]
+    methods = [api.method_of(spec, m) for m in args.methods or [args.method]]
     keys = list(sets)
     what = f"sweep of {' × '.join(keys)}"
-    data = _spec_study(spec, what, sets, api.method_of(spec, args.method),
-                       args.metrics or list(kind.sweep_metrics))
+    data = _spec_study(spec, what, sets, methods, args.metrics or list(kind.sweep_metrics))
     code, rows, results = _run_spec_study(spec, data, args)
     if code == 130:
         return code
     points = list(itertools.product(*sets.values()))        # the study's order: instance ids
+    at = [points[int(i)] for i in rows["instance"]]
+    several = len(methods) > 1
     names = [c.removeprefix("metric.") for c in rows if c.startswith("metric.")]
     verdict_columns = [c for c in rows if c.startswith("check.")]
     checks = list(dict.fromkeys(check_column(c.removeprefix("check.")) for c in verdict_columns))
     if args.format == "json":
         print(json.dumps([{**({"value": point[0]} if len(keys) == 1 else {}),
                            "point": dict(zip(keys, point)),
-                           **(r if r is not None else {"status": rows["status"][i],
+                           **(r if r is not None else {"method": rows["method"][i],
+                                                       "status": rows["status"][i],
                                                        "error": rows["error"][i]})}
-                          for i, (point, r) in enumerate(zip(points, results))],
+                          for i, (point, r) in enumerate(zip(at, results))],
                          indent=2, allow_nan=False))
     else:
         style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
         show = _exact if args.format == "csv" else fmt    # CSV keeps every digit
-        body = [[*map(show, point), rows["status"][i], show(_number(rows["objective"][i])),
+        body = [[*map(show, point), *([rows["method"][i]] if several else []),
+                 rows["status"][i], show(_number(rows["objective"][i])),
                  *[show(_number(rows[f"metric.{n}"][i])) for n in names],
-                 *_verdict_cells(rows, i, checks, style)] for i, point in enumerate(points)]
+                 *_verdict_cells(rows, i, checks, style)] for i, point in enumerate(at)]
         verdicts = {v for c in verdict_columns for v in rows[c]} - {None}
-        _print_rows(f"{spec.name or spec.kind}: {what}",
-                    [*keys, "status", "objective", *names, *map(_short, checks)], body,
+        _print_rows(f"{_spec_title(spec)}: {what}",
+                    [*keys, *(["method"] if several else []), "status", "objective", *names,
+                     *map(_short, checks)], body,
                     args.format, legend(verdicts) if verdicts else "")
     if args.plot:
-        plots.sweep(rows, keys[0], names, checks, args.plot, spec.name or spec.kind)
+        plots.sweep(rows, keys[0], names, checks, args.plot, _spec_title(spec), kind)
         print(f"plot written to {args.plot}", file=sys.stderr)
     if code or any(status in FAILED or status == "error" for status in rows["status"]):
         return code or 1
     return _gate([c.removeprefix("check.") for c in verdict_columns
                   if "fails" in set(rows[c])], args.fail_on)
+
+
+def _spec_title(spec) -> str:
+    """A spec's name, else its file's name, else its kind."""
+    if spec.name:
+        return spec.name
+    return os.path.basename(spec.source) if spec.source not in (None, "<stdin>") else spec.kind
 
 
 def _exact(value) -> str:
@@ -712,7 +728,7 @@ def cmd_simulate(args) -> int:
         raise SpecError([Violation("--rounds" if args.rounds else "agents", why)])
     setting = {"rounds": rounds, "seed": seed, "mechanisms": list(mechanisms)}
     data = _spec_study(spec, f"simulation of {rounds} rounds (seed {seed})",
-                       {"simulation": [setting]}, method, ["simulation.*"], checks=[])
+                       {"simulation": [setting]}, [method], ["simulation.*"], checks=[])
     code, rows, results = _run_spec_study(spec, data, args)
     if code == 130:
         return code
@@ -905,8 +921,11 @@ def parser() -> argparse.ArgumentParser:
                     metavar="KEY=START:STOP:STEP|KEY=V1,V2,...",
                     help="e.g. knob=0:1:0.1, users[0].weight=1:4:1 (STOP included) or "
                          "knob=0,0.5,1; repeat --set for a grid")
-    sp.add_argument("--plot", metavar="FILE.png", type=arg.figure, help="write a plot of the sweep")
+    sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
+                    help="write a plot of the sweep (.png, .svg, .pdf, ...)")
     sp.add_argument("--method", type=arg.name)
+    sp.add_argument("--methods", type=arg.names,
+                    help="several methods, side by side in the table and overlaid in the plot")
     sp.add_argument("--metrics", type=arg.names,
                     help="comma-separated metric names or patterns (utilization.*)")
     sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")

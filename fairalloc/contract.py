@@ -19,9 +19,10 @@ functions with these shapes:
 
 from __future__ import annotations
 
+import fnmatch
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fairalloc.errors import SpecError, Violation
@@ -152,3 +153,13 @@ class Kind:
     # a bound on the optimum computed without solving (lower for min kinds, upper for max):
     # problem -> number, a study's ``lower_bound`` / ``upper_bound`` reference
     bound: Callable[[Any], float] | None = None
+    # axis labels, "quantity (unit)", for the objective ("objective") and metrics (names or
+    # patterns): figures put only quantities of one label on one axis
+    units: dict[str, str] = field(default_factory=dict)
+    # (x metric, y metric or pattern): a sweep's trade-off view, y against x per method
+    tradeoff: tuple[str, str] | None = None
+
+    def unit(self, name: str) -> str:
+        """The axis label of the objective or a metric (its name when none is declared)."""
+        return next((label for pattern, label in self.units.items()
+                     if fnmatch.fnmatchcase(name, pattern)), name)

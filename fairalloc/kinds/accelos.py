@@ -23,4 +23,11 @@ KIND = Kind(
     metrics=model.metrics,
     sweep_metrics=("min_weighted_dominant_share", "jain_index", "fairness_improvement",
                    "throughput_speedup"),
+    units={"objective": "min weighted dominant share (of the device)",
+           "*_weighted_dominant_share": "weighted dominant share (of the device)",
+           "utilization.*": "utilization (share of the device)", "jain_index": "Jain index (0–1)",
+           "*_slowdown": "slowdown (×)", "unfairness": "max ÷ min slowdown (ratio)",
+           "fairness_improvement": "ratio to fcfs", "throughput_speedup": "ratio to fcfs",
+           "thread_spread": "threads", "makespan": "time (model units)",
+           "antt": "ANTT (×)", "stp": "STP", "overlap": "overlap (share)"},
 )

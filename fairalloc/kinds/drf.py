@@ -19,4 +19,8 @@ KIND = Kind(
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("total_tasks", "min_weighted_dominant_share", "utilization.*"),
+    tradeoff=("min_weighted_dominant_share", "utilization.*"),
+    units={"objective": "min weighted dominant share (of capacity)",
+           "*_weighted_dominant_share": "weighted dominant share (of capacity)",
+           "utilization.*": "utilization (share of capacity)", "total_tasks": "tasks"},
 )

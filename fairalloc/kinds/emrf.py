@@ -20,4 +20,11 @@ KIND = Kind(
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("delta_observed", "delta_bound", "utilization.*"),
+    tradeoff=("delta_observed", "utilization.*"),
+    units={"objective": "total allocation (GFLOPS)", "total": "total allocation (GFLOPS)",
+           "efficiency_lp_optimum": "total allocation (GFLOPS)",
+           "residual.*": "residual capacity (GFLOPS)",
+           "utilization.*": "utilization (share of capacity)",
+           "delta_*": "δ: spread of allocation ÷ fair share (ratio)",
+           "*_share_ratio": "allocation ÷ fair share (ratio)", "knob": "knob η"},
 )

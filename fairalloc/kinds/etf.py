@@ -22,4 +22,9 @@ KIND = Kind(
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("time_fairness", "energy_fairness", "system_fairness"),
+    tradeoff=("time_fairness", "energy_fairness"),
+    units={"objective": "min weighted energy (W × slices)",
+           "min_weighted_energy": "min weighted energy (W × slices)",
+           "*_fairness": "fairness index (0–1)", "utilization": "GPU utilization (share)",
+           "phi_fair": "φ"},
 )

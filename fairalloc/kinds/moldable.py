@@ -28,6 +28,10 @@ KIND = Kind(
     experiment=studies.EXPERIMENT,
     metrics=model.metrics,
     sweep_metrics=("makespan", "lower_bound", "ratio"),
+    units={"objective": "makespan (time units)", "makespan": "time (time units)",
+           "lower_bound": "time (time units)", "bound:*": "time (time units)",
+           "ratio": "makespan ÷ lower bound (ratio)", "*utilization": "utilization (share)",
+           "alpha": "α (share of the processors)"},
     plot=plots.gantt,
     bound=model.lower_bound,
 )

@@ -20,4 +20,7 @@ KIND = Kind(
     simulation=studies.SIMULATION,
     metrics=studies.metrics,                # the model's, and the spec's simulation
     sweep_metrics=("mean_tokens", "boosts_per_round", "iterations", "residual"),
+    units={"objective": "boost utility per agent and round (utility)", "mean_tokens": "tokens",
+           "boosts_per_round": "boosts per round", "iterations": "iterations",
+           "residual": "fixed-point residual", "strategy_gap": "strategy gap"},
 )

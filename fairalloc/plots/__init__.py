@@ -13,47 +13,125 @@ def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
+    # text stays text in SVG and PDF figures: searchable, and editable for a paper
+    matplotlib.rcParams.update({"svg.fonttype": "none", "pdf.fonttype": 42})
     import matplotlib.pyplot as plt
 
     return plt
 
 
+LINE_STYLES = ("-", "--", ":", "-.")
+WHISKERS = "box: p25–p75, line: median, whiskers: p10–p90"
+
+
+def readable_log_axis(ax) -> None:
+    """A log y axis whose ticks read as plain numbers (0.5, 2, 10), with 2 and 5 between
+    decades labelled when the axis spans little more than a decade."""
+    from matplotlib import ticker
+
+    ax.set_yscale("log")
+    plain = ticker.FuncFormatter(lambda y, _: f"{y:g}")
+    ax.yaxis.set_major_formatter(plain)
+    low, high = ax.get_ylim()
+    if high / max(low, 1e-300) < 30:
+        ax.yaxis.set_minor_locator(ticker.LogLocator(subs=(2, 5)))
+        ax.yaxis.set_minor_formatter(plain)
+    else:
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
 VERDICT_MARKERS = {"holds": ("o", "tab:green"), "fails": ("x", "tab:red"),
                    "unrefuted": (r"$\sim$", "tab:orange"), "unchecked": ("_", "tab:gray")}
 
 
 def sweep(rows: dict[str, np.ndarray], key: str, names: list[str], checks: list[str],
-          path: str, title: str) -> None:
-    """Objective and chosen metrics (``metric.<name>`` columns of a sweep study's rows)
-    against the swept value, with a strip of check verdicts."""
+          path: str, title: str, kind) -> None:
+    """A sweep study's rows against the swept value: the objective, then one panel per unit
+    of the chosen metrics (``metric.<name>`` columns; ``kind.unit`` labels each, and only one
+    unit shares an axis), a line per method; the kind's trade-off view (``kind.tradeoff``: y
+    against x over the sweep, a line per method) when it has one and its metrics were kept;
+    and a strip of check verdicts per method."""
     plt = pyplot()
-    xs = rows[key]
-    fig, (top, mid, strip) = plt.subplots(
-        3, 1, sharex=True, figsize=(8, 7.5), gridspec_kw={"height_ratios": [3, 3, 1.4]})
-    top.plot(xs, rows["objective"].astype(float), "o-", color="black")
-    top.set_ylabel("objective")
-    top.grid(alpha=0.3)
+    methods = list(dict.fromkeys(rows["method"]))
+    groups: dict[str, list[str]] = {}
     for n in names:
-        mid.plot(xs, rows[f"metric.{n}"].astype(float), "o-", label=n, markersize=3)
-    mid.set_ylabel("metrics")
-    mid.grid(alpha=0.3)
-    if names:
-        mid.legend(fontsize=8, loc="best")
-    columns = [c for c in rows if c.startswith("check.")]
-    for row, check in enumerate(checks):
-        for column in (c for c in columns if check_column(c.removeprefix("check.")) == check):
-            for x, verdict in zip(xs, rows[column]):
-                if verdict is not None:
-                    marker, color = VERDICT_MARKERS[verdict]
-                    strip.scatter([x], [row], marker=marker, color=color, s=18)
-    strip.set_yticks(range(len(checks)), checks, fontsize=7)
-    strip.set_ylim(-0.7, len(checks) - 0.3)
-    strip.set_xlabel(key)
-    fig.suptitle(f"{title}: sweep of {key}  (checks: green o holds, red x fails, "
-                 "orange ~ unrefuted, grey - unchecked)", fontsize=10)
-    fig.tight_layout()
+        groups.setdefault(kind.unit(n), []).append(n)
+    trade = _tradeoff(kind, names)
+    strips = [(m, c) for m in methods for c in checks]
+    heights = [3] * (1 + len(groups)) + ([3.4] if trade else []) + \
+        ([0.5 + 0.22 * len(strips)] if strips else [])
+    fig, axes = plt.subplots(len(heights), 1, figsize=(8.5, sum(heights) + 0.8),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    axes = list(axes[:, 0])
+    by_method = {m: rows["method"] == m for m in methods}
+    swept = axes[:1 + len(groups)]
+    # a method is a colour, a metric a line style: one panel's lines tell both apart
+    color = {m: f"C{i % 10}" for i, m in enumerate(methods)}
+    # and a marker: a method that coincides with another still shows (hollow over filled)
+    mark = {m: {"marker": "osD^v"[i % 5], "markersize": 3 + 2 * (i > 0),
+                "markerfacecolor": "none" if i else None} for i, m in enumerate(methods)}
+    style = {n: LINE_STYLES[i % len(LINE_STYLES)]
+             for members in groups.values() for i, n in enumerate(members)}
+    for m, rows_of_m in by_method.items():
+        xs = rows[key][rows_of_m]
+        swept[0].plot(xs, rows["objective"][rows_of_m].astype(float), "-", label=m,
+                      color=color[m], **mark[m])
+        for ax, members in zip(swept[1:], groups.values()):
+            for n in members:
+                ax.plot(xs, rows[f"metric.{n}"][rows_of_m].astype(float), linestyle=style[n],
+                        color=color[m] if len(methods) > 1 else None,
+                        label=f"{m}: {n}" if len(methods) > 1 else n, **mark[m])
+    for ax, label in zip(swept, [kind.unit("objective"), *groups]):
+        ax.set_ylabel(label, fontsize=8)
+        ax.set_xlabel(key, fontsize=8)
+        ax.grid(alpha=0.3)
+        if len(ax.get_lines()) > 1:
+            ax.legend(fontsize=7, loc="best")
+    at = 1 + len(groups)
+    if trade:
+        x_name, y_names = trade
+        ax = axes[at]
+        at += 1
+        for m, rows_of_m in by_method.items():
+            for i, y in enumerate(y_names):
+                ax.plot(rows[f"metric.{x_name}"][rows_of_m].astype(float),
+                        rows[f"metric.{y}"][rows_of_m].astype(float),
+                        linestyle=LINE_STYLES[i % len(LINE_STYLES)],
+                        color=color[m] if len(methods) > 1 else None,
+                        label=f"{m}: {y}" if len(methods) > 1 else y, **mark[m])
+        ax.set_xlabel(f"{x_name}: {kind.unit(x_name)}", fontsize=8)
+        ax.set_ylabel(f"{y_names[0]}: {kind.unit(y_names[0])}" if len(y_names) == 1
+                      else kind.unit(y_names[0]), fontsize=8)
+        ax.set_title(f"trade-off over the sweep of {key}", fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="best")
+    if strips:
+        strip = axes[at]
+        columns = [c for c in rows if c.startswith("check.")]
+        for row, (m, check) in enumerate(strips):
+            for column in (c for c in columns if check_column(c.removeprefix("check.")) == check):
+                for x, verdict in zip(rows[key][by_method[m]], rows[column][by_method[m]]):
+                    if verdict is not None:
+                        marker, color = VERDICT_MARKERS[verdict]
+                        strip.scatter([x], [row], marker=marker, color=color, s=18)
+        labels = [f"{m}: {c}" if len(methods) > 1 else c for m, c in strips]
+        strip.set_yticks(range(len(strips)), labels, fontsize=7)
+        strip.set_ylim(len(strips) - 0.3, -0.7)             # the first row on top
+        strip.set_xlabel(key, fontsize=8)
+        strip.set_title("checks: green o holds, red x fails, orange ~ unrefuted, "
+                        "grey - unchecked", fontsize=8)
+    fig.suptitle(f"{title}: sweep of {key}", fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.985))
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _tradeoff(kind, names: list[str]) -> tuple[str, list[str]] | None:
+    """The kind's trade-off axes among the kept metrics: x and the y metrics, or None."""
+    import fnmatch
+
+    if kind.tradeoff is None or kind.tradeoff[0] not in names:
+        return None
+    ys = [n for n in names if fnmatch.fnmatchcase(n, kind.tradeoff[1])]
+    return (kind.tradeoff[0], ys) if ys else None
 
 
 def boxes(values: dict[str, dict[str, np.ndarray]], labels: dict[str, str], title: str,
@@ -73,13 +151,15 @@ def boxes(values: dict[str, dict[str, np.ndarray]], labels: dict[str, str], titl
         ax.scatter(range(1, len(names) + 1), [float(d.mean()) for d in data], marker="D",
                    color="tab:red", zorder=3, label="mean")
         if baseline is not None:
-            ax.axhline(baseline, color="grey", linewidth=0.8, linestyle="--")
+            ax.axhline(baseline, color="grey", linewidth=0.8, linestyle="--",
+                       label=f"{baseline:g}: no better than the baseline")
         if log:
-            ax.set_yscale("log")
+            readable_log_axis(ax)
         ax.set_xticks(range(1, len(names) + 1), names, fontsize=8, rotation=20 if log else 15)
         ax.set_ylabel(labels[key])
         ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.plot([], [], color="black", label=WHISKERS)
+        ax.legend(fontsize=7)
     if len(keys) == 1:
         np.atleast_1d(axes)[0].set_title(title, fontsize=8)
     else:
@@ -121,10 +201,10 @@ def study(rows: dict[str, np.ndarray], by: list[str], values: list[str],
                            color="tab:red", zorder=3, label="mean")
                 ax.set_xticks(range(1, len(shown) + 1), [n for n, _ in shown], fontsize=7,
                               rotation=20, ha="right")
-                ax.plot([], [], color="black", label="box: p25-p75, whiskers: p10-p90")
+                ax.plot([], [], color="black", label=WHISKERS)
                 ax.legend(fontsize=7)
             if value == "time_s":
-                ax.set_yscale("log")
+                readable_log_axis(ax)
         else:
             rest = [b for b in by if b != key]
             for record_group, records in _lines(summarise(rows, by, [value]), key, rest):
