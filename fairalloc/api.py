@@ -5,14 +5,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from fairalloc.allocation import Allocation
 from fairalloc.contract import method_options, solver_info
 from fairalloc.errors import SolverError, SpecError, Violation, json_path
 from fairalloc.registry import KINDS, Kind
 from fairalloc.result import FAILED, Finding, Result, Solution
+from fairalloc.solvers import highs
 from fairalloc.spec import Spec, build, load_spec, plain, read_json, set_path
 
 SpecLike = Spec | str | Path | dict
@@ -86,32 +88,66 @@ def _feasibility_failure(validation: list[Finding]) -> Finding | None:
 
 def solve(spec: SpecLike, method: str | None = None, validate: bool = True, *,
           checks: Collection[str] | None = None, strict: bool = True,
-          time_limit: float | None = None) -> Result:
+          time_limit: float | None = None, mip_gap: float | None = None,
+          threads: int | None = None, log: bool | TextIO | None = None) -> Result:
     """Solve a spec with ``method`` (default: the spec's ``options.method``, then the kind's
     default) and, unless ``validate=False``, run every check of the kind (or those named in
     ``checks``, as ``fairalloc list`` names them) on the allocation. With ``strict=False``
     the spec's options that ``method`` does not take are left out (as ``compare`` does, where
     every method runs on one spec) instead of refused. ``time_limit`` (seconds) bounds a
     method that takes a limit (an exact one); its result is then ``time_limit`` with the
-    best allocation found.
+    best allocation found. Solver keywords reach every HiGHS run of the method: ``mip_gap``
+    (relative gap at which a MILP may stop; stopping above the method's own gap makes the
+    result ``feasible``, not ``optimal``), ``threads`` and ``log`` (True, or a text stream:
+    HiGHS's log as it runs; standard error for True).
 
     A method whose own allocation fails the feasibility check is a bug, never a result: it
     raises :class:`SolverError` rather than print an infeasible allocation as a solution.
     """
-    return _solve(_spec(spec), method, validate, strict, checks, time_limit)
+    knobs = Knobs(time_limit, mip_gap, threads, log)
+    return _solve(_spec(spec), method, validate, strict, checks, knobs)
+
+
+@dataclass(frozen=True)
+class Knobs:
+    """The solver keywords of ``solve``, ``compare`` and ``sweep``, checked once."""
+
+    time_limit: float | None = None
+    mip_gap: float | None = None
+    threads: int | None = None
+    log: bool | TextIO | None = None
+
+    def __post_init__(self) -> None:
+        highs.check_settings(self.threads, self.mip_gap)
+
+    def solving(self):
+        """The settings for the method's own run (its log shown)."""
+        return highs.settings(threads=self.threads, mip_gap=self.mip_gap, log=self.log)
+
+    def checking(self):
+        """The settings for the checks' re-runs (strategy-proofness probes): no log."""
+        return highs.settings(threads=self.threads, mip_gap=self.mip_gap, log=False)
+
+    def asked(self) -> dict:
+        """What the caller set, for the result's solver record."""
+        return {k: v for k, v in (("mip_gap", self.mip_gap), ("threads", self.threads))
+                if v is not None}
 
 
 def _solve(spec: Spec, method: str | None, validate: bool, strict: bool,
-           checks: Collection[str] | None = None, time_limit: float | None = None) -> Result:
+           checks: Collection[str] | None = None, knobs: Knobs = Knobs()) -> Result:
     kind = KINDS[spec.kind]
-    name, mechanism = _mechanism(kind, spec, method, strict, time_limit)
+    name, mechanism = _mechanism(kind, spec, method, strict, knobs.time_limit)
     start = time.perf_counter()
-    solution: Solution = mechanism(spec.problem)
+    with knobs.solving():
+        solution: Solution = mechanism(spec.problem)
     elapsed = time.perf_counter() - start
     metrics = {**kind.metrics(spec.problem, solution.allocation), **solution.metrics}
     validation = []
     if validate:
-        validation = _judge(kind, spec, solution.allocation, mechanism, solution.metrics, checks)
+        with knobs.checking():
+            validation = _judge(kind, spec, solution.allocation, mechanism, solution.metrics,
+                                checks)
         broken = _feasibility_failure(validation)
         if broken is not None and solution.status not in FAILED:
             raise SolverError(f"method {name} produced an allocation that fails its own "
@@ -124,7 +160,7 @@ def _solve(spec: Spec, method: str | None, validate: bool, strict: bool,
         allocation=solution.allocation,
         metrics=metrics,
         validation=validation,
-        solver=solver_info({**solution.solver, "time_s": elapsed}),
+        solver=solver_info({**solution.solver, "time_s": elapsed, **knobs.asked()}),
         name=spec.name,
     )
 
@@ -171,15 +207,19 @@ def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) 
 
 
 def compare(spec: SpecLike, methods: Sequence[str] | None = None, *,
-            time_limit: float | None = None) -> list[tuple[str, Result | str]]:
+            time_limit: float | None = None, mip_gap: float | None = None,
+            threads: int | None = None,
+            log: bool | TextIO | None = None) -> list[tuple[str, Result | str]]:
     """Solve with every method (or ``methods``) of the spec's kind, exact method first
-    (``time_limit``: seconds for each method that takes a limit).
+    (``time_limit``: seconds for each method that takes a limit; ``mip_gap``, ``threads``,
+    ``log`` as for :func:`solve`).
 
     Returns (method, Result) pairs; a method that does not apply to this spec gives
     (method, reason) instead.
     """
     if isinstance(methods, str) or not (methods is None or isinstance(methods, Sequence)):
         raise TypeError(f"methods is a list of method names, not a {type(methods).__name__}")
+    knobs = Knobs(time_limit, mip_gap, threads, log)
     spec = _spec(spec)
     kind = KINDS[spec.kind]
     exact = [kind.exact] if kind.exact else []
@@ -189,8 +229,7 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None, *,
     out: list[tuple[str, Result | str]] = []
     for name in names:
         try:
-            out.append((name, _solve(spec, name, validate=True, strict=False,
-                                     time_limit=time_limit)))
+            out.append((name, _solve(spec, name, validate=True, strict=False, knobs=knobs)))
         except SpecError as exc:
             out.append((name, "; ".join(v.rule for v in exc.violations)))
         except SolverError as exc:
@@ -225,10 +264,13 @@ def sweep_values(start: float, stop: float, step: float) -> list[float]:
 def sweep(
     spec: SpecLike, key: str, values: Iterable[Any], method: str | None = None,
     on_step: Callable[[Any, Result], None] | None = None, *, time_limit: float | None = None,
+    mip_gap: float | None = None, threads: int | None = None, log: bool | TextIO | None = None,
 ) -> list[tuple[Any, Result]]:
     """Re-solve the spec with the value at ``key`` (e.g. ``knob``, ``users[0].weight``) set to
     each of ``values``; every variant is checked like a fresh spec (``time_limit``: seconds
-    for a method that takes a limit). ``fairalloc sweep`` runs the same as a study."""
+    for a method that takes a limit; ``mip_gap``, ``threads``, ``log`` as for :func:`solve`).
+    ``fairalloc sweep`` runs the same as a study."""
+    knobs = Knobs(time_limit, mip_gap, threads, log)
     base = _spec(spec)
     out = []
     for value in values:
@@ -236,7 +278,7 @@ def sweep(
             variant = build(set_path(base.raw, key, value), base.source)
         except SpecError as exc:
             raise SpecError(exc.violations, f"{base.source or 'spec'} with {key}={value}") from None
-        result = solve(variant, method, time_limit=time_limit)
+        result = _solve(variant, method, True, True, None, knobs)
         out.append((value, result))
         if on_step:
             on_step(value, result)

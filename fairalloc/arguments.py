@@ -41,6 +41,14 @@ def fraction(text: str) -> float:
     return value
 
 
+def gap(text: str) -> float:
+    """An argparse type: a relative MIP gap, a number in [0, 1)."""
+    value = fraction(text)
+    if value == 1:
+        raise argparse.ArgumentTypeError("a gap of 1 proves nothing: use a number below 1")
+    return value
+
+
 def positive(text: str) -> float:
     """An argparse type: a finite number above 0 (seconds)."""
     try:

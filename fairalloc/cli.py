@@ -8,6 +8,7 @@ named by ``--fail-on`` fails (when there is no solver trouble), 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import fnmatch
 import json
@@ -24,6 +25,7 @@ from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS
 from fairalloc.render import fmt, legend, markdown_table, render_markdown, render_table, rich_mark
 from fairalloc.result import FAILED, MARKS, Result, check_column, ratio_header, ratio_to
+from fairalloc.solvers import highs
 from fairalloc.spec import schema, set_path, template
 from fairalloc.studies.store import StoreError
 
@@ -93,6 +95,17 @@ def _check_fail_on(kind_name: str, fail_on: list[str] | None) -> None:
                                       f"{kind_name} (checks: {', '.join(known)})")
 
 
+def _knobs(args) -> dict:
+    """``api.solve``'s solver keywords from the command line (the log: ``main``'s -v)."""
+    return {"time_limit": args.time_limit, "mip_gap": args.mip_gap, "threads": args.threads}
+
+
+def _note(args, text: str) -> None:
+    """What a command did beside its output (a file written), on stderr unless -q."""
+    if not args.quiet:
+        print(text, file=sys.stderr)
+
+
 def cmd_solve(args) -> int:
     spec = api.load_spec(args.spec)
     draw = KINDS[spec.kind].plot
@@ -103,13 +116,12 @@ def cmd_solve(args) -> int:
     _check_fail_on(spec.kind, args.fail_on)
     if args.fail_on and args.no_validate:
         raise UsageError("--fail-on", "needs the checks: drop --no-validate")
-    result = api.solve(spec, args.method, validate=not args.no_validate,
-                       time_limit=args.time_limit)
+    result = api.solve(spec, args.method, validate=not args.no_validate, **_knobs(args))
     _emit(result, args.format, args.rows)
     if args.plot:       # an untitled spec's picture is titled by its file name
         draw(result if result.name else dataclasses.replace(result, name=_spec_title(spec)),
              args.plot)
-        print(f"plot written to {args.plot}", file=sys.stderr)
+        _note(args, f"plot written to {args.plot}")
     if result.status in FAILED:
         print(f"fairalloc: status {result.status}: {result.solver.get('message', '')}".rstrip(": "),
               file=sys.stderr)
@@ -145,7 +157,7 @@ def cmd_compare(args) -> int:
     methods = args.methods
     spec = api.load_spec(args.spec)
     _check_fail_on(spec.kind, args.fail_on)
-    rows = api.compare(spec, methods, time_limit=args.time_limit)
+    rows = api.compare(spec, methods, **_knobs(args))
     results = [r for _, r in rows if isinstance(r, Result)]
     if args.format == "json":
         print(json.dumps([r.to_dict() if isinstance(r, Result) else {"method": m, "error": r}
@@ -229,7 +241,7 @@ def _run_spec_study(spec, data: dict, args) -> tuple[int, dict, list]:
     from fairalloc.studies.store import Store
 
     try:
-        study = _load_study(data, ".", args.time_limit, known={spec.source or "-": spec.raw})
+        study = _load_study(data, ".", args, known={spec.source or "-": spec.raw})
     except SpecError as exc:      # a grid value the spec refuses: the spec's error, not a study's
         raise SpecError(exc.violations, data["study"]) from None
     with Store(args.store) as store:
@@ -308,7 +320,7 @@ def cmd_sweep(args) -> int:
                     args.format, legend(verdicts) if verdicts else "")
     if args.plot:
         plots.sweep(rows, keys[0], names, checks, args.plot, _spec_title(spec), kind)
-        print(f"plot written to {args.plot}", file=sys.stderr)
+        _note(args, f"plot written to {args.plot}")
     if code or any(status in FAILED or status == "error" for status in rows["status"]):
         return code or 1
     return _gate([c.removeprefix("check.") for c in verdict_columns
@@ -382,7 +394,7 @@ def _experiment_parser(kind_name: str, experiment) -> argparse.ArgumentParser:
     """``fairalloc experiment KIND``'s own flags: the experiment's parameters, then the ones
     every experiment has (those of ``study run`` among them)."""
     sp = argparse.ArgumentParser(prog=f"fairalloc experiment {kind_name}",
-                                 description=experiment.summary)
+                                 description=experiment.summary, parents=[common_flags()])
     for p in experiment.parameters:
         sp.add_argument(f"--{p.name.replace('_', '-')}", dest=p.name, type=p.type,
                         default=p.default, choices=p.choices, help=p.help)
@@ -407,9 +419,27 @@ def _execution_flags(sp: argparse.ArgumentParser, store_help: str) -> None:
                          "1: in this process)")
     sp.add_argument("--resume", action="store_true",
                     help="continue a study already in the store: run only the missing rows")
+    solver_flags(sp, "every method that takes a limit (overrides the study's)")
+
+
+def solver_flags(sp: argparse.ArgumentParser, limit_help: str) -> None:
+    """--time-limit, --mip-gap and --threads: api.solve's solver keywords."""
     sp.add_argument("--time-limit", dest="time_limit", metavar="S", type=arg.positive,
-                    help="seconds for every method that takes a limit (overrides the study's)")
-    sp.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+                    help=f"seconds for {limit_help}")
+    sp.add_argument("--mip-gap", dest="mip_gap", metavar="GAP", type=arg.gap,
+                    help="relative gap at which exact MILPs may stop (above a method's own "
+                         "gap the result is feasible, not optimal)")
+    sp.add_argument("--threads", type=arg.whole(1, 1024), help="HiGHS threads per solve")
+
+
+def common_flags() -> argparse.ArgumentParser:
+    """-v and -q, which every command takes."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-v", "--verbose", action="store_true",
+                        help="stream the solver log (HiGHS) to standard error")
+    common.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bars or notes on standard error")
+    return common
 
 
 def _cluster(text: str):
@@ -421,22 +451,33 @@ def _cluster(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _load_study(source, root=None, time_limit: float | None = None, methods=None,
-                known: dict | None = None):
-    """A checked study; ``--time-limit`` and ``--methods`` change its spec (and so what the
-    store records) before it is checked; ``known``: spec files already read."""
+def _load_study(source, root=None, opts=None, methods=None, known: dict | None = None):
+    """A checked study; the command line's ``--time-limit``, ``--mip-gap``, ``--threads``
+    (in ``opts``) and ``--methods`` change its spec (and so what the store records) before it
+    is checked; ``known``: spec files already read."""
     from fairalloc.spec import read_json
     from fairalloc.studies.plan import load_study
 
-    if time_limit is None and methods is None:
+    edits = {**({"methods": methods} if methods is not None else {}), **_solver_edits(opts)}
+    if not edits:
         return load_study(source, root, known)
     data = source if isinstance(source, dict) else read_json(source, what="study")[0]
     if isinstance(data, dict):
-        data = {**data, **({"time_limit": time_limit} if time_limit is not None else {}),
-                **({"methods": methods} if methods is not None else {})}
+        solver = {**data.get("solver", {}), **edits.pop("solver", {})}
+        data = {**data, **edits, **({"solver": solver} if solver else {})}
     if not isinstance(source, dict) and root is None and str(source) != "-":
         root = os.path.dirname(str(source)) or "."
     return load_study(data, root, known)
+
+
+def _solver_edits(opts) -> dict:
+    """The study keys the solver flags set: time_limit, and solver.threads / solver.mip_gap."""
+    if opts is None:
+        return {}
+    solver = {k: getattr(opts, k) for k in ("threads", "mip_gap")
+              if getattr(opts, k, None) is not None}
+    return {**({"time_limit": opts.time_limit} if opts.time_limit is not None else {}),
+            **({"solver": solver} if solver else {})}
 
 
 def _run_study(study, opts, store) -> int:
@@ -450,6 +491,8 @@ def _run_study(study, opts, store) -> int:
     if opts.cluster is not None and opts.workers is not None:
         raise UsageError("--workers", "--workers sizes the local pool; with --cluster the "
                                       "cluster's workers run the tasks")
+    if opts.verbose:            # a task's log goes to its worker's standard error
+        study = dataclasses.replace(study, log=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[errors]} errors"), TimeRemainingColumn())
     with Bar(*columns, transient=True, console=Console(stderr=True),
@@ -484,9 +527,9 @@ def cmd_experiment(args) -> int:
         opts = _experiment_parser(args.kind, experiment).parse_args(args.rest)
     except SystemExit as exc:           # --help, or a mistake argparse reported
         return exc.code if isinstance(exc.code, int) else 2
+    opts.quiet, opts.verbose = opts.quiet or args.quiet, opts.verbose or args.verbose
     parameters = {p.name: getattr(opts, p.name) for p in experiment.parameters}
-    study = _load_study(experiment.study(opts.seed, **parameters), ".", opts.time_limit,
-                        opts.methods)
+    study = _load_study(experiment.study(opts.seed, **parameters), ".", opts, opts.methods)
     with Store(opts.store) as store:
         code = _run_study(study, opts, store)
         if code == 130:
@@ -512,7 +555,7 @@ def cmd_experiment(args) -> int:
                        checks=len(values) == 1)
     if opts.plot:
         plots.boxes(by_label, labels, title, opts.plot, experiment.baseline, experiment.log)
-        print(f"plot written to {opts.plot}", file=sys.stderr)
+        _note(opts, f"plot written to {opts.plot}")
     return code
 
 
@@ -605,7 +648,7 @@ def _print_summary(title: str, records: list[dict], by: list[str], values: list[
 
 
 def cmd_study_run(args) -> int:
-    study = _load_study(args.study, None, args.time_limit)
+    study = _load_study(args.study, None, args)
     path = args.store or f"{_stem(args.study)}.duckdb"
     from fairalloc.studies.store import Store
     from fairalloc.studies.summary import summarise
@@ -664,7 +707,7 @@ def cmd_study_summary(args) -> int:
     _print_summary(title, records, by, values, args.format, labels)
     if args.plot:
         plots.study(rows, by, values, labels, title, args.plot, [*record["grid"]])
-        print(f"plot written to {args.plot}", file=sys.stderr)
+        _note(args, f"plot written to {args.plot}")
     return 0
 
 
@@ -672,7 +715,7 @@ def cmd_study_export(args) -> int:
     store, record = _open_store(args)
     with store:
         count = store.export(record["study"], args.output)
-    print(f"{count} rows of {record['study']} written to {args.output}", file=sys.stderr)
+    _note(args, f"{count} rows of {record['study']} written to {args.output}")
     return 0
 
 
@@ -750,7 +793,7 @@ def cmd_simulate(args) -> int:
     if args.plot:
         sim.plot(spec.problem, spec.problem.read_allocation(result["allocation"]),
                  result["metrics"], title, args.plot)
-        print(f"plot written to {args.plot}", file=sys.stderr)
+        _note(args, f"plot written to {args.plot}")
     if status in FAILED:
         message = result["solver"].get("message") or ""
         print(f"fairalloc: status {status}: {message}", file=sys.stderr)
@@ -877,8 +920,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"fairalloc {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    common = common_flags()
+
     def add(name: str, func, help_text: str, spec: bool = True) -> argparse.ArgumentParser:
-        sp = sub.add_parser(name, help=help_text, description=help_text)
+        sp = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
         sp.set_defaults(func=func)
         if spec:
             sp.add_argument("spec", help="spec file (JSON), or - for standard input")
@@ -892,8 +937,7 @@ def parser() -> argparse.ArgumentParser:
 
     def gates(sp, limit: bool = True) -> None:
         if limit:
-            sp.add_argument("--time-limit", dest="time_limit", metavar="S", type=arg.positive,
-                            help="seconds for a method that takes a limit (the exact ones)")
+            solver_flags(sp, "a method that takes a limit (the exact ones)")
         sp.add_argument("--fail-on", dest="fail_on", metavar="CHECK[,CHECK]", type=arg.names,
                         help="exit 3 when one of these checks fails (names as results show "
                              "them; bound: every method's own bound)")
@@ -972,8 +1016,10 @@ def parser() -> argparse.ArgumentParser:
 def _study_parsers(parent: argparse.ArgumentParser) -> None:
     sub = parent.add_subparsers(dest="study_command", required=True, metavar="STUDY_COMMAND")
 
+    common = common_flags()
+
     def add(name: str, func, help_text: str) -> argparse.ArgumentParser:
-        sp = sub.add_parser(name, help=help_text, description=help_text)
+        sp = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
         sp.set_defaults(func=func)
         return sp
 
@@ -1013,7 +1059,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:           # --help, or a command-line mistake argparse reported
         return exc.code if isinstance(exc.code, int) else 2
     try:
-        return args.func(args)
+        with highs.settings(log=True) if args.verbose else contextlib.nullcontext():
+            return args.func(args)
     except SpecError as exc:
         print(f"fairalloc: {exc.report()}", file=sys.stderr)
         return 2

@@ -14,12 +14,16 @@ with HiGHS's own words — never swallowed.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import ctypes
 import math
 import os
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TextIO
 
 import highspy
 import numpy as np
@@ -48,6 +52,100 @@ def _swallow_banner() -> None:
 _swallow_banner()
 INF = highspy.kHighsInf
 WIDE = 50  # columns per row beyond which an LP goes to the primal simplex
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a caller asks of every HiGHS run inside :func:`settings`: ``threads`` (HiGHS's
+    worker threads), ``mip_gap`` (relative gap at which a MILP may stop, replacing the method's
+    own; a result that stops above the method's own gap is ``feasible``, never ``optimal``) and
+    ``log`` (a text stream that receives HiGHS's log as it runs)."""
+
+    threads: int | None = None
+    mip_gap: float | None = None
+    log: TextIO | None = None
+
+
+_SETTINGS: contextvars.ContextVar[Settings] = contextvars.ContextVar(
+    "fairalloc_highs_settings", default=Settings())   # noqa: B039 (frozen)
+
+
+def check_settings(threads: int | None = None, mip_gap: float | None = None) -> None:
+    """Refuse settings HiGHS cannot take (``ValueError``), before anything runs."""
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                or not 1 <= threads <= 1024):
+        raise ValueError(f"threads must be a whole number from 1 to 1024, not {threads!r}")
+    if mip_gap is not None and (isinstance(mip_gap, bool) or not isinstance(mip_gap, int | float)
+                                or not 0 <= mip_gap < 1):
+        raise ValueError(f"mip_gap must be a number in [0, 1), not {mip_gap!r}")
+
+
+@contextlib.contextmanager
+def settings(*, threads: int | None = None, mip_gap: float | None = None,
+             log: bool | TextIO | None = None) -> Iterator[Settings]:
+    """Run the HiGHS solves inside the block with these settings (``log=True``: standard
+    error). Nested blocks replace the settings they name.
+
+    >>> with settings(threads=1, mip_gap=0.01) as s:
+    ...     (s.threads, s.mip_gap, s.log)
+    (1, 0.01, None)
+    """
+    check_settings(threads, mip_gap)
+    outer = _SETTINGS.get()
+    stream = sys.stderr if log is True else (log or None)
+    inner = Settings(outer.threads if threads is None else threads,
+                     outer.mip_gap if mip_gap is None else float(mip_gap),
+                     outer.log if log is None else stream)
+    token = _SETTINGS.set(inner)
+    try:
+        yield inner
+    finally:
+        _SETTINGS.reset(token)
+
+
+_scheduler_threads: int | None = None
+
+
+def _size_pool(threads: int | None) -> None:
+    """HiGHS keeps one thread pool per process, sized by the first run; a run asking for
+    another size (None: HiGHS's default) restarts it, since HiGHS refuses to run otherwise."""
+    global _scheduler_threads
+    size = threads or 0
+    if _scheduler_threads is not None and _scheduler_threads != size:
+        highspy.Highs.resetGlobalScheduler(True)
+    _scheduler_threads = size
+
+
+def _log_to(h: highspy.Highs, stream: TextIO | None) -> None:
+    """Stream HiGHS's log to ``stream`` (its own console output would go to standard output,
+    which holds results)."""
+    if stream is None:
+        h.setOptionValue("output_flag", False)
+        return
+    h.setOptionValue("output_flag", True)
+    h.setOptionValue("log_to_console", False)
+    h.cbLogging += lambda event: stream.write(event.message)
+
+
+def _gap_for(asked: float | None) -> float | None:
+    """The MIP gap a run uses: the caller's setting when there is one, else the method's."""
+    chosen = _SETTINGS.get().mip_gap
+    return asked if chosen is None else chosen
+
+
+HIGHS_MIP_GAP = 1e-4       # HiGHS's own mip_rel_gap, for methods that leave it alone
+
+
+def _proven(status: str, gap: float | None, asked: float | None) -> str:
+    """``optimal`` only within the method's own gap: a caller's looser ``mip_gap`` that let a
+    MILP stop early leaves a ``feasible`` result with its gap."""
+    chosen = _SETTINGS.get().mip_gap
+    own = HIGHS_MIP_GAP if asked is None else asked
+    if chosen is None or chosen <= own:     # as tight as the method's: its verdict stands
+        return status
+    if status == "optimal" and gap is not None and gap > own + 1e-12:
+        return "feasible"
+    return status
 
 
 @dataclass
@@ -109,6 +207,7 @@ def solve_matrix(
     """
     rows = np.atleast_2d(np.asarray(rows, dtype=float))
     m, n = rows.shape
+    is_mip = integer is not None and bool(np.any(integer))
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = n, m
     lp.col_cost_ = np.asarray(cost, dtype=float)
@@ -123,23 +222,28 @@ def solve_matrix(
     lp.a_matrix_.index_ = c.astype(np.int32)
     lp.a_matrix_.value_ = rows[r, c]
     lp.sense_ = highspy.ObjSense.kMaximize if maximize else highspy.ObjSense.kMinimize
-    if integer is not None and np.any(integer):
+    if is_mip:
         lp.integrality_ = [
             highspy.HighsVarType.kInteger if flag else highspy.HighsVarType.kContinuous
             for flag in integer
         ]
     h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    chosen = _SETTINGS.get()
+    _log_to(h, chosen.log)
+    _size_pool(chosen.threads)
+    if chosen.threads is not None:
+        h.setOptionValue("threads", chosen.threads)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
-    if mip_gap is not None:
-        h.setOptionValue("mip_rel_gap", float(mip_gap))
-        if mip_gap == 0:        # "prove optimal": HiGHS also stops at an absolute gap of 1e-6
+    gap = _gap_for(mip_gap) if is_mip else None
+    if gap is not None:
+        h.setOptionValue("mip_rel_gap", float(gap))
+        if gap == 0:        # "prove optimal": HiGHS also stops at an absolute gap of 1e-6
             h.setOptionValue("mip_abs_gap", 0.0)
     if tolerance is not None:
         h.setOptionValue("primal_feasibility_tolerance", tolerance)
         h.setOptionValue("mip_feasibility_tolerance", tolerance)
-    if n > WIDE * max(m, 1) and not (integer is not None and np.any(integer)):
+    if n > WIDE * max(m, 1) and not is_mip:
         h.setOptionValue("simplex_strategy", 4)  # primal: 0.6 s where dual takes 15 s (2 x 1e5)
     h.passModel(lp)
     start = time.perf_counter()
@@ -152,15 +256,15 @@ def solve_matrix(
     info = h.getInfo()
     has_x = info.primal_solution_status == 2  # kSolutionStatusFeasible
     objective = info.objective_function_value if has_x else None
-    is_mip = integer is not None and np.any(integer)
     bound = info.mip_dual_bound if is_mip else objective
+    gap = relative_gap(objective, bound) if is_mip else None
     sol = h.getSolution()
     return Report(
-        status=status,
+        status=_proven(status, gap, mip_gap) if is_mip else status,
         objective=objective,
         time_s=elapsed,
         bound=bound,
-        gap=relative_gap(objective, bound) if is_mip else None,
+        gap=gap,
         x=np.array(sol.col_value) if has_x else None,
         row_dual=np.array(sol.row_dual) if has_x and not is_mip else None,
         col_dual=np.array(sol.col_dual) if has_x and not is_mip else None,
@@ -187,11 +291,18 @@ def solve_pyomo(
     if not solver.available():
         raise SolverError("HiGHS is not available to Pyomo (is highspy installed?)")
     config: dict = {"load_solutions": False, "raise_exception_on_nonoptimal_result": False}
+    chosen = _SETTINGS.get()
+    if chosen.log is not None:
+        config["tee"] = [chosen.log]
+    _size_pool(chosen.threads)
+    if chosen.threads is not None:
+        config["threads"] = chosen.threads
     if time_limit is not None:
         config["time_limit"] = float(max(time_limit, 1e-3))
-    if mip_gap is not None:
-        config["rel_gap"] = float(mip_gap)
-        if mip_gap == 0:
+    gap = _gap_for(mip_gap)
+    if gap is not None:
+        config["rel_gap"] = float(gap)
+        if gap == 0:
             config["abs_gap"] = 0.0
     start = time.perf_counter()
     res = solver.solve(model, **config)
@@ -200,6 +311,8 @@ def solve_pyomo(
     has_x = res.solution_status in (SolutionStatus.optimal, SolutionStatus.feasible)
     if tc == TerminationCondition.convergenceCriteriaSatisfied:
         status = "optimal" if res.solution_status == SolutionStatus.optimal else "feasible"
+        status = _proven(status, relative_gap(res.incumbent_objective, res.objective_bound),
+                         mip_gap)
     elif tc == TerminationCondition.maxTimeLimit:
         status = "time_limit"
     elif tc in (

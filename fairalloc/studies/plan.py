@@ -76,6 +76,7 @@ class Task:
     metrics: tuple[str, ...]
     bound: bool                    # compute the kind's bound on the optimum (the reference)
     keep_result: bool = False      # store the whole result as JSON (the study's ``results``)
+    solver: tuple[tuple[str, Any], ...] = ()   # api.solve's solver keywords (threads, ...)
 
     @property
     def key(self) -> tuple[int, str, int]:
@@ -133,6 +134,8 @@ class Study:
     checks: tuple[str, ...] | None
     metrics: tuple[str, ...]
     keep_results: bool = False
+    solver: tuple[tuple[str, Any], ...] = ()   # the study's solver settings (threads, mip_gap)
+    log: bool = False              # each task streams HiGHS's log to its worker's stderr
 
     @property
     def points(self) -> list[tuple[tuple[str, Any], ...]]:
@@ -189,6 +192,7 @@ class Study:
                    and "time_limit" in method_options(kind.methods[m]) else ()
                    for m in self.methods}
         bound = self.reference in ("lower_bound", "upper_bound")
+        solver = self.solver + ((("log", True),) if self.log else ())
         for instance in self.instances():
             recipe, edits = self.recipe(instance)
             for method in self.methods:
@@ -197,7 +201,7 @@ class Study:
                         continue
                     yield Task(self.name, self.kind, instance, recipe, edits, method, r,
                                options[method], self.checks, self.metrics, bound,
-                               self.keep_results)
+                               self.keep_results, solver)
 
 
 def grid_values(value: Any) -> tuple:
@@ -313,7 +317,8 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
         time_limit=data.get("time_limit"),
         checks=tuple(checks) if checks is not None else None,
         metrics=tuple(data.get("metrics", kind.sweep_metrics)),
-        keep_results=data.get("results", False))
+        keep_results=data.get("results", False),
+        solver=tuple(sorted(data.get("solver", {}).items())))
     points = 1
     for _, values in grid:
         points *= len(values)

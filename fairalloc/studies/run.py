@@ -81,7 +81,7 @@ def run_task(task: Task) -> dict:
             raw = {**raw, "options": {**raw.get("options", {}), **dict(task.options)}}
         spec = build(raw, None)
         result = api.solve(spec, task.method, validate=task.checks != (), checks=task.checks,
-                           strict=False)
+                           strict=False, **dict(task.solver))
         fields = {"status": result.status, "objective": result.objective,
                   "gap": result.solver.get("gap"), "bound": result.solver.get("bound"),
                   "time_s": result.solver["time_s"],
