@@ -49,6 +49,7 @@ import gc
 import importlib.metadata
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -75,8 +76,6 @@ from harness import (
     HotSpot,
     Row,
     Table,
-    fmt_seconds,
-    fmt_time,
     hotspot_markdown,
     log,
     profile_call,
@@ -172,28 +171,53 @@ def machine_notes() -> list[str]:
     ]
 
 
-def render(tables: list[Table], spots: list[HotSpot], argv: list[str], elapsed: float) -> str:
-    misses = [(t, r) for t in tables if not t.breakdown for r in t.rows
-              if r.status in ("MISS", "ERROR")]
+SECTION = re.compile(r"<!-- bench:(?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- /bench:(?P=name) -->\n",
+                     re.S)
+MISSED = re.compile(r"^\| (?P<case>.+?) \| (?P<target>[^|]*) \| (?P<measured>[^|]*) \| "
+                    r"(?P<result>MISS|ERROR) \|", re.M)
+
+
+def section(name: str, tables: list[Table], spots: list[HotSpot], quick: bool) -> str:
+    """One benchmark's tables (and the hot spots of its misses) between markers, with when,
+    where and at what load they were measured: ``--only NAME --write`` replaces just this."""
+    when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    body = [f"<!-- bench:{name} -->",
+            f"*`{name}`{' (quick)' if quick else ''}: measured {when}, commit {_commit()}, "
+            f"load average at its end {_load()}.*", ""]
+    body += [t.markdown() for t in tables]
+    if spots:
+        body.append(hotspot_markdown(spots))
+    return "\n".join(body).rstrip() + f"\n<!-- /bench:{name} -->\n"
+
+
+def sections_of(text: str) -> dict[str, str]:
+    """The benchmark sections of a RESULTS.md written by ``section``."""
+    return {m["name"]: m.group(0) for m in SECTION.finditer(text)}
+
+
+def render(sections: dict[str, str], argv: list[str], elapsed: float) -> str:
+    """The whole report: how it was written, the machine, the missed targets of every section,
+    then the sections in the drivers' order."""
+    order = dict.fromkeys([*BENCHMARKS, *sections])
+    body = "\n".join(sections[n] for n in order if n in sections)
+    misses = list(MISSED.finditer(body))
     out = [
         "# fairalloc benchmarks", "",
-        f"Written by `python benchmarks/run.py {' '.join(argv)}`".rstrip() + f" in "
-        f"{elapsed / 60:.1f} min. Benchmarks, not tests: a MISS is reported, never raised. "
+        f"Last written by `python benchmarks/run.py {' '.join(argv)}`".rstrip() + f" in "
+        f"{elapsed / 60:.1f} min (a run with `--only` rewrites only its sections; each says "
+        f"when it was measured). Benchmarks, not tests: a MISS is reported, never raised. "
         f"Timings: `time.perf_counter`, best of {REPEAT} runs when the first run takes under "
         f"{FAST:.0f} s, else one run (column `runs`); fixed seeds.", "",
         "## Machine", "", *machine_notes(), "",
         "## Targets", "",
     ]
     if misses:
-        out += ["Missed: " + "; ".join(f"{r.case} ({fmt_time(r)} vs {fmt_seconds(r.target)})"
-                                       if r.status == "MISS" else f"{r.case} (error)"
-                                       for _, r in misses), ""]
+        out += ["Missed: " + "; ".join(
+            f"{m['case']} ({m['measured']} vs {m['target']})" if m["result"] == "MISS"
+            else f"{m['case']} (error)" for m in misses), ""]
     else:
         out += ["Every target measured here is met.", ""]
-    for t in tables:
-        out.append(t.markdown())
-    out.append(hotspot_markdown(spots))
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(out) + "\n" + body
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,8 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown benchmark(s) {', '.join(unknown)} (known: {', '.join(BENCHMARKS)})")
 
     start = time.perf_counter()
-    tables: list[Table] = []
-    spots: list[HotSpot] = []
+    sections: dict[str, str] = {}
     try:
         for name in names:
             log(f"=== {name}{' (quick)' if args.quick else ''}")
@@ -234,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
                 produced = [Table(name, f"{name}: failed", "", [Row(name, error=f"{exc}")])]
             for table in produced:
                 print(table.markdown(), flush=True)
-            tables += produced
+            spots: list[HotSpot] = []
             for table in produced:
                 for r in table.rows:
                     if (r.status == "MISS" and r.profile is not None and not args.no_profile
@@ -244,12 +267,15 @@ def main(argv: list[str] | None = None) -> int:
                             spots.append(spot)
                             print(hotspot_markdown([spot]), flush=True)
                     r.profile = None            # let the benchmark's data go
+            sections[name] = section(name, produced, spots, args.quick)
             del produced
             gc.collect()
     finally:
         for path in _WORKDIR:
             shutil.rmtree(path, ignore_errors=True)
-    text = render(tables, spots, argv, time.perf_counter() - start)
+    if args.write and Path(args.write).exists():   # keep the sections this run did not measure
+        sections = {**sections_of(Path(args.write).read_text(encoding="utf-8")), **sections}
+    text = render(sections, argv, time.perf_counter() - start)
     if args.write:
         Path(args.write).write_text(text, encoding="utf-8")
         log(f"wrote {args.write}")
