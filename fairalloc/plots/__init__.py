@@ -25,19 +25,24 @@ WHISKERS = "box: p25–p75, line: median, whiskers: p10–p90"
 
 
 def readable_log_axis(ax) -> None:
-    """A log y axis whose ticks read as plain numbers (0.5, 2, 10), with 2 and 5 between
-    decades labelled when the axis spans little more than a decade."""
+    """A log y axis whose ticks read as plain numbers (0.5, 2, 10): every digit between
+    decades labelled when the axis spans less than a decade, 2 and 5 when it spans little more
+    than one."""
     from matplotlib import ticker
 
     ax.set_yscale("log")
     plain = ticker.FuncFormatter(lambda y, _: f"{y:g}")
     ax.yaxis.set_major_formatter(plain)
     low, high = ax.get_ylim()
-    if high / max(low, 1e-300) < 30:
-        ax.yaxis.set_minor_locator(ticker.LogLocator(subs=(2, 5)))
+    span = high / max(low, 1e-300)
+    if span < 30:
+        subs = tuple(range(2, 10)) if span < 8 else (2, 5)
+        ax.yaxis.set_minor_locator(ticker.LogLocator(subs=subs))
         ax.yaxis.set_minor_formatter(plain)
     else:
         ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+
+
 VERDICT_MARKERS = {"holds": ("o", "tab:green"), "fails": ("x", "tab:red"),
                    "unrefuted": (r"$\sim$", "tab:orange"), "unchecked": ("_", "tab:gray")}
 
