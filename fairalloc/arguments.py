@@ -92,6 +92,14 @@ def writable(text: str) -> str:
     return text
 
 
+def folder_to_make(text: str) -> str:
+    """An argparse type: a folder that exists or can be made (not a file)."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file; name a folder")
+    return text
+
+
 def figure(text: str) -> str:
     """An argparse type: a plot file whose extension matplotlib writes, in a folder that
     exists; checked before anything is computed."""

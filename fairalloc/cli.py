@@ -818,6 +818,30 @@ def cmd_new(args) -> int:
     return 0
 
 
+def cmd_examples(args) -> int:
+    """List the example specs shipped in the package, or copy them into a folder."""
+    from fairalloc.catalog import EXAMPLES, copy_examples, examples
+
+    chosen = examples(args.kind)
+    if not chosen:
+        raise UsageError("KIND", f"no examples of {args.kind!r} (kinds: "
+                                 f"{', '.join(sorted({e.kind for e in examples()}))})")
+    if args.copy is None:
+        _print_rows(f"examples in {EXAMPLES}", ["file", "kind", "name"],
+                    [[e.path, e.kind, e.name] for e in chosen], args.format,
+                    "fairalloc examples --copy DIR copies them (keeping their folders)")
+        return 0
+    try:
+        written = copy_examples(args.copy, chosen, args.force)
+    except FileExistsError as exc:
+        raise UsageError("--copy", f"{len(exc.args[0])} file(s) exist already (--force "
+                                   f"overwrites them): {', '.join(exc.args[0][:5])}"
+                                   + (" ..." if len(exc.args[0]) > 5 else "")) from None
+    _note(args, f"{len(written)} examples copied into {args.copy}; try: fairalloc solve "
+                f"{written[0]}")
+    return 0
+
+
 def cmd_list(args) -> int:
     from rich import box
     from rich.table import Table
@@ -1007,6 +1031,14 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("-o", "--output", type=arg.writable,
                     help="write to this file instead of standard output")
     add("list", cmd_list, "problem kinds, their methods and checks", spec=False)
+    sp = add("examples", cmd_examples, "list the example specs shipped with fairalloc, or copy "
+             "them into a folder", spec=False)
+    sp.add_argument("kind", metavar="KIND", nargs="?",
+                    help="only these: a problem kind, study or traces")
+    sp.add_argument("--copy", metavar="DIR", type=arg.folder_to_make,
+                    help="copy them into DIR (made if missing), keeping their folders")
+    sp.add_argument("--force", action="store_true", help="with --copy: overwrite files")
+    sp.add_argument("--format", choices=("table", "markdown", "csv"), default="table")
     sp = add("completion", cmd_completion, "print a shell completion script: "
              'eval "$(fairalloc completion bash)"', spec=False)
     sp.add_argument("shell", choices=("bash", "zsh"))
