@@ -23,26 +23,26 @@ from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
 from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS
-from fairalloc.render import fmt, legend, markdown_table, render_markdown, render_table, rich_mark
+from fairalloc.render import (
+    exact_text,
+    fmt,
+    legend,
+    render_csv,
+    render_html,
+    render_latex,
+    render_markdown,
+    render_table,
+    rich_mark,
+    short_check,
+    table_text,
+)
 from fairalloc.result import FAILED, MARKS, Result, check_column, ratio_header, ratio_to
 from fairalloc.solvers import highs
 from fairalloc.spec import schema, set_path, template
 from fairalloc.studies.store import StoreError
 
-FORMATS = ("table", "json", "markdown")
-SUMMARY_FORMATS = ("table", "json", "markdown", "csv")
-
-
-SHORT = {
-    "feasibility": "feasible", "sharing_incentive": "SI", "envy_freeness": "EF",
-    "pareto_efficiency": "PE", "strategy_proofness": "SP", "delta_fairness": "δ-fair",
-    "max_min": "max-min", "time_guarantee": "time", "no_unforced_idle": "no idle",
-    "all_resident": "resident",
-}
-
-
-def _short(check: str) -> str:
-    return SHORT.get(check, check.removeprefix("bound:"))
+FORMATS = ("table", "json", "markdown", "csv", "latex", "html")
+SUMMARY_FORMATS = FORMATS
 
 
 def _console() -> Console:
@@ -59,12 +59,16 @@ class _Console(Console):
 
 
 def _emit(result: Result, fmt_name: str, rows: int) -> None:
-    if fmt_name == "json":
-        print(result.to_json())
-    elif fmt_name == "markdown":
-        print(render_markdown(result, rows))
-    else:
+    """A result on stdout: rich tables, JSON (the contract), Markdown, CSV (the allocation,
+    every id), LaTeX or HTML (tables of allocation, metrics and checks)."""
+    if fmt_name == "table":
         render_table(result, _console(), rows)
+        return
+    text = {"json": lambda: result.to_json() + "\n", "csv": lambda: render_csv(result),
+            "markdown": lambda: render_markdown(result, rows),
+            "latex": lambda: render_latex(result, rows),
+            "html": lambda: render_html(result, rows) + "\n"}[fmt_name]()
+    sys.stdout.write(text)
 
 
 def _exit_status(results: list[Result], fail_on: list[str] | None = None) -> int:
@@ -169,10 +173,10 @@ def cmd_compare(args) -> int:
     checks = list(dict.fromkeys(check_column(f.check) for r in results for f in r.validation))
     header = ["method", "status", "objective", "time (s)",
               ratio_header(exact_name or "exact", kind.sense),
-              *[_short(c) for c in checks]]
+              *[short_check(c) for c in checks]]
     body, notes = [], []
     style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
-    show = _exact if args.format == "csv" else fmt
+    show = exact_text if args.format == "csv" else fmt
     for name, r in rows:
         if not isinstance(r, Result):
             body.append([name, "n/a", "" if args.format == "csv" else "—", "", "",
@@ -308,7 +312,7 @@ def cmd_sweep(args) -> int:
                          indent=2, allow_nan=False))
     else:
         style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
-        show = _exact if args.format == "csv" else fmt    # CSV keeps every digit
+        show = exact_text if args.format == "csv" else fmt    # CSV keeps every digit
         body = [[*map(show, point), *([rows["method"][i]] if several else []),
                  rows["status"][i], show(_number(rows["objective"][i])),
                  *[show(_number(rows[f"metric.{n}"][i])) for n in names],
@@ -316,7 +320,7 @@ def cmd_sweep(args) -> int:
         verdicts = {v for c in verdict_columns for v in rows[c]} - {None}
         _print_rows(f"{_spec_title(spec)}: {what}",
                     [*keys, *(["method"] if several else []), "status", "objective", *names,
-                     *map(_short, checks)], body,
+                     *map(short_check, checks)], body,
                     args.format, legend(verdicts) if verdicts else "")
     if args.plot:
         plots.sweep(rows, keys[0], names, checks, args.plot, _spec_title(spec), kind)
@@ -334,12 +338,6 @@ def _spec_title(spec) -> str:
     return os.path.basename(spec.source) if spec.source not in (None, "<stdin>") else spec.kind
 
 
-def _exact(value) -> str:
-    """A value for CSV: every digit of a number, empty for none."""
-    return "" if value is None else repr(float(value)) if isinstance(value, float) \
-        else str(value)
-
-
 def _number(value):
     """A stored number for ``fmt``: NaN (null) as None."""
     return None if value is None or value != value else value
@@ -347,19 +345,9 @@ def _number(value):
 
 def _print_rows(title: str, header: list[str], body: list[list[str]], fmt_name: str,
                 note: str = "") -> None:
-    """Rows of text as a rich table, Markdown or CSV, with a note below."""
-    if fmt_name == "csv":
-        import csv
-
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(body)
-        return
-    if fmt_name == "markdown":
-        print(f"## {title}\n")
-        print("\n".join(markdown_table(header, body)))
-        if note:
-            print(f"\n{note}")
+    """Rows of text as a rich table, or Markdown, CSV, LaTeX or HTML, with a note below."""
+    if fmt_name != "table":
+        sys.stdout.write(table_text(title, header, body, fmt_name, note))
         return
     from rich import box
     from rich.table import Table
@@ -586,7 +574,7 @@ def _summary_cells(records: list[dict], by: list[str], values: list[str],
     checks = list(dict.fromkeys(c for r in records for c in r["checks"])) if checks else []
     header = [*(["value"] if len(values) > 1 else []), *by, "n", "statuses", "mean", "95% CI",
               "p10", "p50", "p90", *([f"> {baseline:g}"] if baseline is not None else []),
-              *(["apart"] if apart else []), "time (s)", *map(_short, checks)]
+              *(["apart"] if apart else []), "time (s)", *map(short_check, checks)]
     body = []
     for v in values:
         for r in records:

@@ -1,7 +1,13 @@
-"""Renderings of results for people: a rich table and Markdown (JSON is ``Result.to_json``)."""
+"""Renderings of results for people: rich tables, Markdown, CSV, LaTeX and HTML (JSON is
+``Result.to_json``). Each text format has one escaper here, used by every command and by
+reports: :func:`escape_markdown`, :func:`escape_latex`, :func:`escape_html`."""
 
 from __future__ import annotations
 
+import csv
+import html
+import io
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -47,14 +53,27 @@ def _dotted(metrics: dict, prefix: str = "") -> list[tuple[str, Any]]:
     return rows
 
 
-def _allocation_rows(allocation: Allocation, limit: int) -> tuple[list[str], list[list[str]]]:
+def _allocation_rows(allocation: Allocation, limit: int, show=fmt
+                     ) -> tuple[list[str], list[list[str]]]:
     keys = list(allocation.columns)
     header = ["id"] + [".".join(k) for k in keys]
     rows = [
-        [uid] + [fmt(allocation.columns[k][i]) for k in keys]
+        [uid] + [show(allocation.columns[k][i]) for k in keys]
         for i, uid in enumerate(allocation.ids[:limit])
     ]
     return header, rows
+
+
+def exact_text(value: Any) -> str:
+    """A value for CSV: every digit of a number (repr), empty for none.
+
+    >>> exact_text(2 / 3), exact_text(None), exact_text(3)
+    ('0.6666666666666666', '', '3')
+    """
+    value = plain_value(value)
+    if value is None:
+        return ""
+    return repr(float(value)) if isinstance(value, float) else str(value)
 
 
 def render_table(result: Result, console=None, rows: int = 25) -> None:
@@ -121,39 +140,255 @@ def legend(findings: Iterable[Finding | str] = ()) -> str:
     return " · ".join(f"{MARKS[v]} {v}: {MEANINGS[v]}" for v in VERDICTS if v in shown)
 
 
+SHORT = {
+    "feasibility": "feasible", "sharing_incentive": "SI", "envy_freeness": "EF",
+    "pareto_efficiency": "PE", "strategy_proofness": "SP", "delta_fairness": "δ-fair",
+    "max_min": "max-min", "time_guarantee": "time", "no_unforced_idle": "no idle",
+    "all_resident": "resident",
+}
+
+
+def short_check(check: str) -> str:
+    """A check's column head in tables (SI, EF, PE, ...; a bound by its name).
+
+    >>> short_check("envy_freeness"), short_check("bound:theorem5")
+    ('EF', 'theorem5')
+    """
+    return SHORT.get(check, check.removeprefix("bound:"))
+
+
+def escape_markdown(text: str) -> str:
+    """A cell or line of Markdown: pipes, backslashes and the characters that start
+    emphasis, code, links or HTML are escaped (an underscore inside a word, as in
+    ``envy_freeness``, starts nothing and stays); line breaks become spaces.
+
+    >>> print(escape_markdown("a|b *c* <d> `e` _f_ envy_freeness"))
+    a\\|b \\*c\\* \\<d> \\`e\\` \\_f\\_ envy_freeness
+    """
+    text = " ".join(str(text).splitlines())
+    return re.sub(r"([\\|*`<\[\]])|(?<!\w)_|_(?!\w)",
+                  lambda m: "\\" + m.group(0), text)
+
+
+LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+                 "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+                 "\\": r"\textbackslash{}", "✓": r"\checkmark{}", "✗": r"$\times$",
+                 "–": "--", "—": "---", "÷": r"$\div$", "×": r"$\times$", "≥": r"$\geq$",
+                 "≤": r"$\leq$", "δ": r"$\delta$", "η": r"$\eta$", "φ": r"$\phi$",
+                 "…": r"\ldots{}", "<": r"\textless{}", ">": r"\textgreater{}"}
+
+
+def escape_latex(text: str) -> str:
+    """Text for a LaTeX document: the ten special characters escaped, and the marks and
+    symbols fairalloc prints (✓ ✗ ÷ δ …) as LaTeX (``\\checkmark`` needs amssymb).
+
+    >>> print(escape_latex(r"50% of a_1 & {x} ~ y^2 \\ #3 $"))
+    50\\% of a\\_1 \\& \\{x\\} \\textasciitilde{} y\\textasciicircum{}2 \\textbackslash{} \\#3 \\$
+    """
+    return "".join(LATEX_SPECIAL.get(c, c) for c in str(text))
+
+
+def escape_html(text: str) -> str:
+    """Text for HTML (element content and quoted attributes).
+
+    >>> escape_html('<b> & "x"')
+    '&lt;b&gt; &amp; &quot;x&quot;'
+    """
+    return html.escape(str(text), quote=True)
+
+
+NUMBER = re.compile(r"^[-+]?(\d[\d,]*\.?\d*|\.\d+)([eE][-+]?\d+)?%?$")
+
+
+def numeric_columns(body: list[list[str]]) -> list[bool]:
+    """Which columns hold only numbers (or nothing): they are right-aligned."""
+    width = max((len(r) for r in body), default=0)
+    return [all(not r[i] or NUMBER.match(r[i].strip()) or r[i] == "—" for r in body
+                if i < len(r)) and any(i < len(r) and r[i] and r[i] != "—" for r in body)
+            for i in range(width)]
+
+
 def markdown_table(header: list[str], body: list[list[str]]) -> list[str]:
-    """Lines of a Markdown table, ``|`` in cells escaped.
+    """Lines of a Markdown table, cells escaped, numeric columns right-aligned.
 
     >>> markdown_table(["a", "b"], [["x|y", "1"]])
-    ['| a | b |', '|---|---|', '| x\\\\|y | 1 |']
+    ['| a | b |', '|---|---:|', '| x\\\\|y | 1 |']
     """
-    esc = [[c.replace("|", "\\|") for c in r] for r in [header] + body]
-    out = ["| " + " | ".join(esc[0]) + " |", "|" + "---|" * len(header)]
+    align = numeric_columns(body)
+    esc = [[escape_markdown(c) for c in r] for r in [header] + body]
+    rule = "|" + "".join("---:|" if i < len(align) and align[i] else "---|"
+                         for i in range(len(header)))
+    out = ["| " + " | ".join(esc[0]) + " |", rule]
     return out + ["| " + " | ".join(r) + " |" for r in esc[1:]]
+
+
+def latex_table(title: str, header: list[str], body: list[list[str]], note: str = "") -> str:
+    """A table as a LaTeX float with booktabs rules (``\\usepackage{booktabs,amssymb}``),
+    numeric columns right-aligned; ``note`` below it.
+
+    >>> print(latex_table("a_b", ["x", "n"], [["50%", "1"]]))
+    % fairalloc: needs \\usepackage{booktabs,amssymb}
+    \\begin{table}[ht]
+    \\centering
+    \\caption{a\\_b}
+    \\begin{tabular}{rr}
+    \\toprule
+    x & n \\\\
+    \\midrule
+    50\\% & 1 \\\\
+    \\bottomrule
+    \\end{tabular}
+    \\end{table}
+    """
+    align = numeric_columns(body)
+    spec = "".join("r" if i < len(align) and align[i] else "l" for i in range(len(header)))
+    row = lambda cells: " & ".join(escape_latex(c) for c in cells) + r" \\"  # noqa: E731
+    lines = ["% fairalloc: needs \\usepackage{booktabs,amssymb}", r"\begin{table}[ht]",
+             r"\centering", rf"\caption{{{escape_latex(title)}}}", rf"\begin{{tabular}}{{{spec}}}",
+             r"\toprule", row(header), r"\midrule", *map(row, body), r"\bottomrule",
+             r"\end{tabular}"]
+    if note:
+        lines.append(rf"\par\smallskip{{\footnotesize {escape_latex(note)}}}")
+    return "\n".join([*lines, r"\end{table}"])
+
+
+def html_table(header: list[str], body: list[list[Any]], caption: str = "",
+               table_id: str = "") -> str:
+    """A table as HTML; a cell is text, or a :class:`Cell` (text with a class and a detail
+    shown on expand); numeric columns right-aligned (class ``num``)."""
+    align = numeric_columns([[c.text if isinstance(c, Cell) else c for c in r] for r in body])
+    ident = f' id="{escape_html(table_id)}"' if table_id else ""
+    out = [f"<table{ident}>"]
+    if caption:
+        out.append(f"<caption>{escape_html(caption)}</caption>")
+    out.append("<thead><tr>" + "".join(f"<th>{escape_html(h)}</th>" for h in header)
+               + "</tr></thead><tbody>")
+    for r in body:
+        cells = []
+        for i, c in enumerate(r):
+            cell = c if isinstance(c, Cell) else Cell(str(c))
+            classes = " ".join(x for x in (cell.css, "num" if i < len(align) and align[i]
+                                           else "") if x)
+            attr = f' class="{classes}"' if classes else ""
+            inner = escape_html(cell.text)
+            if cell.detail:
+                inner = (f"<details><summary>{inner}</summary><div class=\"detail\">"
+                         f"{escape_html(cell.detail)}</div></details>")
+            cells.append(f"<td{attr}>{inner}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+class Cell:
+    """A table cell with a CSS class and a detail shown on expand (HTML; other formats show
+    the text)."""
+
+    __slots__ = ("text", "css", "detail")
+
+    def __init__(self, text: str, css: str = "", detail: str = "") -> None:
+        self.text, self.css, self.detail = text, css, detail
+
+
+def csv_table(header: list[str], body: list[list[str]]) -> str:
+    """A table as CSV (RFC 4180 quoting)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(body)
+    return out.getvalue()
+
+
+def table_text(title: str, header: list[str], body: list[list[str]], fmt_name: str,
+               note: str = "") -> str:
+    """A titled table with a note in a text format: markdown, csv (the table alone), latex or
+    html (a fragment)."""
+    if fmt_name == "csv":
+        return csv_table(header, body)
+    if fmt_name == "latex":
+        return latex_table(title, header, body, note) + "\n"
+    if fmt_name == "html":
+        foot = f"\n<p class=\"note\">{escape_html(note)}</p>" if note else ""
+        return html_table(header, body, caption=title) + foot + "\n"
+    lines = [f"## {escape_markdown(title)}", "", *markdown_table(header, body)]
+    return "\n".join(lines + (["", escape_markdown(note)] if note else [])) + "\n"
+
+
+def result_summary(result: Result) -> str:
+    """A result's one-line summary: status, objective, solver and time (and gap, bound)."""
+    solver = result.solver
+    line = (f"status {result.status}, objective {fmt(result.objective)}, solver "
+            f"{solver.get('name') or '?'} in {fmt(solver.get('time_s'))} s")
+    for key in ("gap", "bound"):
+        if solver.get(key) is not None:
+            line += f", {key} {fmt(solver[key])}"
+    return line
+
+
+def _witness(finding: Finding, width: int) -> str:
+    return fmt(finding.witness, width) if finding.witness else ""
+
+
+def result_tables(result: Result, rows: int = 50, cells: bool = False
+                  ) -> list[tuple[str, list[str], list[list[Any]], str]]:
+    """A result's tables as (title, header, rows, note): allocation (first ``rows`` ids),
+    metrics and checks; with ``cells`` the verdicts are :class:`Cell` objects whose detail
+    is the finding's detail and whole witness (HTML shows it on expand)."""
+    header, body = _allocation_rows(result.allocation, rows)
+    more = (f"… {len(result.allocation) - rows:,} more ids" if len(result.allocation) > rows
+            else "")
+    out = [("allocation", header, body, more)]
+    if result.metrics:
+        out.append(("metrics", ["metric", "value"],
+                    [[k, fmt(v)] for k, v in _dotted(result.metrics)], ""))
+    if result.validation:
+        checks = []
+        for f in result.validation:
+            mark = f"{f.mark} {f.verdict}"
+            if cells:
+                witness = _witness(f, 10**6)
+                mark = Cell(mark, f"verdict {f.verdict}",
+                            f.detail + (f"\nwitness: {witness}" if witness else ""))
+            checks.append([f.check, mark, f.detail, _witness(f, 80)])
+        out.append(("checks", ["check", "verdict", "detail", "witness"], checks,
+                    legend(result.validation)))
+    return out
+
+
+def result_title(result: Result) -> str:
+    return f"{result.name or result.problem} — {result.problem} / {result.method}"
 
 
 def render_markdown(result: Result, rows: int = 50) -> str:
     """A result as Markdown: a summary line and tables for allocation, metrics and checks."""
+    parts = [f"## {escape_markdown(result_title(result))}", "",
+             escape_markdown(result_summary(result)), ""]
+    for title, header, body, note in result_tables(result, rows):
+        parts += [f"### {title}", "", *markdown_table(header, body),
+                  *(["", escape_markdown(note)] if note else []), ""]
+    return "\n".join(parts)
 
-    lines = [
-        f"## {result.name or result.problem} — {result.problem} / {result.method}",
-        "",
-        f"status **{result.status}**, objective {fmt(result.objective)}, "
-        f"solver {result.solver.get('name', '?')} in {fmt(result.solver.get('time_s'))} s",
-        "",
-    ]
-    header, body = _allocation_rows(result.allocation, rows)
-    lines += markdown_table(header, body)
-    if len(result.allocation) > rows:
-        lines.append(f"\n… {len(result.allocation) - rows:,} more ids")
-    if result.metrics:
-        lines += ["", *markdown_table(["metric", "value"],
-                             [[k, fmt(v)] for k, v in _dotted(result.metrics)])]
-    if result.validation:
-        body = [
-            [f.check, f"{f.mark} {f.verdict}", f.detail, fmt(f.witness, 80) if f.witness else ""]
-            for f in result.validation
-        ]
-        lines += ["", *markdown_table(["check", "verdict", "detail", "witness"], body),
-                  "", legend(result.validation)]
-    return "\n".join(lines) + "\n"
+
+def render_latex(result: Result, rows: int = 50) -> str:
+    """A result as LaTeX: a comment with its summary, then a table float per table."""
+    parts = [f"% {result_title(result)}: {result_summary(result)}"]
+    parts += [latex_table(f"{result_title(result)}: {title}", header, body, note)
+              for title, header, body, note in result_tables(result, rows)]
+    return "\n\n".join(parts) + "\n"
+
+
+def render_html(result: Result, rows: int = 50) -> str:
+    """A result as an HTML fragment (notebooks, ``solve --format html``, reports): heading,
+    summary and tables, each failing or probed check's witness on expand."""
+    parts = [f'<div class="fairalloc-result"><h3>{escape_html(result_title(result))}</h3>',
+             f"<p>{escape_html(result_summary(result))}</p>"]
+    for title, header, body, note in result_tables(result, rows, cells=True):
+        parts.append(html_table(header, body, caption=title))
+        if note:
+            parts.append(f'<p class="note">{escape_html(note)}</p>')
+    return "\n".join(parts) + "\n</div>"
+
+
+def render_csv(result: Result) -> str:
+    """A result's allocation as CSV, every id (the metrics and checks: JSON)."""
+    return csv_table(*_allocation_rows(result.allocation, len(result.allocation), exact_text))

@@ -175,6 +175,12 @@ class Result:
 
         return render_markdown(self)
 
+    def _repr_html_(self) -> str:
+        """Jupyter shows a result as HTML tables, each witness on expand."""
+        from fairalloc.render import render_html
+
+        return render_html(self)
+
     def to_pandas(self) -> ResultFrames:
         """The allocation (indexed by id), metrics (one row per dotted name) and checks (one
         row per check: verdict, detail, witness) as pandas DataFrames; pandas is optional."""

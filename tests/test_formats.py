@@ -1,0 +1,118 @@
+"""Output formats for people and papers: CSV, LaTeX and HTML beside table, JSON and Markdown, for
+solve, compare, sweep and study summaries, each text format escaped in one place."""
+
+from __future__ import annotations
+
+import csv
+import html.parser
+import io
+
+import pytest
+from clitools import ROOT, cli, write
+
+import fairalloc
+from fairalloc.render import escape_latex, escape_markdown, render_html
+
+EMRF1 = str(ROOT / "specs" / "emrf" / "example1-knob0.5.json")
+HOSTILE_ID = "a&b_%#$<i>|{x}~^\\"
+
+
+def hostile_spec(tmp_path) -> str:
+    """A DRF spec whose ids carry every character a format must escape."""
+    return write(tmp_path, {"problem": "drf", "name": "ids & 100% <b>",
+                            "capacity": {"cpu": 9, "mem": 18},
+                            "users": [{"id": HOSTILE_ID, "demand": {"cpu": 1, "mem": 4}},
+                                      {"id": "plain", "demand": {"cpu": 3, "mem": 1}}]})
+
+
+class Collector(html.parser.HTMLParser):
+    """Element names and text of an HTML fragment (fails on nothing: checks what it saw)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parsed(fragment: str) -> Collector:
+    found = Collector()
+    found.feed(fragment)
+    return found
+
+
+@pytest.mark.parametrize("command", [("solve",), ("compare",),
+                                     ("sweep", "--set", "users[1].weight=1,2")])
+def test_csv_parses_with_the_csv_module(tmp_path, capsys, command):
+    code, out, _ = cli(capsys, command[0], hostile_spec(tmp_path), *command[1:],
+                       "--format", "csv")
+    assert code == 0
+    rows = list(csv.reader(io.StringIO(out)))
+    assert len({len(r) for r in rows}) == 1 and len(rows) >= 2
+    if command[0] == "solve":
+        assert rows[0][0] == "id" and rows[1][0] == HOSTILE_ID
+        assert float(rows[1][2]) == pytest.approx(fairalloc.solve(
+            hostile_spec(tmp_path)).allocation[HOSTILE_ID]["dominant_share"], rel=1e-15)
+
+
+def test_latex_escapes_every_special_character(tmp_path, capsys):
+    code, out, _ = cli(capsys, "solve", hostile_spec(tmp_path), "--format", "latex")
+    assert code == 0
+    assert r"a\&b\_\%\#\$\textless{}i\textgreater{}|\{x\}\textasciitilde{}" \
+           r"\textasciicircum{}\textbackslash{}" in out
+    assert r"ids \& 100\% \textless{}b\textgreater{}" in out
+    body = out.replace(r"\&", "").replace(r"\%", "").replace(r"\#", "").replace(r"\$", "")
+    for line in body.splitlines():      # no raw special character is left outside commands
+        if line.startswith("%"):
+            continue
+        for char in "%#$":
+            assert char not in line, line
+    assert out.count(r"\begin{table}") == 3 and out.count(r"\end{tabular}") == 3
+
+
+def test_html_escapes_and_parses(tmp_path, capsys):
+    code, out, _ = cli(capsys, "solve", hostile_spec(tmp_path), "--format", "html")
+    assert code == 0
+    found = parsed(out)
+    assert "i" not in found.tags and "b" not in found.tags       # the ids' tags stay text
+    assert HOSTILE_ID in "".join(found.text)
+    assert found.tags.count("table") == 3
+    code, out, _ = cli(capsys, "compare", EMRF1, "--format", "html")
+    assert code == 0 and parsed(out).tags.count("table") == 1
+
+
+def test_markdown_escapes_pipes_in_cells(tmp_path, capsys):
+    code, out, _ = cli(capsys, "solve", hostile_spec(tmp_path), "--format", "markdown")
+    assert code == 0
+    line = next(row for row in out.splitlines() if row.startswith("| a&b"))
+    assert "\\|" in line and line.count(" | ") == line.replace("\\|", "").count(" | ")
+    assert escape_markdown("x|y") == "x\\|y"
+
+
+def test_witnesses_open_on_expand_in_html():
+    result = fairalloc.solve(EMRF1)          # envy-freeness fails with a witness
+    fragment = render_html(result)
+    assert "<details>" in fragment and "witness:" in fragment
+    assert result._repr_html_() == fragment
+    found = parsed(fragment)
+    assert "summary" in found.tags
+
+
+def test_study_summary_in_every_format(tmp_path, capsys):
+    study = write(tmp_path, {"study": "f", "kind": "drf", "methods": ["lp", "progressive-filling"],
+                             "instances": {"generate": {"users": 3}, "count": 3}}, "f.json")
+    store = str(tmp_path / "f.duckdb")
+    assert cli(capsys, "study", "run", study, "--store", store, "--workers", "1", "-q")[0] == 0
+    for fmt_name, marker in (("latex", r"\begin{tabular}"), ("html", "<table>"),
+                             ("markdown", "| method |"), ("csv", "method,")):
+        code, out, _ = cli(capsys, "study", "summary", store, "--format", fmt_name)
+        assert code == 0 and marker in out, fmt_name
+
+
+def test_one_escaper_per_format():
+    assert escape_latex("✓ ✗ ÷") == r"\checkmark{} $\times$ $\div$"
