@@ -24,6 +24,7 @@ from fairalloc.arguments import UsageError
 from fairalloc.errors import SolverError, SpecError, Violation
 from fairalloc.registry import KINDS
 from fairalloc.render import (
+    comparison,
     exact_text,
     fmt,
     legend,
@@ -35,11 +36,13 @@ from fairalloc.render import (
     rich_mark,
     short_check,
     table_text,
+    verdict_columns,
 )
-from fairalloc.result import FAILED, MARKS, Result, check_column, ratio_header, ratio_to
+from fairalloc.result import FAILED, MARKS, Result, check_column
 from fairalloc.solvers import highs
 from fairalloc.spec import schema, set_path, template
 from fairalloc.studies.store import StoreError
+from fairalloc.studies.summary import ratio_label, study_title, summary_cells
 
 FORMATS = ("table", "json", "markdown", "csv", "latex", "html")
 SUMMARY_FORMATS = FORMATS
@@ -168,27 +171,16 @@ def cmd_compare(args) -> int:
                           for m, r in rows], indent=2, allow_nan=False))
         return _exit_status(results, args.fail_on)
     kind = KINDS[spec.kind]
-    exact_name = kind.exact
-    exact = next((r for m, r in rows if m == exact_name and isinstance(r, Result)), None)
-    checks = list(dict.fromkeys(check_column(f.check) for r in results for f in r.validation))
-    header = ["method", "status", "objective", "time (s)",
-              ratio_header(exact_name or "exact", kind.sense),
-              *[short_check(c) for c in checks]]
-    body, notes = [], []
-    style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
+    checks = verdict_columns(results)
     show = exact_text if args.format == "csv" else fmt
-    for name, r in rows:
-        if not isinstance(r, Result):
-            body.append([name, "n/a", "" if args.format == "csv" else "—", "", "",
-                         *[""] * len(checks)])
-            notes.append(f"{name}: {r}")
-            continue
-        ratio = ratio_to(r.objective, exact.objective, kind.sense) if exact else None
-        body.append([name, r.status, show(r.objective), show(r.solver["time_s"]), show(ratio),
-                     *[_check_mark(r, c, style) for c in checks]])
+    header, body, notes = comparison(rows, kind.exact, kind.sense, show)
+    header += [short_check(c) for c in checks]
+    style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
+    for row, (_, r) in zip(body, rows):
+        row += [_check_mark(r, c, style) if isinstance(r, Result) else "" for c in checks]
     title = f"{_spec_title(spec)} — every {spec.kind} method"
     findings = [f for r in results for f in r.validation]
-    note = "\n".join(([legend(findings)] if findings else []) + [f"n/a {n}" for n in notes])
+    note = "\n".join(([legend(findings)] if findings else []) + notes)
     _print_rows(title, header, body, args.format, note)
     return _exit_status(results, args.fail_on)
 
@@ -565,39 +557,6 @@ def _values_by_label(rows: dict, by: list[str], values: list[str]) -> dict:
             for v, by_label in out.items()}
 
 
-def _summary_cells(records: list[dict], by: list[str], values: list[str],
-                   baseline: float | None, checks: bool = True) -> tuple[list, list]:
-    """The header and rows (text) of a study summary: the groups, counts, each value's mean
-    with its 95% interval and percentiles (and the rows counted apart), time, and the checks'
-    verdicts; with several values, a row per value and group."""
-    apart = any(r[f"{v} apart"] for r in records for v in values)
-    checks = list(dict.fromkeys(c for r in records for c in r["checks"])) if checks else []
-    header = [*(["value"] if len(values) > 1 else []), *by, "n", "statuses", "mean", "95% CI",
-              "p10", "p50", "p90", *([f"> {baseline:g}"] if baseline is not None else []),
-              *(["apart"] if apart else []), "time (s)", *map(short_check, checks)]
-    body = []
-    for v in values:
-        for r in records:
-            row = [v.removeprefix("metric.")] if len(values) > 1 else []
-            row += [fmt(r[b]) for b in by]
-            row += [str(r["count"]), ", ".join(f"{k} {n}" for k, n in r["statuses"].items())]
-            st = r[v]
-            if st is None:
-                row += ["—", "", "", "", ""] + ([""] if baseline is not None else [])
-            else:
-                row += [f"{st['mean']:.4g}", f"{st['ci_low']:.4g}–{st['ci_high']:.4g}",
-                        *(f"{st[k]:.4g}" for k in ("p10", "p50", "p90"))]
-                if baseline is not None:
-                    row.append(f"{st[f'above_{baseline:g}']:.0%}")
-            if apart:
-                row.append(", ".join(f"{k} {n}" for k, n in r[f"{v} apart"].items()))
-            row.append(f"{r['mean_time_s']:.3g}" if r["mean_time_s"] is not None else "—")
-            row += [" ".join(f"{MARKS[k]}{share:.0%}" for k, share in r["checks"].get(c, {})
-                             .items() if share > 0) for c in checks]
-            body.append(row)
-    return header, body
-
-
 def _flat(record: dict) -> dict:
     """A summary record as one flat row of numbers and text (CSV)."""
     out = {}
@@ -628,7 +587,7 @@ def _print_summary(title: str, records: list[dict], by: list[str], values: list[
         writer.writeheader()
         writer.writerows(flat)
         return
-    header, body = _summary_cells(records, by, values, baseline, checks)
+    header, body = summary_cells(records, by, values, baseline, checks)
     value_note = "; ".join(f"{v}: {labels.get(v, v)}" for v in values)
     _print_rows(title, header, body, fmt_name,
                 f"{value_note}; 95% CI: bootstrap interval of the mean; rows that did not "
@@ -648,8 +607,8 @@ def cmd_study_run(args) -> int:
         by = [k for k, _ in study.grid] + ["method"]
         rows = store.rows(study.name)
     records = summarise(rows, by, ["ratio"], methods=list(study.methods))
-    _print_summary(_study_title(study.name, study.kind, study.reference), records, by,
-                   ["ratio"], "table", {"ratio": _ratio_label(study.reference)})
+    _print_summary(study_title(study.name, study.kind, study.reference), records, by,
+                   ["ratio"], "table", {"ratio": ratio_label(study.reference)})
     print(f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet",
           file=sys.stderr)
     return code
@@ -657,14 +616,6 @@ def cmd_study_run(args) -> int:
 
 def _stem(path: str) -> str:
     return "study" if path == "-" else os.path.splitext(os.path.basename(path))[0]
-
-
-def _ratio_label(reference: str) -> str:
-    return f"ratio to the {reference.replace('_', ' ')} (1 = as good, above 1 worse)"
-
-
-def _study_title(name: str, kind: str, reference: str) -> str:
-    return f"{name} ({kind}): ratio to {reference.replace('_', ' ')}"
 
 
 def _open_store(args):
@@ -688,10 +639,10 @@ def cmd_study_summary(args) -> int:
         if unknown:
             raise UsageError(option, f"no column {', '.join(map(repr, unknown))} in the "
                                      f"study's results (columns: {', '.join(columns)})")
-    labels = {"ratio": _ratio_label(record["reference"])}
+    labels = {"ratio": ratio_label(record["reference"])}
     methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
     records = summarise(rows, by, values, methods=methods)
-    title = _study_title(record["study"], record["kind"], record["reference"])
+    title = study_title(record["study"], record["kind"], record["reference"])
     _print_summary(title, records, by, values, args.format, labels)
     if args.plot:
         plots.study(rows, by, values, labels, title, args.plot, [*record["grid"]])

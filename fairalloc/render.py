@@ -12,7 +12,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from fairalloc.allocation import Allocation, plain_value
-from fairalloc.result import MARKS, MEANINGS, VERDICTS, Finding, Result
+from fairalloc.result import (
+    MARKS,
+    MEANINGS,
+    VERDICTS,
+    Finding,
+    Result,
+    check_column,
+    ratio_header,
+    ratio_to,
+)
 
 
 def fmt(value: Any, width: int = 60) -> str:
@@ -288,6 +297,31 @@ class Cell:
 
     def __init__(self, text: str, css: str = "", detail: str = "") -> None:
         self.text, self.css, self.detail = text, css, detail
+
+
+def comparison(rows: list[tuple[str, Result | str]], exact: str | None, sense: str,
+               show=fmt) -> tuple[list[str], list[list[str]], list[str]]:
+    """``compare``'s table: per method its status, objective, time, ratio to the exact
+    method's objective (1 = as good; ``ratio_to``), MIP gap and bound, and the reasons of the
+    methods that did not apply. Returns (header, rows, notes)."""
+    reference = next((r for m, r in rows if m == exact and isinstance(r, Result)), None)
+    header = ["method", "status", "objective", "time (s)", ratio_header(exact or "exact", sense),
+              "gap", "bound"]
+    body, notes = [], []
+    for name, r in rows:
+        if not isinstance(r, Result):
+            body.append([name, "n/a", "", "", "", "", ""])
+            notes.append(f"n/a {name}: {r}")
+            continue
+        ratio = ratio_to(r.objective, reference.objective, sense) if reference else None
+        body.append([name, r.status, show(r.objective), show(r.solver.get("time_s")),
+                     show(ratio), show(r.solver.get("gap")), show(r.solver.get("bound"))])
+    return header, body, notes
+
+
+def verdict_columns(results: Iterable[Result]) -> list[str]:
+    """The check columns of several results, in order (every ``bound:*`` in one)."""
+    return list(dict.fromkeys(check_column(f.check) for r in results for f in r.validation))
 
 
 def csv_table(header: list[str], body: list[list[str]]) -> str:

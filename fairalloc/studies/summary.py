@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairalloc.result import VERDICTS, check_column
+from fairalloc.render import fmt, short_check
+from fairalloc.result import MARKS, VERDICTS, check_column
 from fairalloc.studies.store import OK
 
 BOOTSTRAP = 2000            # resamples of the mean
@@ -120,3 +121,44 @@ def summarise(rows: dict[str, np.ndarray], by: list[str], values: list[str],
                     v: float((verdicts == v).mean()) for v in VERDICTS}
         out.append(record)
     return out
+
+
+def summary_cells(records: list[dict], by: list[str], values: list[str],
+                   baseline: float | None, checks: bool = True) -> tuple[list, list]:
+    """The header and rows (text) of a study summary: the groups, counts, each value's mean
+    with its 95% interval and percentiles (and the rows counted apart), time, and the checks'
+    verdicts; with several values, a row per value and group."""
+    apart = any(r[f"{v} apart"] for r in records for v in values)
+    checks = list(dict.fromkeys(c for r in records for c in r["checks"])) if checks else []
+    header = [*(["value"] if len(values) > 1 else []), *by, "n", "statuses", "mean", "95% CI",
+              "p10", "p50", "p90", *([f"> {baseline:g}"] if baseline is not None else []),
+              *(["apart"] if apart else []), "time (s)", *map(short_check, checks)]
+    body = []
+    for v in values:
+        for r in records:
+            row = [v.removeprefix("metric.")] if len(values) > 1 else []
+            row += [fmt(r[b]) for b in by]
+            row += [str(r["count"]), ", ".join(f"{k} {n}" for k, n in r["statuses"].items())]
+            st = r[v]
+            if st is None:
+                row += ["—", "", "", "", ""] + ([""] if baseline is not None else [])
+            else:
+                row += [f"{st['mean']:.4g}", f"{st['ci_low']:.4g}–{st['ci_high']:.4g}",
+                        *(f"{st[k]:.4g}" for k in ("p10", "p50", "p90"))]
+                if baseline is not None:
+                    row.append(f"{st[f'above_{baseline:g}']:.0%}")
+            if apart:
+                row.append(", ".join(f"{k} {n}" for k, n in r[f"{v} apart"].items()))
+            row.append(f"{r['mean_time_s']:.3g}" if r["mean_time_s"] is not None else "—")
+            row += [" ".join(f"{MARKS[k]}{share:.0%}" for k, share in r["checks"].get(c, {})
+                             .items() if share > 0) for c in checks]
+            body.append(row)
+    return header, body
+
+
+def ratio_label(reference: str) -> str:
+    return f"ratio to the {reference.replace('_', ' ')} (1 = as good, above 1 worse)"
+
+
+def study_title(name: str, kind: str, reference: str) -> str:
+    return f"{name} ({kind}): ratio to {reference.replace('_', ' ')}"
