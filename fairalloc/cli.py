@@ -757,6 +757,39 @@ def cmd_new(args) -> int:
     return 0
 
 
+def _is_store(path: str) -> bool:
+    """A DuckDB file (its magic bytes), not a spec."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
+
+
+def cmd_report(args) -> int:
+    """One document for a spec (every method, verdicts with witnesses, figures, the notes on
+    the paper) or a study store (summary and plots): HTML, or Markdown with figure files."""
+    from fairalloc import report
+
+    fmt_name = args.format or ("markdown" if args.output.endswith((".md", ".markdown"))
+                               else "html")
+    if args.source != "-" and _is_store(args.source):
+        if args.methods or args.time_limit or args.mip_gap is not None or args.threads:
+            raise UsageError("--methods", "a study's report shows its stored rows; solver "
+                                          "and method flags are for a spec's report")
+        doc = report.store_report(args.source, args.study)
+    else:
+        if args.study:
+            raise UsageError("--study", "names a study in a store, not in a spec")
+        spec = api.load_spec(args.source)
+        with highs.settings(threads=args.threads, mip_gap=args.mip_gap):
+            doc = report.spec_report(spec, args.methods, args.time_limit)
+    written = report.write(doc, args.output, fmt_name)
+    _note(args, f"report written to {args.output}"
+          + (f" (figures in {written[1].parent})" if len(written) > 1 else ""))
+    return 0
+
+
 def cmd_examples(args) -> int:
     """List the example specs shipped in the package, or copy them into a folder."""
     from fairalloc.catalog import EXAMPLES, copy_examples, examples
@@ -961,6 +994,20 @@ def parser() -> argparse.ArgumentParser:
                                     "file (default: in memory only)")
     _study_parsers(add("study", None, "studies: many instances x methods, stored in DuckDB, "
                        "on a local pool or a Dask cluster", spec=False))
+    sp = add("report", cmd_report, "write a report: of a spec (every method side by side, the "
+             "verdict matrix with witnesses, metrics, figures, the notes on its paper) or of a "
+             "study store (summary and plots)", spec=False)
+    sp.add_argument("source", metavar="SPEC|STORE",
+                    help="a spec (JSON, or - for standard input) or a study store (.duckdb)")
+    sp.add_argument("-o", "--output", required=True, metavar="FILE.html|FILE.md",
+                    type=arg.writable)
+    sp.add_argument("--format", choices=("html", "markdown"),
+                    help="default: markdown for a .md file, else html (one self-contained "
+                         "file); markdown writes its figures into FILE_files/")
+    sp.add_argument("--methods", type=arg.names, help="a spec's methods to compare (default "
+                                                        "all)")
+    sp.add_argument("--study", type=arg.name, help="the study, when the store holds several")
+    solver_flags(sp, "a method that takes a limit (the exact ones)")
     kinds = sorted(KINDS)
     sp = add("schema", cmd_schema, "print a kind's JSON Schema", spec=False)
     sp.add_argument("kind", choices=kinds)

@@ -158,6 +158,12 @@ class Kind:
     units: dict[str, str] = field(default_factory=dict)
     # (x metric, y metric or pattern): a sweep's trade-off view, y against x per method
     tradeoff: tuple[str, str] | None = None
+    # (spec key, start, stop, step): the parameter that moves along the trade-off, which a
+    # report sweeps to draw it (EMRF's knob, ETF's phi)
+    knob: tuple[str, float, float, float] | None = None
+    # what fairalloc found checking the kind's paper (Markdown); None: fairalloc/notes/<name>.md
+    # when it exists (reports include it)
+    notes: str | None = None
 
     def unit(self, name: str) -> str:
         """The axis label of the objective or a metric (its name when none is declared)."""

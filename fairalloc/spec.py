@@ -312,6 +312,18 @@ def template(kind: str) -> str:
     return resources.files("fairalloc.templates").joinpath(f"{kind}.jsonc").read_text()
 
 
+def paper_notes(kind: str) -> str:
+    """What fairalloc found checking the kind's paper, as Markdown (the record's ``notes``,
+    else ``fairalloc/notes/<kind>.md``, else nothing)."""
+    from fairalloc.registry import KINDS
+
+    record = KINDS[kind]
+    if record.notes is not None:
+        return record.notes
+    path = resources.files("fairalloc").joinpath("notes", f"{kind}.md")
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
 def forget_schemas() -> None:
     """Drop the cached schemas and validators (a method was registered)."""
     schema.cache_clear()

@@ -19,6 +19,7 @@ KIND = Kind(
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("total_tasks", "min_weighted_dominant_share", "utilization.*"),
+    knob=("users[0].weight", 1, 4, 0.5),
     tradeoff=("min_weighted_dominant_share", "utilization.*"),
     units={"objective": "min weighted dominant share (of capacity)",
            "*_weighted_dominant_share": "weighted dominant share (of capacity)",

@@ -20,6 +20,7 @@ KIND = Kind(
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("delta_observed", "delta_bound", "utilization.*"),
+    knob=("knob", 0, 1, 0.1),
     tradeoff=("delta_observed", "utilization.*"),
     units={"objective": "total allocation (GFLOPS)", "total": "total allocation (GFLOPS)",
            "efficiency_lp_optimum": "total allocation (GFLOPS)",

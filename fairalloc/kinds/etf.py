@@ -22,6 +22,7 @@ KIND = Kind(
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("time_fairness", "energy_fairness", "system_fairness"),
+    knob=("phi", 0, 1, 0.1),
     tradeoff=("time_fairness", "energy_fairness"),
     units={"objective": "min weighted energy (W × slices)",
            "min_weighted_energy": "min weighted energy (W × slices)",

@@ -1,0 +1,447 @@
+"""Reports: one document for a spec or a study store (``fairalloc report``).
+
+For a spec: the spec, every method side by side (objective, ratio to the exact method, status,
+gap, bound, time), the verdict matrix (methods × checks, each witness on expand), the metrics,
+an allocation, the kind's figures (its picture of a result, its trade-off sweep) and the notes on
+its paper. For a study store: the study, its summary table and its plots.
+
+A report is a list of blocks written as HTML (one self-contained file: inline CSS and SVG, no
+scripts, no network) or as Markdown (its figures as SVG files beside it). Shared code: it uses
+the kind's record (``plot``, ``knob``, ``tradeoff``, ``notes``), never a kind's name.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fairalloc.render import (
+    MARKS,
+    Cell,
+    comparison,
+    escape_html,
+    escape_markdown,
+    fmt,
+    html_table,
+    legend,
+    markdown_table,
+    result_tables,
+    short_check,
+    verdict_columns,
+)
+from fairalloc.result import Result, check_column
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+    css: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    header: list[str]
+    rows: list[list[Any]]            # text or render.Cell
+    caption: str = ""
+    note: str = ""
+    ident: str = ""
+
+
+@dataclass(frozen=True)
+class Code:
+    text: str
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str                        # the file name stem in a Markdown report
+    caption: str
+    svg: str
+
+
+@dataclass(frozen=True)
+class Notes:
+    markdown: str                    # package Markdown: headings, bullets, **, *, `code`
+
+
+Block = Heading | Text | Table | Code | Figure | Notes
+
+
+@dataclass
+class Document:
+    title: str
+    subtitle: str
+    blocks: list[Block] = field(default_factory=list)
+
+
+# --- figures ---------------------------------------------------------------------------------
+
+def svg_of(draw: Callable[[str], Any]) -> str:
+    """The SVG text of a figure that ``draw(path)`` writes (its XML prolog removed, so it can
+    stand inside HTML)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "figure.svg"
+        draw(str(path))
+        text = path.read_text(encoding="utf-8")
+    return text[text.index("<svg"):]
+
+
+def _figure(name: str, caption: str, draw: Callable[[str], Any]) -> Block:
+    """A figure, or a line saying why it could not be drawn (a report is still written)."""
+    name = re.sub(r"[^\w-]+", "-", name).strip("-")      # a file name and an HTML id
+    try:
+        return Figure(name, caption, svg_of(draw))
+    except Exception as exc:         # a figure that fails is reported, the rest still written
+        return Text(f"{caption}: not drawn ({type(exc).__name__}: {exc})", "note")
+
+
+# --- a spec ----------------------------------------------------------------------------------
+
+def spec_report(spec, methods: Sequence[str] | None = None,
+                time_limit: float | None = None, rows: int = 50) -> Document:
+    """The report of a spec: every method (or ``methods``) solved and checked."""
+    from fairalloc import __version__, api
+    from fairalloc.registry import KINDS
+    from fairalloc.spec import paper_notes
+
+    kind = KINDS[spec.kind]
+    title = spec.name or (Path(spec.source).name if spec.source not in (None, "<stdin>")
+                          else spec.kind)
+    when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    doc = Document(title, f"{spec.kind}: {kind.summary} — fairalloc {__version__}, {when}")
+    compared = api.compare(spec, methods, time_limit=time_limit)
+    results = [(m, r) for m, r in compared if isinstance(r, Result)]
+    doc.blocks += [Heading("The spec"), Code(json.dumps(spec.raw, indent=2))]
+    doc.blocks += _methods(compared, kind)
+    doc.blocks += _verdicts(results)
+    doc.blocks += _metrics(results)
+    shown = next((r for m, r in results if m == kind.exact), None) or \
+        next((r for _, r in results), None)
+    if shown is not None:
+        doc.blocks.append(Heading(f"Allocation: {shown.method}"))
+        table = next(t for t in result_tables(shown, rows) if t[0] == "allocation")
+        doc.blocks.append(Table(table[1], table[2], note=table[3], ident="allocation"))
+    figures = _spec_figures(spec, kind, shown, [m for m, _ in results], title)
+    if figures:
+        doc.blocks += [Heading("Figures"), *figures]
+    notes = re.sub(r"\A# .*\n+", "", paper_notes(spec.kind))   # its title: the heading here
+    if notes:
+        doc.blocks += [Heading("Notes on the paper"), Notes(notes)]
+    return doc
+
+
+def _methods(compared, kind) -> list[Block]:
+    header, body, notes = comparison(compared, kind.exact, kind.sense)
+    return [Heading("Methods side by side"),
+            Table(header, body, note="; ".join(
+                [f"ratio: objective against the exact method's ({kind.sense}imise; 1 = as "
+                 "good, above 1 worse); gap and bound: the exact solver's", *notes]),
+                  ident="comparison")]
+
+
+def _verdicts(results: list[tuple[str, Result]]) -> list[Block]:
+    """The methods × checks matrix; each cell's detail and witness open on expand."""
+    checks = verdict_columns(r for _, r in results)
+    if not checks:
+        return []
+    body = []
+    for method, r in results:
+        row: list[Any] = [method]
+        for column in checks:
+            found = [f for f in r.validation if check_column(f.check) == column]
+            if not found:
+                row.append("")
+                continue
+            f = found[0]
+            witness = fmt(f.witness, 10**6) if f.witness else ""
+            named = f.check.partition(":")[2]
+            row.append(Cell(f"{MARKS[f.verdict]} {named}".strip(), f"verdict {f.verdict}",
+                            f"{f.check}: {f.verdict}. {f.detail}"
+                            + (f"\nwitness: {witness}" if witness else "")))
+        body.append(row)
+    findings = [f for _, r in results for f in r.validation]
+    return [Heading("Verdicts"),
+            Text("Each check computed from its definition on each method's allocation; open a "
+                 "mark for its detail and witness."),
+            Table(["method", *map(short_check, checks)], body, note=legend(findings),
+                  ident="verdicts")]
+
+
+def _metrics(results: list[tuple[str, Result]]) -> list[Block]:
+    from fairalloc.render import _dotted
+
+    names: dict[str, None] = {}
+    values = []
+    for _, r in results:
+        flat = dict(_dotted(r.metrics))
+        values.append(flat)
+        names.update(dict.fromkeys(flat))
+    if not names:
+        return []
+    body = [[n, *(fmt(v.get(n), 40) if n in v else "" for v in values)] for n in names]
+    return [Heading("Metrics"), Table(["metric", *(m for m, _ in results)], body,
+                                      ident="metrics")]
+
+
+def _spec_figures(spec, kind, shown: Result | None, methods: list[str], title: str
+                  ) -> list[Block]:
+    out: list[Block] = []
+    if kind.plot is not None and shown is not None:
+        out.append(_figure("result", f"{shown.method}'s result",
+                           lambda path: kind.plot(shown if shown.name else
+                                                  _titled(shown, title), path)))
+    simulation = kind.simulation
+    if (simulation is not None and simulation.plot is not None and shown is not None
+            and "simulation" in shown.metrics):      # the spec asked for its simulation
+        out.append(_figure("simulation", f"{shown.method}'s policy, simulated",
+                           lambda path: simulation.plot(
+                               spec.problem, shown.allocation, shown.metrics, title, path)))
+    if kind.knob is not None:
+        out.append(_tradeoff_figure(spec, kind, methods, title))
+    return out
+
+
+def _titled(result: Result, title: str) -> Result:
+    import dataclasses
+
+    return dataclasses.replace(result, name=title)
+
+
+def _tradeoff_figure(spec, kind, methods: list[str], title: str) -> Block:
+    """The kind's trade-off: the spec solved along its knob by every method that applies, as
+    ``fairalloc sweep --plot`` draws it."""
+    from fairalloc import plots
+    from fairalloc.errors import SpecError
+    from fairalloc.spec import build, set_path
+    from fairalloc.studies.plan import load_study
+    from fairalloc.studies.run import run_study
+    from fairalloc.studies.store import Store
+
+    key, start, stop, step = kind.knob
+    caption = f"the trade-off along {key}"
+    try:
+        build(set_path(spec.raw, key, start), spec.source)
+    except SpecError as exc:
+        return Text(f"{caption}: not drawn ({exc.violations[0]})", "note")
+    study = load_study({"study": f"report: {key}", "kind": spec.kind,
+                        "instances": {"base": "spec"}, "methods": methods,
+                        "grid": {key: {"start": start, "stop": stop, "step": step}},
+                        "metrics": list(kind.sweep_metrics)}, ".", known={"spec": spec.raw})
+    with Store(None) as store:
+        run_study(study, store, workers=1)
+        rows = store.rows(study.name)
+    names = [c.removeprefix("metric.") for c in rows if c.startswith("metric.")]
+    checks = list(dict.fromkeys(check_column(c.removeprefix("check.")) for c in rows
+                                if c.startswith("check.")))
+    return _figure(f"sweep-{key}", caption,
+                   lambda path: plots.sweep(rows, key, names, checks, path, title, kind))
+
+
+# --- a study store ---------------------------------------------------------------------------
+
+def store_report(path: str, study: str | None = None) -> Document:
+    """The report of a study in a DuckDB store: the study, its summary and its plots."""
+    from fairalloc import __version__, plots
+    from fairalloc.registry import KINDS
+    from fairalloc.studies.store import Store
+    from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
+
+    with Store(path, read_only=True) as store:
+        record = store.study(study)
+        rows = store.rows(record["study"])
+    by = [*record["grid"], "method"]
+    labels = {"ratio": ratio_label(record["reference"])}
+    methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
+    records = summarise(rows, by, ["ratio"], methods=methods)
+    title = study_title(record["study"], record["kind"], record["reference"])
+    header, body = summary_cells(records, by, ["ratio"], None)
+    doc = Document(record["study"], f"a study of {record['kind']} — {len(rows['method'])} rows "
+                   f"in {path} — fairalloc {__version__}")
+    doc.blocks += [
+        Heading("Summary"),
+        Table(header, body, note=f"ratio: {labels['ratio']}; 95% CI: bootstrap interval of "
+              "the mean; rows that did not solve (or whose reference is unproven) are counted "
+              "apart", ident="summary"),
+        Heading("Figures"),
+        _figure("study", title, lambda p: plots.study(rows, by, ["ratio"], labels, title, p,
+                                                      [*record["grid"]])),
+        Heading("The study"), Code(json.dumps(record["spec"], indent=2)),
+    ]
+    return doc
+
+
+# --- writers ---------------------------------------------------------------------------------
+
+CSS = """
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d1d1f;
+       max-width: 1100px; margin: 2em auto; padding: 0 1em; }
+h1 { font-size: 1.7em; margin-bottom: .1em; } .subtitle { color: #555; margin-top: 0; }
+h2 { border-bottom: 1px solid #ddd; padding-bottom: .2em; margin-top: 1.6em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: .92em; }
+caption { text-align: left; font-weight: 600; padding-bottom: .3em; }
+th, td { border-bottom: 1px solid #e3e3e3; padding: .25em .7em; text-align: left;
+         vertical-align: top; }
+th { background: #f5f5f7; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.verdict { white-space: nowrap; } .holds { color: #17803d; } .fails { color: #c0262d; }
+.unrefuted { color: #b26b00; } .unchecked { color: #777; }
+details summary { cursor: pointer; } .detail { white-space: pre-wrap; max-width: 40em;
+  font-size: .9em; color: #333; background: #fafafa; padding: .4em; }
+pre { background: #f6f8fa; padding: .8em; overflow: auto; font-size: .85em; max-height: 30em; }
+code { background: #f2f2f2; padding: 0 .2em; } pre code { background: none; padding: 0; }
+.note { color: #555; font-size: .9em; }
+figure { margin: 1em 0; } figure svg { max-width: 100%; height: auto; }
+figcaption { color: #555; font-size: .9em; }
+"""
+
+
+def inline_markdown_html(text: str) -> str:
+    """The inline Markdown of the package notes as HTML: `code`, **bold**, *italic*.
+
+    >>> inline_markdown_html("a **b** *c* `d<e` x")
+    'a <strong>b</strong> <em>c</em> <code>d&lt;e</code> x'
+    """
+    out, last = [], 0
+    pattern = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*|\*(.+?)\*")
+    for m in pattern.finditer(text):
+        out.append(escape_html(text[last:m.start()]))
+        if m.group(1) is not None:
+            out.append(f"<code>{escape_html(m.group(1))}</code>")
+        elif m.group(2) is not None:
+            out.append(f"<strong>{inline_markdown_html(m.group(2))}</strong>")
+        else:
+            out.append(f"<em>{inline_markdown_html(m.group(3))}</em>")
+        last = m.end()
+    out.append(escape_html(text[last:]))
+    return "".join(out)
+
+
+def notes_html(markdown: str) -> str:
+    """The package notes (headings, paragraphs, bullet lists with indented continuation
+    lines) as HTML."""
+    out, items, para = [], [], []
+
+    def flush() -> None:
+        if para:
+            out.append(f"<p>{inline_markdown_html(' '.join(para))}</p>")
+            para.clear()
+        if items:
+            out.append("<ul>" + "".join(f"<li>{inline_markdown_html(' '.join(i))}</li>"
+                                        for i in items) + "</ul>")
+            items.clear()
+
+    for line in markdown.splitlines():
+        if line.startswith("#"):
+            flush()
+            out.append(f"<h3>{inline_markdown_html(line.lstrip('#').strip())}</h3>")
+        elif line.startswith("- "):
+            if para:
+                flush()
+            items.append([line[2:].strip()])
+        elif line.startswith("  ") and items:
+            items[-1].append(line.strip())
+        elif not line.strip():
+            flush()
+        else:
+            if items:
+                flush()
+            para.append(line.strip())
+    flush()
+    return "\n".join(out)
+
+
+def to_html(doc: Document) -> str:
+    """The document as one self-contained HTML file (no scripts, no external resources)."""
+    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+             f"<title>{escape_html(doc.title)}</title><style>{CSS}</style></head><body>",
+             f"<h1>{escape_html(doc.title)}</h1>",
+             f'<p class="subtitle">{escape_html(doc.subtitle)}</p>']
+    for block in doc.blocks:
+        if isinstance(block, Heading):
+            parts.append(f"<h{block.level}>{escape_html(block.text)}</h{block.level}>")
+        elif isinstance(block, Text):
+            css = f' class="{block.css}"' if block.css else ""
+            parts.append(f"<p{css}>{escape_html(block.text)}</p>")
+        elif isinstance(block, Table):
+            parts.append(html_table(block.header, block.rows, block.caption, block.ident))
+            if block.note:
+                parts.append(f'<p class="note">{escape_html(block.note)}</p>')
+        elif isinstance(block, Code):
+            parts.append(f"<pre><code>{escape_html(block.text)}</code></pre>")
+        elif isinstance(block, Figure):
+            parts.append(f'<figure id="figure-{escape_html(block.name)}">{block.svg}'
+                         f"<figcaption>{escape_html(block.caption)}</figcaption></figure>")
+        else:
+            parts.append(notes_html(block.markdown))
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def to_markdown(doc: Document, figures: str) -> tuple[str, dict[str, str]]:
+    """The document as Markdown with its figures as files in the folder ``figures`` (a path
+    relative to the report): (text, {file name: SVG text})."""
+    parts = [f"# {escape_markdown(doc.title)}", "", f"*{escape_markdown(doc.subtitle)}*", ""]
+    files: dict[str, str] = {}
+    for block in doc.blocks:
+        if isinstance(block, Heading):
+            parts += ["#" * block.level + " " + escape_markdown(block.text), ""]
+        elif isinstance(block, Text):
+            parts += [escape_markdown(block.text), ""]
+        elif isinstance(block, Table):
+            parts += _markdown_table(block)
+        elif isinstance(block, Code):
+            parts += ["```json", block.text, "```", ""]
+        elif isinstance(block, Figure):
+            name = f"{block.name}.svg"
+            files[name] = block.svg
+            parts += [f"![{escape_markdown(block.caption)}]({figures}/{name})", ""]
+        else:
+            parts += [block.markdown, ""]
+    return "\n".join(parts).rstrip() + "\n", files
+
+
+def _markdown_table(block: Table) -> list[str]:
+    """A table in Markdown; a cell's detail (a witness) listed under the table."""
+    texts = [[c.text if isinstance(c, Cell) else c for c in r] for r in block.rows]
+    out = ([f"**{escape_markdown(block.caption)}**", ""] if block.caption else [])
+    out += [*markdown_table(block.header, texts), ""]
+    details = [(r[0], block.header[i], c.detail) for r in block.rows
+               for i, c in enumerate(r) if isinstance(c, Cell) and c.detail
+               and not c.css.endswith("holds")]
+    if details:
+        out += [f"- {escape_markdown(row)} / {escape_markdown(column)}: "
+                f"{escape_markdown(detail)}" for row, column, detail in details] + [""]
+    if block.note:
+        out += [escape_markdown(block.note), ""]
+    return out
+
+
+def write(doc: Document, path: str | Path, fmt_name: str) -> list[Path]:
+    """Write the document as ``html`` or ``markdown`` (figures in ``<stem>_files/`` beside it);
+    returns the files written."""
+    path = Path(path)
+    if fmt_name == "html":
+        path.write_text(to_html(doc), encoding="utf-8")
+        return [path]
+    folder = path.with_name(f"{path.stem}_files")
+    text, files = to_markdown(doc, folder.name)
+    written = [path]
+    if files:
+        folder.mkdir(exist_ok=True)
+        for name, svg in files.items():
+            (folder / name).write_text(svg, encoding="utf-8")
+            written.append(folder / name)
+    path.write_text(text, encoding="utf-8")
+    return written
