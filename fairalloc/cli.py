@@ -757,6 +757,81 @@ def cmd_new(args) -> int:
     return 0
 
 
+def _pairs(texts: list[str], flag: str) -> list[tuple[str, str]]:
+    """``KEY=VALUE`` arguments as (key, value) pairs."""
+    out = []
+    for text in texts:
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(flag, f"{text!r}: expected KEY=VALUE")
+        out.append((key.strip(), value.strip()))
+    return out
+
+
+def cmd_import(args) -> int:
+    """A spec of KIND from a table: a row per entity, columns mapped to the entity's keys, the
+    rest of the spec from --base and --set; checked like any spec before it is written."""
+    from fairalloc import traces
+    from fairalloc.spec import build, read_json
+
+    data = schema(args.kind)
+    key = traces.entity_list(data)
+    item = data["properties"][key]["items"]
+    columns, table, _ = traces.read_table(args.table)
+    try:
+        pairs = traces.mapping(columns, item, dict(_pairs(args.map, "--map")))
+    except ValueError as exc:
+        raise UsageError("--map", str(exc)) from None
+    if not any(leaf.name == "id" for leaf, _ in pairs):
+        raise UsageError("--map", f"no column gives the ids (a column named id, or --map "
+                                  f"id=COLUMN; columns: {', '.join(columns)})")
+    items = traces.entities(table, pairs, args.table)
+    if args.normalize:
+        if args.normalize not in item.get("properties", {}):
+            raise UsageError("--normalize", f"no key {args.normalize!r} in a {args.kind} "
+                                            f"entity")
+        traces.normalize(items, args.normalize)
+    raw = read_json(args.base, what="spec")[0] if args.base else {}
+    if not isinstance(raw, dict):
+        raise UsageError("--base", "the base spec must be a JSON object")
+    raw = {**raw, "problem": args.kind,
+           "name": args.name or raw.get("name") or f"{os.path.basename(args.table)}"}
+    for path, value in _pairs(args.set, "--set"):
+        node = raw
+        names = path.split(".")
+        for name in names[:-1]:
+            node = node.setdefault(name, {})
+            if not isinstance(node, dict):
+                raise UsageError("--set", f"{path}: {name} is not an object in the spec")
+        node[names[-1]] = _json_or_text(value)
+    raw[key] = items
+    try:
+        build(raw, args.table)
+    except SpecError as exc:
+        raise traces.row_paths(exc, key, args.table) from None
+    text = _spec_json(raw, key)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    unused = [c for c in columns if c not in {column for _, column in pairs}]
+    _note(args, f"{len(items):,} {key} from {args.table}"
+          + (f" written to {args.output}" if args.output else "")
+          + (f"; columns not used: {', '.join(unused)}" if unused else ""))
+    return 0
+
+
+def _spec_json(raw: dict, key: str) -> str:
+    """A spec as indented JSON with one entity a line (a million rows stay readable)."""
+    import orjson
+
+    marker = "\u0000entities\u0000"
+    head = json.dumps({**raw, key: marker}, indent=2, ensure_ascii=False)
+    lines = ",\n".join("    " + orjson.dumps(e).decode() for e in raw[key])
+    return head.replace(json.dumps(marker), "[\n" + lines + "\n  ]", 1) + "\n"
+
+
 def _is_store(path: str) -> bool:
     """A DuckDB file (its magic bytes), not a spec."""
     try:
@@ -1009,6 +1084,24 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--study", type=arg.name, help="the study, when the store holds several")
     solver_flags(sp, "a method that takes a limit (the exact ones)")
     kinds = sorted(KINDS)
+    sp = add("import", cmd_import, "build a spec from a table (CSV or Parquet), one row a "
+             "user, app, job or kernel", spec=False)
+    sp.add_argument("kind", choices=kinds)
+    sp.add_argument("table", metavar="FILE.csv|FILE.parquet")
+    sp.add_argument("-o", "--output", type=arg.writable,
+                    help="write the spec to this file (default: standard output)")
+    sp.add_argument("--map", action="append", default=[], metavar="KEY=COLUMN",
+                    help="fill an entity's KEY (weight, demand.cpu) from COLUMN; a column "
+                         "named like a key maps itself")
+    sp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="the rest of the spec (capacity.cpu=100, knob=0.5; VALUE is JSON, "
+                         "else text)")
+    sp.add_argument("--base", metavar="SPEC",
+                    help="the rest of the spec from this spec (its list of entities replaced)")
+    sp.add_argument("--name", help="the spec's name (default: the base's, else the file name)")
+    sp.add_argument("--normalize", metavar="KEY",
+                    help="divide each row's object KEY by its sum (EMRF: split from per-device "
+                         "work)")
     sp = add("schema", cmd_schema, "print a kind's JSON Schema", spec=False)
     sp.add_argument("kind", choices=kinds)
     sp = add("new", cmd_new, "print (or write) a commented template spec (a kind's, or a "

@@ -1,0 +1,146 @@
+"""fairalloc import: specs from CSV and Parquet tables read with DuckDB — every kind round-trips
+through a table, columns map by name or --map, and a bad cell is reported by file, line and
+column with exit code 2."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from clitools import ROOT, cli
+
+import fairalloc
+from fairalloc import traces
+from fairalloc.spec import schema
+
+TRACES = ROOT / "specs" / "traces"
+ROUND_TRIP = {"drf": "drf/weighted-cluster.json", "emrf": "emrf/mix-m1.json",
+              "etf": "etf/datacenter-mix.json", "moldable": "moldable/gpu-mix.json",
+              "accelos": "accelos/parboil-mix4.json", "token": "token/five-spark-types.json"}
+
+
+def flatten(entity: dict, prefix: str = "") -> dict[str, str]:
+    """An entity as table cells: nested objects as dotted columns, lists as JSON."""
+    out = {}
+    for key, value in entity.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and all(not isinstance(v, dict | list) for v in value.values()):
+            out |= {f"{name}.{k}": repr(v) if isinstance(v, float) else str(v)
+                    for k, v in value.items()}
+        elif isinstance(value, dict | list):
+            out[name] = json.dumps(value)
+        else:
+            out[name] = repr(value) if isinstance(value, float) else str(value)
+    return out
+
+
+def write_table(path: Path, entities: list[dict]) -> None:
+    rows = [flatten(e) for e in entities]
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, names)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+@pytest.mark.parametrize("kind", sorted(ROUND_TRIP))
+def test_every_kind_round_trips_through_a_table(tmp_path, capsys, kind):
+    base = ROOT / "specs" / ROUND_TRIP[kind]
+    original = json.loads(base.read_text(encoding="utf-8"))
+    key = traces.entity_list(schema(kind))
+    write_table(tmp_path / "t.csv", original[key])
+    out = tmp_path / "spec.json"
+    code, stdout, err = cli(capsys, "import", kind, str(tmp_path / "t.csv"), "--base",
+                            str(base), "-o", str(out))
+    assert code == 0 and stdout == "", err
+    made = json.loads(out.read_text(encoding="utf-8"))
+    assert made[key] == original[key]
+    assert {k: v for k, v in made.items() if k != key} == \
+        {k: v for k, v in original.items() if k != key}
+    assert fairalloc.load_spec(out).kind == kind
+
+
+def test_a_parquet_table_gives_the_same_spec(tmp_path, capsys):
+    source = TRACES / "drf-users.csv"
+    parquet = tmp_path / "users.parquet"
+    with duckdb.connect() as con:
+        con.execute(f"COPY (SELECT * FROM read_csv('{source}')) TO '{parquet}' "
+                    "(FORMAT parquet)")
+    flags = ["--map", "id=user", "--map", "demand.cpu=cpu", "--map", "demand.mem=mem_gb",
+             "--map", "demand.gpu=gpu", "--set", "capacity.cpu=64", "--set",
+             "capacity.mem=256", "--set", "capacity.gpu=4", "--name", "n"]
+    code, from_csv, _ = cli(capsys, "import", "drf", str(source), *flags)
+    assert code == 0
+    code, from_parquet, _ = cli(capsys, "import", "drf", str(parquet), *flags)
+    assert code == 0 and json.loads(from_parquet) == json.loads(from_csv)
+    spec = json.loads(from_csv)
+    assert [u["id"] for u in spec["users"]][:2] == ["ana", "ben"]
+    assert spec["users"][1] == {"id": "ben", "weight": 1, "demand": {"cpu": 8, "mem": 32,
+                                                                      "gpu": 0}, "max_tasks": 6}
+    assert "max_tasks" not in spec["users"][0]          # an empty cell leaves the key out
+    assert fairalloc.solve(spec).status == "optimal"
+
+
+def test_emrf_splits_from_per_device_work(capsys):
+    code, out, err = cli(capsys, "import", "emrf", str(TRACES / "emrf-devices.csv"),
+                         "--map", "id=user", "--map", "split.cpu=cpu_gflops", "--map",
+                         "split.gpu=gpu_gflops", "--normalize", "split", "--set",
+                         "capacity.cpu=100", "--set", "capacity.gpu=800", "--set", "knob=0.5")
+    assert code == 0 and "4 users" in err
+    users = json.loads(out)["users"]
+    etl = next(u for u in users if u["id"] == "etl")
+    assert etl["split"] == pytest.approx({"cpu": 0.8, "gpu": 0.2}) and etl["weight"] == 2
+    assert all(sum(u["split"].values()) == pytest.approx(1) for u in users)
+    code, _, err = cli(capsys, "import", "emrf", str(TRACES / "emrf-devices.csv"),
+                       "--map", "id=user", "--map", "split.cpu=cpu_gflops", "--map",
+                       "split.gpu=gpu_gflops", "--set", "capacity.cpu=100", "--set",
+                       "capacity.gpu=800", "--set", "knob=0.5")
+    assert code == 2 and "line 2 of" in err      # without --normalize the splits do not sum to 1
+
+
+def write(tmp_path: Path, text: str, name: str = "t.csv") -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+CAPACITY = ["--set", "capacity.cpu=9", "--set", "capacity.mem=18"]
+
+
+@pytest.mark.parametrize("text, flags, messages", [
+    ("id,demand.cpu,demand.mem\na,abc,4\nb,2,1\nc,x,1\n", CAPACITY,
+     ["line 2, column 'demand.cpu': 'abc' is not a number",
+      "line 4, column 'demand.cpu': 'x' is not a number"]),
+    ("id,demand.cpu,demand.mem\na,1,4\na,2,1\n", CAPACITY,
+     ["users[1].id: duplicate id 'a'", "(line 3 of"]),
+    ("id,demand.cpu,demand.mem\na,1,4\nb,-2,1\n", CAPACITY, ["users[1].demand.cpu", "line 3"]),
+    ("id,demand.cpu,demand.mem,max_tasks\na,1,4,many\n", CAPACITY,
+     ["line 2, column 'max_tasks': 'many' is not a number"]),
+    ("", CAPACITY, ["the table has no rows"]),
+    ("name,demand.cpu\na,1\n", CAPACITY, ["no column gives the ids"]),
+    ("id,demand.cpu\na,1\n", ["--map", "weight=nope"], ["no column 'nope'"]),
+    ("id,demand.cpu\na,1\n", ["--map", "colour=id"], ["no key 'colour'"]),
+    ("id,demand.cpu\na,1\n", ["--set", "capacity"], ["expected KEY=VALUE"]),
+    ("id,demand.cpu\na,1\n", ["--normalize", "nothing"], ["no key 'nothing'"]),
+])
+def test_bad_tables_exit_2_with_where(tmp_path, capsys, text, flags, messages):
+    code, out, err = cli(capsys, "import", "drf", write(tmp_path, text), *flags)
+    assert code == 2 and out == "" and "Traceback" not in err
+    for message in messages:
+        assert message in err, err
+
+
+def test_a_missing_file_and_an_unknown_kind(tmp_path, capsys):
+    code, _, err = cli(capsys, "import", "drf", str(tmp_path / "none.csv"))
+    assert code == 2 and "no such file" in err
+    code, _, err = cli(capsys, "import", "nokind", str(TRACES / "drf-users.csv"))
+    assert code == 2 and "invalid choice: 'nokind'" in err
+
+
+def test_numeric_ids_become_strings(tmp_path, capsys):
+    code, out, _ = cli(capsys, "import", "drf", write(tmp_path, "id,demand.cpu\n7,1\n8,2\n"),
+                       "--set", "capacity.cpu=4")
+    assert code == 0 and [u["id"] for u in json.loads(out)["users"]] == ["7", "8"]
