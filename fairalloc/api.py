@@ -13,7 +13,7 @@ from fairalloc.allocation import Allocation
 from fairalloc.contract import method_options, solver_info
 from fairalloc.errors import SolverError, SpecError, Violation, json_path
 from fairalloc.registry import KINDS, Kind
-from fairalloc.result import FAILED, Finding, Result, Solution
+from fairalloc.result import FAILED, Comparison, Finding, Result, Solution
 from fairalloc.solvers import highs
 from fairalloc.spec import Spec, build, load_spec, plain, read_json, set_path
 
@@ -208,14 +208,14 @@ def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) 
 
 def compare(spec: SpecLike, methods: Sequence[str] | None = None, *,
             time_limit: float | None = None, mip_gap: float | None = None,
-            threads: int | None = None,
-            log: bool | TextIO | None = None) -> list[tuple[str, Result | str]]:
+            threads: int | None = None, log: bool | TextIO | None = None) -> Comparison:
     """Solve with every method (or ``methods``) of the spec's kind, exact method first
     (``time_limit``: seconds for each method that takes a limit; ``mip_gap``, ``threads``,
     ``log`` as for :func:`solve`).
 
-    Returns (method, Result) pairs; a method that does not apply to this spec gives
-    (method, reason) instead.
+    Returns a :class:`~fairalloc.result.Comparison`: a list of (method, Result) pairs (a
+    method that does not apply to this spec gives (method, reason) instead) that a notebook
+    shows as the comparison table.
     """
     if isinstance(methods, str) or not (methods is None or isinstance(methods, Sequence)):
         raise TypeError(f"methods is a list of method names, not a {type(methods).__name__}")
@@ -226,7 +226,7 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None, *,
     names = list(methods) if methods else exact + [m for m in kind.methods if m != kind.exact]
     for name in names:
         _method(kind, name)
-    out: list[tuple[str, Result | str]] = []
+    out = Comparison([], spec.kind, spec.name)
     for name in names:
         try:
             out.append((name, _solve(spec, name, validate=True, strict=False, knobs=knobs)))

@@ -319,6 +319,32 @@ def comparison(rows: list[tuple[str, Result | str]], exact: str | None, sense: s
     return header, body, notes
 
 
+def verdict_cell(finding: Finding) -> Cell:
+    """A verdict's mark (with the theorem a bound names) whose detail, on expand, is the
+    finding's detail and whole witness."""
+    witness = fmt(finding.witness, 10**6) if finding.witness else ""
+    named = finding.check.partition(":")[2]
+    return Cell(f"{MARKS[finding.verdict]} {named}".strip(), f"verdict {finding.verdict}",
+                f"{finding.check}: {finding.verdict}. {finding.detail}"
+                + (f"\nwitness: {witness}" if witness else ""))
+
+
+def comparison_with_verdicts(rows: list[tuple[str, Result | str]], exact: str | None,
+                             sense: str) -> tuple[list[str], list[list[Any]], str]:
+    """The comparison table with a verdict column per check (:func:`verdict_cell`), and its
+    note (the legend, the methods that did not apply)."""
+    results = [r for _, r in rows if isinstance(r, Result)]
+    checks = verdict_columns(results)
+    header, body, notes = comparison(rows, exact, sense)
+    for row, (_, r) in zip(body, rows):
+        found = {} if not isinstance(r, Result) else \
+            {check_column(f.check): f for f in reversed(r.validation)}
+        row += [verdict_cell(found[c]) if c in found else "" for c in checks]
+    findings = [f for r in results for f in r.validation]
+    note = "; ".join(([legend(findings)] if findings else []) + notes)
+    return header + [short_check(c) for c in checks], body, note
+
+
 def verdict_columns(results: Iterable[Result]) -> list[str]:
     """The check columns of several results, in order (every ``bound:*`` in one)."""
     return list(dict.fromkeys(check_column(f.check) for r in results for f in r.validation))

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from fairalloc.render import (
-    MARKS,
     Cell,
     comparison,
     escape_html,
@@ -33,6 +32,7 @@ from fairalloc.render import (
     markdown_table,
     result_tables,
     short_check,
+    verdict_cell,
     verdict_columns,
 )
 from fairalloc.result import Result, check_column
@@ -164,12 +164,7 @@ def _verdicts(results: list[tuple[str, Result]]) -> list[Block]:
             if not found:
                 row.append("")
                 continue
-            f = found[0]
-            witness = fmt(f.witness, 10**6) if f.witness else ""
-            named = f.check.partition(":")[2]
-            row.append(Cell(f"{MARKS[f.verdict]} {named}".strip(), f"verdict {f.verdict}",
-                            f"{f.check}: {f.verdict}. {f.detail}"
-                            + (f"\nwitness: {witness}" if witness else "")))
+            row.append(verdict_cell(found[0]))
         body.append(row)
     findings = [f for _, r in results for f in r.validation]
     return [Heading("Verdicts"),

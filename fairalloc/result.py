@@ -204,3 +204,39 @@ class Result:
         head = {k: head[k] for k in order} | {k: v for k, v in head.items() if k not in order}
         text = json.dumps(head, indent=2, allow_nan=False)
         return text.replace(json.dumps(marker), self.allocation.to_json_lines("  "), 1)
+
+
+class Comparison(list):
+    """What ``compare`` returns: a list of (method, Result) pairs — (method, reason) for a
+    method that does not apply — that a notebook shows as the comparison table with every
+    verdict (each witness on expand in HTML)."""
+
+    def __init__(self, rows, kind: str, name: str | None = None) -> None:
+        super().__init__(rows)
+        self.kind = kind
+        self.name = name
+
+    def _table(self):
+        from fairalloc.registry import KINDS
+        from fairalloc.render import comparison_with_verdicts
+
+        record = KINDS[self.kind]
+        return comparison_with_verdicts(list(self), record.exact, record.sense)
+
+    @property
+    def title(self) -> str:
+        return f"{self.name or self.kind} — every {self.kind} method"
+
+    def _repr_markdown_(self) -> str:
+        from fairalloc.render import Cell, table_text
+
+        header, body, note = self._table()
+        texts = [[c.text if isinstance(c, Cell) else c for c in row] for row in body]
+        return table_text(self.title, header, texts, "markdown", note)
+
+    def _repr_html_(self) -> str:
+        from fairalloc.render import escape_html, html_table
+
+        header, body, note = self._table()
+        return (html_table(header, body, caption=self.title)
+                + (f'\n<p class="note">{escape_html(note)}</p>' if note else ""))

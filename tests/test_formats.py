@@ -116,3 +116,15 @@ def test_study_summary_in_every_format(tmp_path, capsys):
 
 def test_one_escaper_per_format():
     assert escape_latex("✓ ✗ ÷") == r"\checkmark{} $\times$ $\div$"
+
+
+def test_a_comparison_shows_itself_in_a_notebook():
+    rows = fairalloc.compare(EMRF1)
+    assert isinstance(rows, list) and [m for m, _ in rows] == ["lp", "wfq", "drf"]
+    markdown = rows._repr_markdown_()
+    assert markdown.startswith("## EMRF paper, Example 1 (knob 0.5) — every emrf method")
+    assert "| lp | optimal |" in markdown and "✗" in markdown
+    fragment = rows._repr_html_()
+    found = parsed(fragment)
+    assert found.tags.count("tr") == 4 and "details" in found.tags
+    assert "witness:" in fragment
