@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	@for spec in specs/drf/*.json specs/emrf/*.json specs/etf/*.json specs/moldable/*.json specs/accelos/*.json specs/token/*.json; do \
+	@for spec in specs/drf/*.json specs/emrf/*.json specs/etf/*.json specs/moldable/*.json specs/accelos/*.json specs/token/*.json specs/hetero/*.json; do \
 		$(BIN)/fairalloc solve $$spec || exit $$?; \
 	done
 	$(BIN)/fairalloc compare specs/emrf/example1-knob0.5.json
@@ -46,6 +46,7 @@ figures: $(STAMP)
 	$(BIN)/fairalloc experiment moldable --jobs 20 --processors 8 --instances 40 --plot $(FIG)/moldable-experiment.png -q > /dev/null
 	$(BIN)/fairalloc experiment accelos --kernels 4 --mixes 50 --seed 1 --plot $(FIG)/accelos-experiment.png -q > /dev/null
 	$(BIN)/fairalloc simulate specs/token/five-spark-types.json --rounds 1000 --plot $(FIG)/token-simulation.png -q > /dev/null
+	$(BIN)/fairalloc sweep specs/hetero/gavel-mix.json --set 'jobs[5].weight=1:4:0.25' --methods max-min,leximin,agnostic-max-min --plot $(FIG)/hetero-sweep.png -q > /dev/null
 	$(BIN)/fairalloc study run specs/studies/moldable-section-v.json --store $(FIG)/.study.duckdb -q
 	$(BIN)/fairalloc study summary $(FIG)/.study.duckdb --plot $(FIG)/study-summary.png > /dev/null
 	rm -f $(FIG)/.study.duckdb

@@ -35,6 +35,7 @@ Benchmarks (the issue's targets):
 * ``token``        Algorithm 1 (``mean-field``) at 12 types, t_max 100, 1,000-point grids; the
                    simulation of 1,000 agents x 3,000 rounds x 6 mechanisms (and each alone);
                    ``mean-field-lp`` vs ``mean-field`` on the KMeans-vs-PageRank spec.
+* ``hetero``       max-min at 1e3 and 1e4 jobs x 3 types, leximin at 1e2 and 1e3 jobs.
 * ``import``       ``fairalloc import drf`` of 1e5 and 1e6-row traces, CSV and Parquet.
 * ``studies``      per-task overhead of 1,000 tiny solves (in process, local pool, Dask
                    LocalCluster of 2), one worker to two on ~0.2 s tasks, store rows/s.
@@ -66,6 +67,7 @@ from bench_cli import bench_cli
 from bench_drf import bench_drf, bench_drf_lp
 from bench_emrf import bench_emrf, bench_formulation
 from bench_etf import bench_etf
+from bench_hetero import bench_hetero
 from bench_import import bench_import
 from bench_moldable import bench_moldable
 from bench_studies import bench_studies
@@ -95,6 +97,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Table]]] = {
     "token": bench_token,
     "studies": bench_studies,
     "import": bench_import,
+    "hetero": bench_hetero,
 }
 
 

@@ -95,7 +95,7 @@ def _forget_schemas() -> None:
     forget_schemas()
 
 
-KINDS: Kinds = Kinds(("drf", "emrf", "etf", "moldable", "accelos", "token"))
+KINDS: Kinds = Kinds(("drf", "emrf", "etf", "moldable", "accelos", "token", "hetero"))
 
 
 def register_kind(kind: Kind) -> None:

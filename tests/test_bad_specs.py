@@ -60,6 +60,13 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "drf-unknown-saturation.json": ("saturation", "must be one of"),
     "problem-not-a-string.json": ("problem", "unknown problem kind"),
     "drf-huge-integer.json": ("capacity.mem", "is not a finite number"),
+    # hetero
+    "hetero-unknown-model.json": ("jobs[0].model", "did you mean 'ResNet-50 (batch size 64)'"),
+    "hetero-runs-nowhere.json": ("jobs[0].throughput", "can run on no worker type"),
+    "hetero-unknown-worker-type.json": ("jobs[0].throughput.tpu", "unknown worker type"),
+    "hetero-duplicate-id.json": ("jobs[1].id", "duplicate id 'a'"),
+    "hetero-throughput-and-model.json": ("jobs[0]", "exactly one of throughput, model"),
+    "hetero-negative-workers.json": ("workers.k80", "must be >= 0"),
     # etf
     "etf-duplicate-id.json": ("apps[2].id", "duplicate id 'A'"),
     "etf-zero-quantum.json": ("quantum", "must be >= 1"),

@@ -1,0 +1,337 @@
+"""Heterogeneity-aware sharing of GPU types (Narayanan et al., Gavel, OSDI 2020).
+
+Job j gets a fraction x_jk of time on worker type k: sum_k x_jk <= 1 (a job runs on one type at
+a time) and sum_j s_j x_jk <= W_k (s_j: its scale factor, W_k: GPUs of type k). Its effective
+throughput is E_j(x) = sum_k T_jk x_jk, with T_jk its steps/s alone on s_j GPUs of type k. The
+reference is E_j under the *isolated share*: each job 1/n of every type it can run on,
+x_jk = W_k / (n s_j), its row scaled down to sum to at most 1.
+
+Two jobs on one V100 and one K80; R gains 8x from the V100, L only 1.2x:
+
+>>> p = HeteroProblem.from_spec({"workers": {"k80": 1, "v100": 1}, "jobs": [
+...     {"id": "R", "throughput": {"k80": 10, "v100": 80}},
+...     {"id": "L", "throughput": {"k80": 10, "v100": 12}}]}, Violations())
+>>> isolated_share(p).tolist()
+[[0.5, 0.5], [0.5, 0.5]]
+>>> isolated_throughput(p).tolist()
+[45.0, 11.0]
+
+Every LP here is built on the allocations' polytope (``Program``) with sparse rows whose size
+grows with jobs x types, never with the number of GPUs.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import functools
+import json
+from dataclasses import dataclass, replace
+from importlib import resources
+
+import numpy as np
+
+from fairalloc.allocation import Allocation
+from fairalloc.errors import Violations
+from fairalloc.models.program import SparseRows
+from fairalloc.preconditions import check_at_least, check_unique_ids
+
+SMALLEST_WEIGHT = 1e-6
+SMALLEST_THROUGHPUT = 1e-9    # steps/s; below this a type is as good as unusable
+
+
+@functools.cache
+def measured() -> dict[tuple[str, int], dict[str, float]]:
+    """Gavel's measured isolated throughputs (fairalloc/data/gavel): (model, scale factor) ->
+    {worker type: steps/s alone} for the consolidated k80, p100 and v100 workers."""
+    text = resources.files("fairalloc").joinpath("data", "gavel",
+                                                 "simulation_throughputs.json").read_text()
+    table = json.loads(text)
+    out: dict[tuple[str, int], dict[str, float]] = {}
+    for worker in ("k80", "p100", "v100"):
+        for key, row in table[worker].items():
+            model, scale = ast.literal_eval(key)
+            out.setdefault((model, int(scale)), {})[worker] = float(row["null"])
+    return out
+
+
+def models() -> list[str]:
+    """The model configurations of the measured table."""
+    return sorted({m for m, _ in measured()})
+
+
+@dataclass(frozen=True, eq=False)
+class HeteroProblem:
+    """Worker types and their GPU counts; per job its throughput row, scale factor, weight and
+    (for finish-time fairness) steps remaining and time elapsed (NaN when not given)."""
+
+    ids: tuple[str, ...]
+    types: tuple[str, ...]
+    workers: np.ndarray          # (k,) GPUs of each type
+    throughput: np.ndarray       # (n, k) steps/s alone on s_j GPUs of each type
+    scale: np.ndarray            # (n,) GPUs per job
+    weights: np.ndarray          # (n,)
+    steps: np.ndarray            # (n,) steps remaining, NaN: not given
+    elapsed: np.ndarray          # (n,) seconds elapsed, NaN: not given
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def k(self) -> int:
+        return len(self.types)
+
+    @classmethod
+    def from_spec(cls, data: dict, found: Violations) -> HeteroProblem | None:
+        """Build from a schema-valid spec, adding a violation for each broken precondition:
+        duplicate ids, unknown worker types, models or scale factors the table lacks, and a
+        job that can run on no type (no throughput where its scale factor fits)."""
+        jobs = data["jobs"]
+        types = tuple(data["workers"])
+        workers = np.array([data["workers"][t] for t in types], dtype=float)
+        check_unique_ids(jobs, "jobs", found)
+        check_at_least(((["jobs", i, "weight"], j.get("weight", 1.0))
+                        for i, j in enumerate(jobs)), SMALLEST_WEIGHT, found)
+        rows = np.zeros((len(jobs), len(types)))
+        scale = np.array([j.get("scale_factor", 1) for j in jobs], dtype=float)
+        unread = set()          # jobs whose row is already reported: not "runs nowhere" too
+        for i, job in enumerate(jobs):
+            before = len(found.items)
+            row = job.get("throughput") or _measured_row(job, i, types, found)
+            for name, value in (row or {}).items():
+                if name not in types:
+                    found.add(["jobs", i, "throughput", name],
+                              f"unknown worker type (workers: {', '.join(types)})")
+                elif value >= SMALLEST_THROUGHPUT:
+                    rows[i, types.index(name)] = value
+            if len(found.items) > before:
+                unread.add(i)
+        usable = (rows > 0) & (scale[:, None] <= workers[None, :])
+        for i in np.flatnonzero(~usable.any(axis=1)):
+            if i in unread or (workers < 0).any():     # reported already, at its cause
+                continue
+            key = "throughput" if "throughput" in jobs[i] else "model"
+            found.add(["jobs", int(i), key],
+                      f"the job can run on no worker type (it needs {int(scale[i])} GPU(s) of a "
+                      f"type where its throughput is above 0; workers: "
+                      f"{', '.join(f'{t} {int(w)}' for t, w in zip(types, workers))})")
+        if found:
+            return None
+        nan = float("nan")
+        return cls(
+            ids=tuple(j["id"] for j in jobs), types=types, workers=workers, throughput=rows,
+            scale=scale, weights=np.array([j.get("weight", 1.0) for j in jobs], dtype=float),
+            steps=np.array([j.get("steps_remaining", nan) for j in jobs], dtype=float),
+            elapsed=np.array([j.get("time_elapsed", nan) for j in jobs], dtype=float))
+
+    def allocation(self, x: np.ndarray) -> Allocation:
+        """Time fractions per type, with the effective and normalised throughputs."""
+        x = np.where(np.abs(x) < 1e-12, 0.0, x)
+        columns = {("time", t): x[:, c] for c, t in enumerate(self.types)}
+        columns[("throughput",)] = effective(self, x)
+        columns[("normalized",)] = columns[("throughput",)] / isolated_throughput(self)
+        return Allocation(self.ids, columns)
+
+    def read_allocation(self, data) -> Allocation:
+        from fairalloc.allocation import read_allocation
+
+        return read_allocation(data, self.ids, [("time", t) for t in self.types],
+                               [("throughput",), ("normalized",)])
+
+    def with_throughput(self, j: int, row: np.ndarray) -> HeteroProblem:
+        """The problem as job j reports throughput ``row`` (a strategy-proofness probe)."""
+        rows = self.throughput.copy()
+        rows[j] = row
+        return replace(self, throughput=rows)
+
+
+def _measured_row(job: dict, i: int, types: tuple[str, ...], found: Violations
+                  ) -> dict[str, float] | None:
+    """A ``model`` job's throughput row from the measured table."""
+    table = measured()
+    name, scale = job["model"], job.get("scale_factor", 1)
+    if (name, scale) not in table:
+        if name not in {m for m, _ in table}:
+            near = difflib.get_close_matches(name, models(), n=3, cutoff=0.5)
+            found.add(["jobs", i, "model"], "not in the measured table"
+                      + (f" (did you mean {', '.join(map(repr, near))}?)" if near else
+                         f" (models: {', '.join(models()[:6])}, ...)"))
+        else:
+            measured_at = sorted(s for m, s in table if m == name)
+            found.add(["jobs", i, "scale_factor"], f"{name} is measured at scale factors "
+                      f"{', '.join(map(str, measured_at))} only")
+        return None
+    row = table[(name, scale)]
+    unknown = [t for t in types if t not in row]
+    if unknown:
+        found.add(["jobs", i, "model"], f"the measured table has no throughput on worker "
+                  f"type {', '.join(map(repr, unknown))} (it has k80, p100, v100)")
+        return None
+    return {t: row[t] for t in types}
+
+
+def eligible(p: HeteroProblem) -> np.ndarray:
+    """(n, k): job j can run on type k (throughput above 0 and its scale factor fits)."""
+    return (p.throughput > 0) & (p.scale[:, None] <= p.workers[None, :])
+
+
+def isolated_share(p: HeteroProblem) -> np.ndarray:
+    """x^iso: 1/n of every type a job can run on, x_jk = W_k / (n s_j), each row scaled down
+    to sum to at most 1 (a job runs on one type at a time)."""
+    x = np.where(eligible(p), p.workers[None, :] / (p.n * p.scale[:, None]), 0.0)
+    total = x.sum(axis=1, keepdims=True)
+    return x / np.maximum(total, 1.0)
+
+
+def effective(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
+    """E_j(x) = sum_k T_jk x_jk."""
+    return (p.throughput * x).sum(axis=1)
+
+
+@functools.lru_cache(maxsize=16)      # every check and metric needs it; problems are frozen
+def _isolated(p: HeteroProblem) -> np.ndarray:
+    return effective(p, isolated_share(p))
+
+
+def isolated_throughput(p: HeteroProblem) -> np.ndarray:
+    """E_j^iso = E_j(x^iso), the reference of every normalised throughput."""
+    return _isolated(p)
+
+
+def normalized(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
+    """E_j(x) / E_j^iso."""
+    return effective(p, x) / isolated_throughput(p)
+
+
+def finish_time_ratio(p: HeteroProblem, throughput: np.ndarray) -> np.ndarray:
+    """rho_j = (t_j + S_j / E_j) / (t_j + S_j / E_j^iso) (Themis): how much later than under
+    the isolated share job j finishes; inf when E_j = 0 and steps remain; NaN without
+    steps_remaining and time_elapsed."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        own = p.elapsed + np.where(p.steps > 0, p.steps / throughput, 0.0)
+        ref = p.elapsed + p.steps / isolated_throughput(p)
+        return own / ref
+
+
+def utilization(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
+    """Share of each type's GPUs in use: sum_j s_j x_jk / W_k (0 for a type with none)."""
+    used = (p.scale[:, None] * x).sum(axis=0)
+    return np.divide(used, p.workers, out=np.zeros_like(used), where=p.workers > 0)
+
+
+def time_of(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
+    """The allocation's (n, k) time fractions."""
+    return np.column_stack([np.asarray(allocation.column("time", t), dtype=float)
+                            for t in p.types])
+
+
+def metrics(p: HeteroProblem, allocation: Allocation) -> dict:
+    """Smallest and total normalised throughput, total steps/s, utilisation per type, and the
+    largest finish-time ratio when every job has its steps and time."""
+    x = time_of(p, allocation)
+    e = effective(p, x)
+    share = e / isolated_throughput(p)
+    out = {"min_normalized_throughput": float((share / p.weights).min()),
+           "total_normalized_throughput": float(share.sum()),
+           "total_throughput": float(e.sum()),
+           "utilization": dict(zip(p.types, utilization(p, x).tolist()))}
+    if not np.isnan(p.steps).any() and not np.isnan(p.elapsed).any():
+        out["max_finish_time_ratio"] = float(finish_time_ratio(p, e).max())
+    return out
+
+
+# --- the LPs ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Program:
+    """Allocations as an LP's variables v >= 0: ``rows @ v <= rhs``, ``v <= upper``; job j's
+    utility is ``gains[j] @ v``; ``to_time(v)`` gives the (n, k) time fractions."""
+
+    rows: SparseRows
+    rhs: np.ndarray
+    upper: np.ndarray
+    gains: SparseRows
+    spread: np.ndarray | None = None     # (n, k): x = t_j * spread_jk for a time program
+
+    def to_time(self, v: np.ndarray, k: int) -> np.ndarray:
+        if self.spread is None:
+            return v.reshape(-1, k)
+        return v[:, None] * self.spread
+
+
+def throughput_program(p: HeteroProblem) -> Program:
+    """x (n*k, row-major) with one row per job (sum_k x_jk <= 1) and one per type
+    (sum_j s_j x_jk <= W_k); utility E_j = sum_k T_jk x_jk; x_jk = 0 where j cannot run."""
+    n, k = p.n, p.k
+    j = np.repeat(np.arange(n), k)
+    t = np.tile(np.arange(k), n)
+    var = np.arange(n * k)
+    rows = SparseRows((n + k, n * k), np.concatenate([j, n + t]), np.concatenate([var, var]),
+                      np.concatenate([np.ones(n * k), p.scale[j]]))
+    rhs = np.concatenate([np.ones(n), p.workers])
+    upper = np.where(eligible(p), 1.0, 0.0).ravel()
+    gains = SparseRows((n, n * k), j, var, p.throughput.ravel())
+    return Program(rows, rhs, upper, gains)
+
+
+def agnostic_program(p: HeteroProblem) -> Program:
+    """As if every GPU were the same: variables t_j (total time of job j), spread over the
+    types it can run on in proportion to their GPU counts (x_jk = t_j W_k / sum of those);
+    utility t_j itself; one row per type (sum_j s_j x_jk <= W_k) and t_j <= 1."""
+    n, k = p.n, p.k
+    ok = eligible(p)
+    spread = np.where(ok, p.workers[None, :], 0.0)
+    spread = spread / spread.sum(axis=1, keepdims=True)
+    j, t = np.nonzero(ok)
+    rows = SparseRows((k, n), t, j, p.scale[j] * spread[j, t])
+    gains = SparseRows((n, n), np.arange(n), np.arange(n), np.ones(n))
+    return Program(rows, p.workers.copy(), np.ones(n), gains, spread)
+
+
+def max_min_lp(program: Program, reference: np.ndarray, frozen: dict[int, float]
+               ) -> tuple[np.ndarray, SparseRows, np.ndarray, np.ndarray, np.ndarray,
+                          np.ndarray]:
+    """max z s.t. the program's rows, gains_j . v >= z ref_j for the other jobs and
+    gains_j . v >= level_j ref_j for the ``frozen`` ones (job -> level). Variables (v, z).
+    Returns (cost, rows, row_lower, row_upper, col_lower, col_upper) for ``solve_matrix``;
+    the utility rows come after the program's."""
+    m, size = program.rows.shape
+    n = program.gains.shape[0]
+    live = np.ones(n, dtype=bool)
+    level = np.zeros(n)
+    for job, value in frozen.items():
+        live[job] = False
+        level[job] = value
+    g = program.gains
+    live_jobs = np.flatnonzero(live)
+    rows = SparseRows(
+        (m + n, size + 1),
+        np.concatenate([program.rows.row, m + g.row, m + live_jobs]),
+        np.concatenate([program.rows.col, g.col, np.full(live_jobs.size, size)]),
+        np.concatenate([program.rows.value, g.value, -reference[live_jobs]]))
+    row_lower = np.concatenate([np.full(m, -np.inf), np.where(live, 0.0, level * reference)])
+    row_upper = np.concatenate([program.rhs, np.full(n, np.inf)])
+    cost = np.zeros(size + 1)
+    cost[size] = 1.0
+    return (cost, rows, row_lower, row_upper, np.zeros(size + 1),
+            np.concatenate([program.upper, [np.inf]]))
+
+
+def sum_lp(program: Program, weights: np.ndarray, floor: np.ndarray | None = None
+           ) -> tuple[np.ndarray, SparseRows, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """max sum_j weights_j gains_j . v over the program, with gains_j . v >= floor_j when a
+    floor is given (Pareto: can anyone gain while no one loses?)."""
+    m, size = program.rows.shape
+    n = program.gains.shape[0]
+    g = program.gains
+    cost = np.bincount(g.col, weights=g.value * weights[g.row], minlength=size)
+    if floor is None:
+        rows, lower, upper = program.rows, np.full(m, -np.inf), program.rhs
+    else:
+        rows = SparseRows((m + n, size), np.concatenate([program.rows.row, m + g.row]),
+                          np.concatenate([program.rows.col, g.col]),
+                          np.concatenate([program.rows.value, g.value]))
+        lower = np.concatenate([np.full(m, -np.inf), floor])
+        upper = np.concatenate([program.rhs, np.full(n, np.inf)])
+    return cost, rows, lower, upper, np.zeros(size), program.upper

@@ -1,0 +1,187 @@
+"""The hetero kind's methods: Gavel's policies as LPs through HiGHS, and two baselines.
+
+* ``max-min`` (exact LP): maximise min_j E_j / (w_j E_j^iso), heterogeneity-aware;
+* ``leximin`` (exact): water filling — repeat the max-min, freezing the jobs that cannot rise;
+* ``agnostic-max-min``: the same on time, as if every GPU were the same (leximin on t_j, each
+  job's time spread over the types in proportion to their GPUs);
+* ``max-throughput`` (exact LP): maximise sum_j E_j / E_j^iso;
+* ``finish-time`` (exact to a certified tolerance): minimise max_j rho_j (Themis) by
+  bisection on rho, each step an LP;
+* ``isolated`` and ``proportional`` baselines.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairalloc.contract import does_not_apply
+from fairalloc.errors import SolverError
+from fairalloc.models.hetero import (
+    HeteroProblem,
+    Program,
+    agnostic_program,
+    effective,
+    eligible,
+    finish_time_ratio,
+    isolated_share,
+    isolated_throughput,
+    max_min_lp,
+    normalized,
+    sum_lp,
+    throughput_program,
+)
+from fairalloc.result import Solution
+from fairalloc.solvers.highs import solve_matrix
+
+DUAL_TOLERANCE = 1e-9
+FINISH_TOLERANCE = 1e-9
+MAX_BISECTIONS = 200
+INTERIOR_FROM = 2_000    # LP columns from which the interior point method wins (benchmarks)
+
+
+def _solve(parts, maximize: bool = True):
+    cost, rows, row_lower, row_upper, col_lower, col_upper = parts
+    report = solve_matrix(cost, rows, row_lower, row_upper, col_lower, col_upper,
+                          maximize=maximize, interior=cost.size > INTERIOR_FROM)
+    if report.status != "optimal":
+        raise SolverError(f"hetero LP: HiGHS says {report.status}")
+    return report
+
+
+def smallest_level(p: HeteroProblem, x: np.ndarray) -> float:
+    """Every method's objective: min_j E_j / (w_j E_j^iso)."""
+    return float((normalized(p, x) / p.weights).min())
+
+
+def max_min_value(p: HeteroProblem, program: Program, reference: np.ndarray
+                  ) -> tuple[float, np.ndarray, np.ndarray]:
+    """The max-min LP once: (z*, the program's variables, the utility rows' duals)."""
+    report = _solve(max_min_lp(program, reference, {}))
+    m = program.rows.shape[0]
+    return report.objective, report.x[:-1], report.row_dual[m:]
+
+
+def water_fill(p: HeteroProblem, program: Program, reference: np.ndarray
+               ) -> tuple[np.ndarray, int]:
+    """Leximin by water filling: solve the max-min, freeze every job whose utility row has a
+    nonzero dual (it cannot rise above the level without another job falling below it: weak
+    duality with that dual), repeat on the others with the frozen ones held at their level.
+    Each round freezes at least one job. Returns the variables and the rounds."""
+    frozen: dict[int, float] = {}
+    rounds = 0
+    m = program.rows.shape[0]
+    while len(frozen) < p.n:
+        rounds += 1
+        report = _solve(max_min_lp(program, reference, frozen))
+        level, duals = report.objective, np.abs(report.row_dual[m:])
+        live = [j for j in range(p.n) if j not in frozen]
+        stuck = [j for j in live if duals[j] > DUAL_TOLERANCE]
+        if not stuck:       # a degenerate dual: the job at the level with the largest dual
+            stuck = [max(live, key=lambda j: duals[j])]
+        for j in stuck:
+            frozen[j] = level
+    return report.x[:-1], rounds
+
+
+def max_min(p: HeteroProblem) -> Solution:
+    """Heterogeneity-aware max-min fairness (Gavel): max z s.t. E_j(x) >= z w_j E_j^iso."""
+    program = throughput_program(p)
+    z, v, _ = max_min_value(p, program, p.weights * isolated_throughput(p))
+    x = program.to_time(v, p.k)
+    return Solution(p.allocation(x), "optimal", z,
+                    solver={"name": "HiGHS LP (max-min)", "bound": z, "gap": 0.0})
+
+
+def leximin(p: HeteroProblem) -> Solution:
+    """Leximin of the weighted normalised throughputs E_j / (w_j E_j^iso) (water filling)."""
+    program = throughput_program(p)
+    v, rounds = water_fill(p, program, p.weights * isolated_throughput(p))
+    x = program.to_time(v, p.k)
+    return Solution(p.allocation(x), "optimal", smallest_level(p, x),
+                    solver={"name": "HiGHS LPs (water filling)", "rounds": rounds})
+
+
+def agnostic_max_min(p: HeteroProblem) -> Solution:
+    """Max-min fairness on time as if every GPU were the same (the baseline Gavel improves on):
+    leximin of t_j / (w_j t_j^iso), where t_j is job j's total time fraction, spread over the
+    types it can run on in proportion to their GPU counts. Objective: the smallest weighted
+    normalised *throughput* it leads to."""
+    program = agnostic_program(p)
+    reference = p.weights * isolated_share(p).sum(axis=1)
+    t, rounds = water_fill(p, program, reference)
+    x = program.to_time(t, p.k)
+    return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
+                    solver={"name": "HiGHS LPs (time-based water filling)", "rounds": rounds})
+
+
+def max_throughput(p: HeteroProblem) -> Solution:
+    """Maximise the total normalised throughput sum_j E_j / E_j^iso (Gavel's max-sum; the
+    total is the metric total_normalized_throughput, the objective as for every method the
+    smallest weighted normalised throughput)."""
+    program = throughput_program(p)
+    report = _solve(sum_lp(program, 1.0 / isolated_throughput(p)))
+    x = program.to_time(report.x, p.k)
+    return Solution(p.allocation(x), "optimal", smallest_level(p, x),
+                    solver={"name": "HiGHS LP (max-sum)", "total": report.objective})
+
+
+def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Solution:
+    """Finish-time fairness (Themis): minimise max_j rho_j, rho_j = (t_j + S_j / E_j) /
+    (t_j + S_j / E_j^iso). For a fixed rho each job needs E_j >= S_j / (rho D_j - t_j)
+    (D_j: its denominator), linear in x; so bisect on rho, each step the LP max z s.t. E_j >=
+    z S_j / (rho D_j - t_j) (feasible iff z >= 1). The bracket [proven lower bound, achieved
+    rho] is narrowed until its relative width is at most ``tolerance``: the result is optimal
+    to that tolerance, and its bound is the largest rho proven infeasible."""
+    if np.isnan(p.steps).any() or np.isnan(p.elapsed).any():
+        missing = int(np.flatnonzero(np.isnan(p.steps) | np.isnan(p.elapsed))[0])
+        raise does_not_apply(f"jobs[{missing}]", "finish-time needs steps_remaining and "
+                             "time_elapsed for every job (other methods do not)")
+    program = throughput_program(p)
+    denominator = p.elapsed + p.steps / isolated_throughput(p)
+    done = p.steps <= 0
+    best_x = isolated_share(p)
+    hi = float(finish_time_ratio(p, effective(p, best_x)).max())    # the isolated share: 1
+    lo = float(np.max(np.where(done, 0.0, p.elapsed / denominator)))  # no throughput beats it
+    steps = 0
+    while not done.all() and hi - lo > tolerance * hi and steps < MAX_BISECTIONS:
+        steps += 1
+        rho = (lo + hi) / 2
+        slack = rho * denominator - p.elapsed
+        if np.any((slack <= 0) & ~done):      # a job cannot finish by rho at any speed
+            lo = rho
+            continue
+        need = np.where(done, 0.0, p.steps / np.where(done, 1.0, slack))
+        report = _solve(max_min_lp(program, need, {}))
+        if report.objective >= 1.0:           # every E_j >= need_j: every rho_j <= rho
+            x = program.to_time(report.x[:-1], p.k)
+            achieved = float(finish_time_ratio(p, effective(p, x)).max())
+            if achieved < hi:
+                best_x, hi = x, achieved
+            else:                             # within the LP's tolerance of rho
+                hi = max(lo, min(hi, rho * (1 + 1e-12)))
+        else:
+            lo = rho
+    gap = (hi - lo) / hi if hi > 0 else 0.0
+    return Solution(p.allocation(best_x), "optimal" if gap <= tolerance else "feasible",
+                    smallest_level(p, best_x),
+                    metrics={"finish_time_bound": lo, "finish_time_gap": gap},
+                    solver={"name": "bisection on rho, HiGHS LPs", "steps": steps,
+                            "rho": hi, "rho_bound": lo})
+
+
+def isolated(p: HeteroProblem) -> Solution:
+    """The isolated share: 1/n of every type a job can run on (the reference)."""
+    x = isolated_share(p)
+    return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
+                    solver={"name": "isolated share"})
+
+
+def proportional(p: HeteroProblem) -> Solution:
+    """Weight-proportional shares of every type: x_jk = (w_j / sum w) W_k / s_j on the types j
+    can run on, each row scaled down to sum to at most 1."""
+    share = p.weights / p.weights.sum()
+    x = np.where(eligible(p), share[:, None] * p.workers[None, :] / p.scale[:, None], 0.0)
+    x = x / np.maximum(x.sum(axis=1, keepdims=True), 1.0)
+    return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
+                    solver={"name": "weight-proportional shares"})
+

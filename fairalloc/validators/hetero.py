@@ -1,0 +1,196 @@
+"""hetero checks, each from its definition on the time fractions at hand.
+
+E_j = sum_k T_jk x_jk (effective throughput), E_j^iso under the isolated share
+(``models.hetero.isolated_share``). Tolerances are relative (RTOL) to the quantities compared.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairalloc.allocation import Allocation
+from fairalloc.models.hetero import (
+    HeteroProblem,
+    effective,
+    isolated_throughput,
+    max_min_lp,
+    sum_lp,
+    throughput_program,
+    time_of,
+)
+from fairalloc.result import Finding
+from fairalloc.solvers.highs import solve_matrix
+from fairalloc.validators import no_mechanism, nothing_found, probe
+
+RTOL = 1e-7
+PROBE_CALLS = 24               # re-runs the strategy-proofness probe may make
+LIES = (0.0, 0.25, 0.5, 2.0, 4.0)   # a type's reported throughput, times the truth
+ENVY_CHUNK = 512               # rows of the job x job envy matrix computed at once
+
+
+def feasibility(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
+    """x >= 0; each job's time sums to at most 1; each type's GPUs in use (sum_j s_j x_jk) at
+    most W_k; no time on a type whose GPUs are fewer than the job's scale factor."""
+    x = time_of(p, allocation)
+    problems = []
+    if np.any(x < -RTOL):
+        j, k = np.argwhere(x < -RTOL)[0]
+        problems.append(f"{p.ids[j]} has negative time {x[j, k]:g} on {p.types[k]}")
+    rows = x.sum(axis=1)
+    over = np.flatnonzero(rows > 1 + RTOL)
+    if over.size:
+        problems.append(f"{p.ids[over[0]]}'s time sums to {rows[over[0]]:.6g} > 1")
+    used = (p.scale[:, None] * x).sum(axis=0)
+    full = np.flatnonzero(used > p.workers * (1 + RTOL) + RTOL)
+    if full.size:
+        k = full[0]
+        problems.append(f"{p.types[k]}: {used[k]:.6g} GPUs in use of {p.workers[k]:g}")
+    misplaced = (x > RTOL) & (p.scale[:, None] > p.workers[None, :])
+    if misplaced.any():
+        j, k = np.argwhere(misplaced)[0]
+        problems.append(f"{p.ids[j]} needs {p.scale[j]:g} GPUs, {p.types[k]} has "
+                        f"{p.workers[k]:g}")
+    if problems:
+        return Finding("feasibility", False, "; ".join(problems), {"problems": problems})
+    return Finding("feasibility", True, "time fractions within every job's 1 and every "
+                   "type's GPUs")
+
+
+def sharing_incentive(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
+    """Every job gets at least its isolated throughput: E_j >= E_j^iso."""
+    e = effective(p, time_of(p, allocation))
+    iso = isolated_throughput(p)
+    ratio = e / iso
+    j = int(np.argmin(ratio))
+    if ratio[j] < 1 - RTOL:
+        short = int((ratio < 1 - RTOL).sum())
+        return Finding("sharing_incentive", False, f"{short} jobs below their isolated "
+                       f"throughput; worst {p.ids[j]} at {ratio[j]:.4g} of it",
+                       {"job": p.ids[j], "throughput": e[j], "isolated": iso[j]})
+    return Finding("sharing_incentive", True, f"every job at least its isolated throughput "
+                   f"(smallest ratio {ratio[j]:.4g})")
+
+
+def _bundle_value(p: HeteroProblem, x: np.ndarray, i: int, j: int) -> float:
+    """What job i makes of job j's GPU time scaled by w_i / w_j: its time s_j x_jk / s_i on
+    each type, at most 1 in all (the best types first), at i's throughputs."""
+    time = x[j] * p.scale[j] / p.scale[i] * p.weights[i] / p.weights[j]
+    fits = p.scale[i] <= p.workers
+    order = np.argsort(-np.where(fits, p.throughput[i], -1.0), kind="stable")
+    left, value = 1.0, 0.0
+    for k in order:
+        if not fits[k] or left <= 0:
+            continue
+        take = min(time[k], left)
+        value += take * p.throughput[i, k]
+        left -= take
+    return value
+
+
+def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
+    """No job i would make more steps/s of job j's GPU time (scaled by w_i / w_j and by the
+    scale factors, at most 1 of time in all) than of its own: every pair, exactly (the
+    uncapped values of all pairs by matrix products, the cap applied where they exceed E_i)."""
+    x = time_of(p, allocation)
+    e = effective(p, x)
+    gpu_time = x * p.scale[:, None] / p.weights[:, None]        # (n, k): s_j x_jk / w_j
+    worst = (0.0, -1, -1)
+    for start in range(0, p.n, ENVY_CHUNK):
+        rows = slice(start, start + ENVY_CHUNK)
+        # uncapped value of j's bundle to i: w_i / s_i * sum_k T_ik s_j x_jk / w_j
+        value = (p.throughput[rows] * (p.weights[rows] / p.scale[rows])[:, None]) @ gpu_time.T
+        np.fill_diagonal(value[:, start:start + ENVY_CHUNK], 0.0)
+        for a, j in np.argwhere(value > e[rows, None] * (1 + RTOL) + RTOL):
+            i = start + int(a)
+            if i == j:
+                continue
+            capped = _bundle_value(p, x, i, int(j))
+            excess = capped / max(e[i], 1e-300)
+            if capped > e[i] * (1 + RTOL) + RTOL and excess > worst[0]:
+                worst = (excess, i, int(j))
+    if worst[1] >= 0:
+        _, i, j = worst
+        value = _bundle_value(p, x, i, j)
+        return Finding("envy_freeness", False, f"{p.ids[i]} envies {p.ids[j]}: {value:.6g} "
+                       f"steps/s from its time against {e[i]:.6g} from its own",
+                       {"envious": p.ids[i], "envied": p.ids[j], "own": e[i],
+                        "from_bundle": value})
+    return Finding("envy_freeness", True, f"no job prefers another's time (all {p.n * (p.n - 1)}"
+                   " ordered pairs)")
+
+
+def pareto_efficiency(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
+    """No allocation gives every job at least its E_j and some job more: the LP max sum_j E'_j
+    / E_j^iso s.t. E'_j >= E_j stays at the allocation's own sum."""
+    x = time_of(p, allocation)
+    e = effective(p, x)
+    iso = isolated_throughput(p)
+    program = throughput_program(p)
+    floor = e * (1 - RTOL)
+    cost, rows, lower, upper, col_lower, col_upper = sum_lp(program, 1.0 / iso, floor)
+    report = solve_matrix(cost, rows, lower, upper, col_lower, col_upper)
+    if report.status == "infeasible":
+        return Finding("pareto_efficiency", "unchecked", "the floor LP is infeasible: the "
+                       "allocation itself is not feasible (see feasibility)")
+    own = float((e / iso).sum())
+    better = effective(p, program.to_time(report.x, p.k))
+    if report.objective > own * (1 + 1e-6) + 1e-9:
+        j = int(np.argmax((better - e) / iso))
+        return Finding("pareto_efficiency", False, f"another allocation gives every job at "
+                       f"least as much and {p.ids[j]} {better[j]:.6g} steps/s instead of "
+                       f"{e[j]:.6g}", {"job": p.ids[j], "throughput": e[j],
+                                       "could_have": better[j]})
+    return Finding("pareto_efficiency", True, "no job can gain without another losing (LP)")
+
+
+def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
+    """The smallest weighted normalised throughput min_j E_j / (w_j E_j^iso) equals the
+    max-min LP's optimum (computed here)."""
+    e = effective(p, time_of(p, allocation))
+    reference = p.weights * isolated_throughput(p)
+    level = e / reference
+    program = throughput_program(p)
+    report = solve_matrix(*max_min_lp(program, reference, {}))
+    best = report.objective
+    j = int(np.argmin(level))
+    if level[j] < best * (1 - 1e-6) - 1e-12:
+        return Finding("max_min", False, f"smallest weighted normalised throughput "
+                       f"{level[j]:.6g} ({p.ids[j]}); the max-min is {best:.6g}",
+                       {"job": p.ids[j], "level": level[j], "max_min": best})
+    return Finding("max_min", True, f"smallest weighted normalised throughput {level[j]:.6g}"
+                   f" = the LP's max-min {best:.6g}")
+
+
+def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=None,
+                       **_) -> Finding:
+    """Probe: a job reports one type's throughput scaled (0, 1/4, 1/2, 2, 4 times the truth);
+    does it make more steps/s, at its true throughputs, under the mechanism's outcome?"""
+    if mechanism is None:
+        return no_mechanism()
+    truth = effective(p, time_of(p, allocation))
+
+    def misreports(j: int) -> list[tuple[str, np.ndarray]]:
+        out = []
+        for k in np.flatnonzero(p.throughput[j] > 0):
+            for factor in LIES:
+                row = p.throughput[j].copy()
+                row[k] *= factor
+                if row.max() > 0:
+                    out.append((f"{p.types[k]} x {factor:g}", row))
+        return out
+
+    def gain(j: int, label: str, liar: HeteroProblem, outcome) -> dict | None:
+        got = float(p.throughput[j] @ time_of(p, outcome.allocation)[j])
+        extra = got - truth[j]
+        if extra > RTOL * max(truth[j], 1e-12):
+            return {"gain": extra / max(truth[j], 1e-300), "job": p.ids[j], "report": label,
+                    "truthful": truth[j], "lying": got}
+        return None
+
+    best, probed, runs = probe(mechanism, range(p.n), misreports,
+                               lambda j, row: p.with_throughput(j, row), gain, PROBE_CALLS)
+    if best["gain"] > 0:
+        return Finding("strategy_proofness", False,
+                       f"{best['job']} gains {best['gain']:.3g} of its throughput by reporting "
+                       f"{best['report']}", best)
+    return nothing_found(f"{runs} misreports of {probed} jobs, one type's throughput scaled")
