@@ -66,13 +66,15 @@ def test_pyomo_formulations_say_their_math():
 
     from fairalloc.models.drf import leximin_model
     from fairalloc.models.emrf import efficiency_model
+    from fairalloc.models.hetero import max_min_model
     from fairalloc.models.moldable import exact_model
 
     drf = fairalloc.load_spec(str(ROOT / "specs" / "drf" / "classic.json")).problem
     emrf = fairalloc.load_spec(str(ROOT / "specs" / "emrf" / "example1-knob0.5.json")).problem
     moldable = fairalloc.load_spec(str(ROOT / "specs" / "moldable" / "example1.json")).problem
+    hetero = fairalloc.load_spec(str(ROOT / "specs" / "hetero" / "gavel-mix.json")).problem
     models = [leximin_model(drf), efficiency_model(emrf.market, emrf.market.capacity),
-              exact_model(moldable, horizon=100.0)]
+              exact_model(moldable, horizon=100.0), max_min_model(hetero)]
     for model in models:
         parts = list(model.component_objects((pyo.Constraint, pyo.Objective)))
         assert parts, model.name

@@ -335,3 +335,47 @@ def sum_lp(program: Program, weights: np.ndarray, floor: np.ndarray | None = Non
         lower = np.concatenate([np.full(m, -np.inf), floor])
         upper = np.concatenate([program.rhs, np.full(n, np.inf)])
     return cost, rows, lower, upper, np.zeros(size), program.upper
+
+
+def max_min_model(p: HeteroProblem):
+    """Gavel's heterogeneity-aware max-min LP as written (Pyomo), one variable x_jk per job and
+    type it can run on:
+
+    maximise z s.t. sum_k T_jk x_jk >= z w_j E_j^iso (every job), sum_k x_jk <= 1 (a job runs
+    on one type at a time), sum_j s_j x_jk <= W_k (GPUs of each type).
+    """
+    import pyomo.environ as pyo
+
+    ok = eligible(p)
+    pairs = [(int(j), int(k)) for j, k in zip(*np.nonzero(ok))]
+    reference = p.weights * isolated_throughput(p)
+    model = pyo.ConcreteModel(name="hetero-max-min")
+    model.X = pyo.Var(pairs, domain=pyo.NonNegativeReals, bounds=(0, 1))
+    model.z = pyo.Var(domain=pyo.Reals)
+    by_job: dict[int, list[int]] = {}
+    by_type: dict[int, list[int]] = {}
+    for j, k in pairs:
+        by_job.setdefault(j, []).append(k)
+        by_type.setdefault(k, []).append(j)
+    model.objective = pyo.Objective(expr=model.z, sense=pyo.maximize,
+                                    doc="maximise z, the smallest E_j / (w_j E_j^iso)")
+    model.level = pyo.Constraint(
+        range(p.n), doc="sum_k T_jk x_jk >= z w_j E_j^iso (effective throughput)",
+        rule=lambda mdl, j: sum(float(p.throughput[j, k]) * mdl.X[j, k] for k in by_job[j])
+        >= float(reference[j]) * mdl.z)
+    model.one_type = pyo.Constraint(
+        range(p.n), doc="sum_k x_jk <= 1 (one type at a time)",
+        rule=lambda mdl, j: sum(mdl.X[j, k] for k in by_job[j]) <= 1)
+    model.gpus = pyo.Constraint(
+        list(by_type), doc="sum_j s_j x_jk <= W_k (GPUs of type k)",
+        rule=lambda mdl, k: sum(float(p.scale[j]) * mdl.X[j, k] for j in by_type[k])
+        <= float(p.workers[k]))
+    return model
+
+
+def model_time(p: HeteroProblem, model) -> np.ndarray:
+    """The (n, k) time fractions of a solved :func:`max_min_model`."""
+    x = np.zeros((p.n, p.k))
+    for (j, k), var in model.X.items():
+        x[j, k] = var.value or 0.0
+    return x

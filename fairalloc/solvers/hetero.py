@@ -26,12 +26,14 @@ from fairalloc.models.hetero import (
     isolated_share,
     isolated_throughput,
     max_min_lp,
+    max_min_model,
+    model_time,
     normalized,
     sum_lp,
     throughput_program,
 )
 from fairalloc.result import Solution
-from fairalloc.solvers.highs import solve_matrix
+from fairalloc.solvers.highs import solve_matrix, solve_pyomo
 
 DUAL_TOLERANCE = 1e-9
 FINISH_TOLERANCE = 1e-9
@@ -83,13 +85,23 @@ def water_fill(p: HeteroProblem, program: Program, reference: np.ndarray
     return report.x[:-1], rounds
 
 
-def max_min(p: HeteroProblem) -> Solution:
-    """Heterogeneity-aware max-min fairness (Gavel): max z s.t. E_j(x) >= z w_j E_j^iso."""
-    program = throughput_program(p)
-    z, v, _ = max_min_value(p, program, p.weights * isolated_throughput(p))
-    x = program.to_time(v, p.k)
+def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
+    """Heterogeneity-aware max-min fairness (Gavel): max z s.t. E_j(x) >= z w_j E_j^iso; the
+    sparse matrix LP, or (``formulation: "pyomo"``) the same LP written out in Pyomo
+    (``models.hetero.max_min_model``; tests check both reach the same optimum)."""
+    if formulation == "pyomo":
+        model = max_min_model(p)
+        report = solve_pyomo(model)
+        if report.status != "optimal":
+            raise SolverError(f"hetero LP: HiGHS says {report.status}")
+        x, z = model_time(p, model), report.objective
+    else:
+        program = throughput_program(p)
+        z, v, _ = max_min_value(p, program, p.weights * isolated_throughput(p))
+        x = program.to_time(v, p.k)
     return Solution(p.allocation(x), "optimal", z,
-                    solver={"name": "HiGHS LP (max-min)", "bound": z, "gap": 0.0})
+                    solver={"name": f"HiGHS LP (max-min, {formulation})", "bound": z,
+                            "gap": 0.0})
 
 
 def leximin(p: HeteroProblem) -> Solution:

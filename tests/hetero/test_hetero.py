@@ -45,6 +45,18 @@ def test_agnostic_max_min_wastes_the_v100():
         pytest.approx(88 / 71, rel=1e-9)
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_pyomo_and_matrix_formulations_reach_the_same_optimum(seed):
+    from fairalloc.studies.hetero import random_spec
+
+    spec = random_spec(seed, jobs=25, workers=4, weighted=True)
+    matrix = fairalloc.solve(spec, "max-min")
+    spec["options"] = {"formulation": "pyomo"}
+    pyomo = fairalloc.solve(spec, "max-min")
+    assert pyomo.objective == pytest.approx(matrix.objective, rel=1e-7)
+    assert {f.check: f.verdict for f in pyomo.validation}["max_min"] == "holds"
+
+
 def test_one_type_makes_aware_and_agnostic_agree():
     spec = {"problem": "hetero", "workers": {"v100": 3},
             "jobs": [{"id": f"j{i}", "throughput": {"v100": t}, "weight": w}
