@@ -22,7 +22,8 @@ SPECS = ROOT / "specs"
 EMRF1 = str(SPECS / "emrf" / "example1-knob0.5.json")
 EXAMPLES = {"drf": "drf/classic.json", "emrf": "emrf/example1-knob0.5.json",
             "etf": "etf/example.json", "moldable": "moldable/example1.json",
-            "accelos": "accelos/figure3.json", "token": "token/five-spark-types.json"}
+            "accelos": "accelos/figure3.json", "token": "token/five-spark-types.json",
+            "hetero": "hetero/agnostic-unfair.json"}
 
 
 class Dom(html.parser.HTMLParser):
