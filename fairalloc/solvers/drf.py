@@ -15,8 +15,9 @@ from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
 from fairalloc.models.drf import DrfProblem, leximin_model
 from fairalloc.models.leontief import Leontief
+from fairalloc.models.program import SparseRows
 from fairalloc.result import Solution
-from fairalloc.solvers.highs import solve_pyomo
+from fairalloc.solvers.highs import INF, load_matrix, run_loaded, solve_pyomo
 
 
 def fill_divisible(market: Leontief, stop: bool = False) -> np.ndarray:
@@ -117,52 +118,165 @@ def progressive_filling(problem: DrfProblem) -> Solution:
     )
 
 
-def leximin_lp(problem: DrfProblem, time_limit: float | None = None) -> Solution:
+class PyomoRounds:
+    """The leximin rounds on the readable Pyomo model (``models.drf.leximin_model``)."""
+
+    def __init__(self, problem: DrfProblem) -> None:
+        self.model = leximin_model(problem)
+        self.n = problem.market.n
+
+    def solve(self, time_limit: float | None):
+        """(report, level t, |dual| of each user's level row, largest |dual| of a capacity)."""
+        report = solve_pyomo(self.model, time_limit=time_limit, duals=True)
+        if report.status != "optimal":
+            return report, None, None, 0.0
+        level = np.array([abs(report.duals.get(self.model.level[i], 0.0))
+                          for i in range(self.n)])
+        capacity = max((abs(report.duals.get(c, 0.0)) for c in self.model.capacity.values()),
+                       default=0.0)
+        return report, float(self.model.t.value), level, capacity
+
+    def freeze(self, users: np.ndarray, tasks: np.ndarray) -> None:
+        for i in users:
+            self.model.x[i].fix(float(tasks[i]))
+            self.model.level[i].deactivate()
+
+
+class MatrixRounds:
+    """The same LP as sparse rows in one HiGHS object: x_i in [0, max_tasks_i] and t;
+    capacity rows sum_i a_id x_i <= C_d, level rows x_i s_i / w_i - t >= 0. Freezing a user
+    fixes its x_i and frees its level row; the next round starts from the last basis."""
+
+    def __init__(self, problem: DrfProblem) -> None:
+        m = problem.market
+        used = np.flatnonzero((m.demand > 0).any(axis=0))
+        users, resources = np.nonzero(m.demand[:, used])
+        n, r = m.n, used.size
+        rows = SparseRows(
+            (r + n, n + 1),
+            np.concatenate([resources, r + np.arange(n), r + np.arange(n)]),
+            np.concatenate([users, np.arange(n), np.full(n, n)]),
+            np.concatenate([m.demand[users, used[resources]], m.dominant() / m.weights,
+                            -np.ones(n)]))
+        cost = np.zeros(n + 1)
+        cost[n] = 1.0
+        self.h = load_matrix(cost, rows, np.concatenate([np.full(r, -INF), np.zeros(n)]),
+                             np.concatenate([m.capacity[used], np.full(n, INF)]),
+                             np.concatenate([np.zeros(n), [-INF]]),
+                             np.concatenate([np.where(np.isinf(m.caps), INF, m.caps), [INF]]))
+        self.n, self.r = n, r
+        self.probes = 0
+
+    def solve(self, time_limit: float | None):
+        report = run_loaded(self.h, time_limit=time_limit)
+        if report.status != "optimal":
+            return report, None, None, 0.0
+        duals = np.abs(report.row_dual)
+        return (report, float(report.x[self.n]), duals[self.r:],
+                float(duals[:self.r].max(initial=0.0)))
+
+    def freeze(self, users: np.ndarray, tasks: np.ndarray) -> None:
+        self.h.changeColsBounds(users.size, users.astype(np.int32), tasks[users], tasks[users])
+        rows = (self.r + users).astype(np.int32)
+        self.h.changeRowsBounds(users.size, rows, np.full(users.size, -INF),
+                                np.full(users.size, INF))
+
+    def reaches(self, level: float, at_cap: np.ndarray, caps: np.ndarray) -> bool:
+        """Can every other growing user reach ``level`` with the users ``at_cap`` held at
+        their max_tasks? (t's lower bound set to the level, an LP feasibility test; the
+        bounds are put back after.)"""
+        cols, rows = at_cap.astype(np.int32), (self.r + at_cap).astype(np.int32)
+        k = at_cap.size
+        self.h.changeColsBounds(k, cols, caps[at_cap], caps[at_cap])
+        self.h.changeRowsBounds(k, rows, np.full(k, -INF), np.full(k, INF))
+        self.h.changeColBounds(self.n, level, INF)
+        self.h.changeColCost(self.n, 0.0)          # feasibility only (t may be unbounded)
+        report = run_loaded(self.h)
+        self.probes += 1
+        self.h.changeColCost(self.n, 1.0)
+        self.h.changeColBounds(self.n, -INF, INF)
+        self.h.changeColsBounds(k, cols, np.zeros(k), caps[at_cap])
+        self.h.changeRowsBounds(k, rows, np.zeros(k), np.full(k, INF))
+        return report.status == "optimal"
+
+
+CAPS_AT_ONCE = 4      # growing capped users from which a round first jumps over caps
+
+
+def passed_caps(lp: MatrixRounds, m: Leontief, frozen: np.ndarray, rate: np.ndarray
+                ) -> np.ndarray:
+    """The growing users whose max_tasks the water level passes before anything else stops
+    it: by bisection over their cap levels c_i = max_tasks_i / rate_i, the largest c such
+    that, with every user capped below c held at its cap, every other growing user can reach
+    c (``MatrixRounds.reaches``, an LP). Those users freeze at their caps without a round
+    each; exact, since the level does pass them."""
+    capped = np.flatnonzero(~frozen & np.isfinite(m.caps))
+    if capped.size < CAPS_AT_ONCE:
+        return capped[:0]
+    levels = m.caps[capped] / rate[capped]
+    order = np.argsort(levels, kind="stable")
+    lo, hi = -1, capped.size - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if lp.reaches(float(levels[order[mid]]), capped[order[:mid + 1]], m.caps):
+            lo = mid
+        else:
+            hi = mid - 1
+    return capped[order[:lo + 1]]
+
+
+def leximin_lp(problem: DrfProblem, time_limit: float | None = None,
+               formulation: str = "matrix") -> Solution:
     """Exact DRF with HiGHS: a sequence of LPs that raise the common weighted dominant share.
 
     Each round maximises the level t that every growing user reaches (``leximin_model``). A user
     whose level constraint has a positive dual is tight in *every* optimal solution
     (complementary slackness), so it cannot grow: it freezes at ``t * w_i / s_i``. The duals of
-    one round sum to 1, so each round freezes someone. In ``stop`` mode the rounds end as soon as
-    a capacity constraint binds (the first saturated resource); until then only caps bind.
+    one round sum to 1, so each round freezes someone; a saturated resource's positive dual
+    makes every user that needs it blocked at once (its level dual is then positive too). In
+    ``stop`` mode the rounds end as soon as a capacity constraint binds. ``formulation``:
+    ``matrix`` (sparse rows in one HiGHS object, each round warm-started from the last basis)
+    or ``pyomo`` (the readable model; tests check both give the same allocation).
     """
     if not problem.divisible:
         raise does_not_apply("divisible", "method 'lp' needs divisible: true "
                                    "(for whole tasks use progressive-filling)")
     m = problem.market
     rate = m.weights / m.dominant()
-    model = leximin_model(problem)
+    lp = MatrixRounds(problem) if formulation == "matrix" else PyomoRounds(problem)
     x = np.zeros(m.n)
     frozen = np.zeros(m.n, dtype=bool)
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     rounds, objective, status = 0, None, "optimal"
     while not frozen.all():
+        if isinstance(lp, MatrixRounds):
+            capped = passed_caps(lp, m, frozen, rate)
+            x[capped] = m.caps[capped]
+            lp.freeze(capped, x)
+            frozen[capped] = True
+            if frozen.all():
+                break
         left = None if deadline is None else deadline - time.perf_counter()
-        report = solve_pyomo(model, time_limit=left, duals=True)
+        report, t, level_dual, cap_dual = lp.solve(left)
         rounds += 1
         if report.status != "optimal":
             if report.status == "time_limit":
                 status = "time_limit"      # unfrozen users keep the last proven level
                 break
             raise SolverError(f"DRF round {rounds}: HiGHS says {report.status}")
-        t = float(model.t.value)
         objective = t if objective is None else objective
         x[~frozen] = np.minimum(t * rate[~frozen], m.caps[~frozen])
-        level_dual = np.array([abs(report.duals.get(model.level[i], 0.0)) for i in range(m.n)])
-        cap_dual = max((abs(report.duals.get(con, 0.0)) for con in model.capacity.values()),
-                       default=0.0)
         blocked = ~frozen & (level_dual > 1e-9 * max(level_dual.max(), 1e-300))
         if problem.saturation == "stop" and cap_dual > 1e-12:
             blocked = ~frozen
         if not blocked.any():
             raise SolverError(f"DRF round {rounds}: no bottleneck found in the duals")
-        for i in np.flatnonzero(blocked):
-            model.x[i].fix(float(x[i]))
-            model.level[i].deactivate()
+        lp.freeze(np.flatnonzero(blocked), x)
         frozen |= blocked
     return Solution(
         problem.allocation(x),
         status,
         objective,
-        solver={"name": "HiGHS via Pyomo (leximin rounds)", "rounds": rounds},
+        solver={"name": f"HiGHS leximin rounds ({formulation})", "rounds": rounds,
+                "probes": getattr(lp, "probes", 0)},
     )

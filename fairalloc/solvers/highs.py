@@ -228,6 +228,18 @@ def solve_matrix(
     >>> r.status, round(r.objective, 9)
     ('optimal', 2.8)
     """
+    h = load_matrix(cost, rows, row_lower, row_upper, col_lower, col_upper, maximize=maximize,
+                    integer=integer, time_limit=time_limit, mip_gap=mip_gap,
+                    tolerance=tolerance, interior=interior)
+    return run_loaded(h, integer is not None and bool(np.any(integer)), mip_gap)
+
+
+def load_matrix(cost, rows, row_lower, row_upper, col_lower, col_upper, *,
+                maximize: bool = True, integer: np.ndarray | None = None,
+                time_limit: float | None = None, mip_gap: float | None = None,
+                tolerance: float | None = None, interior: bool = False) -> highspy.Highs:
+    """A HiGHS object holding the model of :func:`solve_matrix`, its options set (and the
+    caller's ``settings``), not yet run."""
     m, n, starts, c, values = _rowwise(rows)
     is_mip = integer is not None and bool(np.any(integer))
     lp = highspy.HighsLp()
@@ -268,6 +280,15 @@ def solve_matrix(
     elif n > WIDE * max(m, 1) and not is_mip:
         h.setOptionValue("simplex_strategy", 4)  # primal: 0.6 s where dual takes 15 s (2 x 1e5)
     h.passModel(lp)
+    return h
+
+
+def run_loaded(h: highspy.Highs, is_mip: bool = False, mip_gap: float | None = None,
+               time_limit: float | None = None) -> Report:
+    """Run a loaded HiGHS object (again: an LP whose bounds changed starts from its last
+    basis) and report what happened."""
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
     start = time.perf_counter()
     h.run()
     elapsed = time.perf_counter() - start

@@ -139,6 +139,16 @@ def test_drf_lp_equals_progressive_filling(spec):
     np.testing.assert_allclose(lp, pf, rtol=1e-6, atol=1e-6 * max(1.0, pf.max()))
 
 
+@fast(60)
+@given(drf_specs())
+def test_drf_lp_formulations_agree(spec):
+    """The warm-started sparse rounds and the readable Pyomo model give the same tasks."""
+    matrix = tasks(fairalloc.solve(spec, method="lp", validate=False))
+    spec = {**spec, "options": {**spec.get("options", {}), "formulation": "pyomo"}}
+    pyomo = tasks(fairalloc.solve(spec, method="lp", validate=False))
+    np.testing.assert_allclose(matrix, pyomo, rtol=1e-6, atol=1e-6 * max(1.0, pyomo.max()))
+
+
 @fast(200)
 @given(drf_specs(saturation="continue"))
 def test_drf_continue_is_si_ef_pe(spec):
