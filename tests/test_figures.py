@@ -78,3 +78,16 @@ def test_box_plots_say_what_their_whiskers_are(tmp_path, capsys):
 def test_every_kind_labels_its_objective():
     for kind in KINDS.values():
         assert kind.unit("objective") != "objective", kind.name
+
+
+def test_a_metric_equal_to_the_objective_gets_no_panel_of_its_own(tmp_path, capsys):
+    """hetero's objective is min_normalized_throughput: one panel (the objective's), and the
+    metric still serves the trade-off view."""
+    path = tmp_path / "hetero.svg"
+    spec = str(ROOT / "specs" / "hetero" / "agnostic-unfair.json")
+    assert cli(capsys, "sweep", spec, "--set", "jobs[0].weight=1,2", "--methods",
+               "max-min,agnostic-max-min", "--plot", str(path))[0] == 0
+    texts = svg_texts(path)
+    assert "max-min: min_normalized_throughput" not in texts      # no legend of its panel
+    assert "max-min: total_normalized_throughput" in texts
+    assert "trade-off over the sweep of jobs[0].weight" in texts

@@ -53,12 +53,15 @@ def sweep(rows: dict[str, np.ndarray], key: str, names: list[str], checks: list[
     of the chosen metrics (``metric.<name>`` columns; ``kind.unit`` labels each, and only one
     unit shares an axis), a line per method; the kind's trade-off view (``kind.tradeoff``: y
     against x over the sweep, a line per method) when it has one and its metrics were kept;
-    and a strip of check verdicts per method."""
+    and a strip of check verdicts per method. A metric equal to the objective on every row
+    (DRF's and hetero's smallest level) gets no panel of its own: the first panel is it."""
     plt = pyplot()
     methods = list(dict.fromkeys(rows["method"]))
+    objective = rows["objective"].astype(float)
     groups: dict[str, list[str]] = {}
     for n in names:
-        groups.setdefault(kind.unit(n), []).append(n)
+        if not np.allclose(rows[f"metric.{n}"].astype(float), objective, equal_nan=True):
+            groups.setdefault(kind.unit(n), []).append(n)
     trade = _tradeoff(kind, names)
     strips = [(m, c) for m in methods for c in checks]
     heights = [3] * (1 + len(groups)) + ([3.4] if trade else []) + \
