@@ -171,6 +171,18 @@ def energy_fair(p: EtfProblem) -> Solution:
                      "energy-fair (t proportional to w/P)")
 
 
+def ordered_start(c: np.ndarray, t: np.ndarray, k: int) -> np.ndarray:
+    """The k-th ordered-outcomes MILP's columns at slices t: t, then for each j <= k the
+    j-th smallest weighted energy r_j and d_ij = max(0, r_j - e_i), so theta_j is the sum of
+    the j smallest (a feasible point: the last round's optimum keeps theta_1..theta_{k-1})."""
+    e = c * t
+    ranked = np.sort(e)
+    parts = [t]
+    for j in range(1, k + 1):
+        parts += [[ranked[j - 1]], np.maximum(0.0, ranked[j - 1] - e)]
+    return np.concatenate(parts)
+
+
 def leximin_milp(p: EtfProblem, time_limit: float | None = None) -> Solution:
     """Exact leximin of weighted energy under the guarantees, demands and the quantum.
 
@@ -191,7 +203,7 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None) -> Solution:
     hi = np.minimum(p.demand, T)
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     thetas: list[float] = []
-    t = g.astype(float)
+    t = waterfill_slices(p).astype(float)   # round 1's first incumbent; later, the last optimum
     status = "optimal"
     gap = 0.0
     for k in range(1, n + 1):
@@ -221,7 +233,7 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None) -> Solution:
         left = None if deadline is None else deadline - time.perf_counter()
         report = solve_matrix(cost, np.array(rows), np.array(lo_r), np.array(hi_r), col_lo,
                               col_hi, integer=integer, time_limit=left, mip_gap=0.0,
-                              tolerance=MILP_TOLERANCE)
+                              tolerance=MILP_TOLERANCE, start=ordered_start(c, t, k))
         if report.status == "infeasible":
             raise SolverError("ETF leximin MILP infeasible (guarantees exceed the quantum?)")
         if report.x is None:

@@ -211,8 +211,11 @@ def solve_matrix(
     mip_gap: float | None = None,
     tolerance: float | None = None,
     interior: bool = False,
+    start: np.ndarray | None = None,
 ) -> Report:
     """Solve ``max/min cost·x  s.t.  row_lower <= rows @ x <= row_upper, col bounds`` with HiGHS.
+    ``start``: a feasible point HiGHS takes as its first incumbent (a MILP's branch and bound
+    prunes with it from the start; the proof is still HiGHS's).
     ``interior``: an LP goes to HiGHS's interior point method, then crossover to a vertex (on
     large LPs with many coupling rows far faster than the dual simplex: 0.6 s against 15 s on
     the hetero max-min at 10,000 jobs).
@@ -231,6 +234,11 @@ def solve_matrix(
     h = load_matrix(cost, rows, row_lower, row_upper, col_lower, col_upper, maximize=maximize,
                     integer=integer, time_limit=time_limit, mip_gap=mip_gap,
                     tolerance=tolerance, interior=interior)
+    if start is not None:
+        incumbent = highspy.HighsSolution()
+        incumbent.col_value = np.asarray(start, dtype=float).tolist()
+        incumbent.value_valid = True
+        h.setSolution(incumbent)
     return run_loaded(h, integer is not None and bool(np.any(integer)), mip_gap)
 
 
