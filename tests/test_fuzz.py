@@ -46,6 +46,7 @@ SAMPLES = {
     "moldable": "moldable/example1.json",
     "accelos": "accelos/figure3.json",
     "token": "token/kmeans-pagerank.json",
+    "hetero": "hetero/gavel-mix.json",
 }
 FAILED = {"infeasible", "time_limit", "iteration_limit"}
 PATH_LINE = re.compile(r"^  \S.*: \S", re.MULTILINE)    # "  users[1].demand.cpu: rule ..."

@@ -6,9 +6,12 @@ E_j = sum_k T_jk x_jk (effective throughput), E_j^iso under the isolated share
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from fairalloc.allocation import Allocation
+from fairalloc.errors import SolverError
 from fairalloc.models.hetero import (
     HeteroProblem,
     effective,
@@ -28,10 +31,18 @@ LIES = (0.0, 0.25, 0.5, 2.0, 4.0)   # a type's reported throughput, times the tr
 ENVY_CHUNK = 512               # rows of the job x job envy matrix computed at once
 
 
-def feasibility(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
-    """x >= 0; each job's time sums to at most 1; each type's GPUs in use (sum_j s_j x_jk) at
-    most W_k; no time on a type whose GPUs are fewer than the job's scale factor."""
-    x = time_of(p, allocation)
+def any_numbers(check):
+    """An allocation from elsewhere may hold any finite numbers: products and quotients that
+    overflow are inf, which the comparisons handle, not a warning."""
+    @functools.wraps(check)
+    def checked(*args, **kwargs):
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            return check(*args, **kwargs)
+    return checked
+
+
+def infeasibilities(p: HeteroProblem, x: np.ndarray) -> list[str]:
+    """What makes time fractions infeasible (empty when they are feasible)."""
     problems = []
     if np.any(x < -RTOL):
         j, k = np.argwhere(x < -RTOL)[0]
@@ -50,12 +61,21 @@ def feasibility(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
         j, k = np.argwhere(misplaced)[0]
         problems.append(f"{p.ids[j]} needs {p.scale[j]:g} GPUs, {p.types[k]} has "
                         f"{p.workers[k]:g}")
+    return problems
+
+
+@any_numbers
+def feasibility(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
+    """x >= 0; each job's time sums to at most 1; each type's GPUs in use (sum_j s_j x_jk) at
+    most W_k; no time on a type whose GPUs are fewer than the job's scale factor."""
+    problems = infeasibilities(p, time_of(p, allocation))
     if problems:
         return Finding("feasibility", False, "; ".join(problems), {"problems": problems})
     return Finding("feasibility", True, "time fractions within every job's 1 and every "
                    "type's GPUs")
 
 
+@any_numbers
 def sharing_incentive(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     """Every job gets at least its isolated throughput: E_j >= E_j^iso."""
     e = effective(p, time_of(p, allocation))
@@ -87,6 +107,7 @@ def _bundle_value(p: HeteroProblem, x: np.ndarray, i: int, j: int) -> float:
     return value
 
 
+@any_numbers
 def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     """No job i would make more steps/s of job j's GPU time (scaled by w_i / w_j and by the
     scale factors, at most 1 of time in all) than of its own: every pair, exactly (the
@@ -119,19 +140,25 @@ def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
                    " ordered pairs)")
 
 
+@any_numbers
 def pareto_efficiency(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     """No allocation gives every job at least its E_j and some job more: the LP max sum_j E'_j
     / E_j^iso s.t. E'_j >= E_j stays at the allocation's own sum."""
     x = time_of(p, allocation)
+    if infeasibilities(p, x):
+        return Finding("pareto_efficiency", "unchecked", "the allocation is not feasible (see "
+                       "feasibility): no feasible allocation to compare it with")
     e = effective(p, x)
     iso = isolated_throughput(p)
     program = throughput_program(p)
     floor = e * (1 - RTOL)
     cost, rows, lower, upper, col_lower, col_upper = sum_lp(program, 1.0 / iso, floor)
-    report = solve_matrix(cost, rows, lower, upper, col_lower, col_upper)
-    if report.status == "infeasible":
-        return Finding("pareto_efficiency", "unchecked", "the floor LP is infeasible: the "
-                       "allocation itself is not feasible (see feasibility)")
+    try:
+        report = solve_matrix(cost, rows, lower, upper, col_lower, col_upper)
+    except SolverError as exc:
+        return Finding("pareto_efficiency", "unchecked", f"the Pareto LP failed: {exc}")
+    if report.status != "optimal":
+        return Finding("pareto_efficiency", "unchecked", f"the Pareto LP ended {report.status}")
     own = float((e / iso).sum())
     better = effective(p, program.to_time(report.x, p.k))
     if report.objective > own * (1 + 1e-6) + 1e-9:
@@ -143,6 +170,7 @@ def pareto_efficiency(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     return Finding("pareto_efficiency", True, "no job can gain without another losing (LP)")
 
 
+@any_numbers
 def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     """The smallest weighted normalised throughput min_j E_j / (w_j E_j^iso) equals the
     max-min LP's optimum (computed here)."""
@@ -161,6 +189,7 @@ def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
                    f" = the LP's max-min {best:.6g}")
 
 
+@any_numbers
 def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=None,
                        **_) -> Finding:
     """Probe: a job reports one type's throughput scaled (0, 1/4, 1/2, 2, 4 times the truth);
