@@ -226,6 +226,10 @@ def study(rows: dict[str, np.ndarray], by: list[str], values: list[str],
                                 [s["ci_high"] for s in stats], alpha=0.2,
                                 color=line.get_color())
             ax.set_xlabel(key)
+            if rows[key].dtype.kind in "iu":   # jobs = 4 and 6, not ticks at 4.25 jobs
+                from matplotlib.ticker import MaxNLocator
+
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.legend(fontsize=7, title="mean, 95% band", title_fontsize=7)
         ax.set_ylabel(axis_label, fontsize=8)
         ax.grid(alpha=0.3)
