@@ -140,26 +140,31 @@ def pool(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
     flight: dict = {}
     try:
         while True:
-            while len(flight) < window:
+            broken = False
+            while len(flight) < window and not broken:
                 task = retry.pop() if retry else next(todo, None)
                 if task is None:
                     break
-                flight[executor.submit(run_task, task)] = task
-            if not flight:
-                return
-            finished, _ = wait(flight, return_when=FIRST_COMPLETED)
-            broken = False
-            for future in finished:
-                task = flight.pop(future)
                 try:
-                    yield future.result()
-                except BrokenProcessPool:
+                    flight[executor.submit(run_task, task)] = task
+                except BrokenProcessPool:   # a worker (even an idle one) died since the wait
+                    retry.append(task)
                     broken = True
-                    deaths[task.key] += 1
-                    if deaths[task.key] >= DEATHS_ALLOWED:
-                        yield lost(task, f"its worker process died {DEATHS_ALLOWED} times")
-                    else:
-                        retry.append(task)
+            if flight:
+                finished, _ = wait(flight, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    task = flight.pop(future)
+                    try:
+                        yield future.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        deaths[task.key] += 1
+                        if deaths[task.key] >= DEATHS_ALLOWED:
+                            yield lost(task, f"its worker process died {DEATHS_ALLOWED} times")
+                        else:
+                            retry.append(task)
+            elif not broken:
+                return
             if broken:
                 retry += flight.values()
                 flight.clear()

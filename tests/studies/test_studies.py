@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import duckdb
@@ -250,9 +251,11 @@ def test_resume_adds_nothing_and_an_interrupted_run_completes(tmp_path):
         run({**SMALL, "seed": 8}, path, resume=True)
 
 
-def test_the_local_pool_survives_a_killed_worker(tmp_path):
+@pytest.mark.parametrize("settle", [0, 1.0])
+def test_the_local_pool_survives_a_killed_worker(tmp_path, settle):
     """A worker process killed mid-run breaks the pool: a new pool runs the tasks in flight
-    again, and every row arrives exactly once."""
+    again, and every row arrives exactly once. With ``settle`` the pool has noticed the death
+    before the driver submits again, so the break surfaces at submit, not at a result."""
     import multiprocessing
 
     killed = []
@@ -262,6 +265,7 @@ def test_the_local_pool_survives_a_killed_worker(tmp_path):
         if not killed and children:
             os.kill(children[0].pid, signal.SIGKILL)
             killed.append(children[0].pid)
+            time.sleep(settle)
 
     study = {**SMALL, "grid": {"jobs": [5, 6, 7]}, "instances": {
         "generate": {"processors": 3}, "count": 4}, "methods": ["exact", "gpusched2"]}
