@@ -442,6 +442,9 @@ def build(data: Any, source: str | None = None) -> Spec:
         known = ", ".join(sorted(KINDS))
         rule = ("required key is missing" if kind is None
                 else f"unknown problem kind (known: {known})")
+        if kind is None and "study" in data and "kind" in data:
+            rule += ("; this is a study spec: run it with fairalloc study run, and give its "
+                     "store to summary or report")
         found.add(["problem"], rule)
         found.raise_if_any(source)
     check_schema(kind, data, found)

@@ -20,7 +20,7 @@ from fairalloc.errors import SpecError, Violation, json_path
 from fairalloc.models.drf import DrfProblem
 from fairalloc.models.emrf import EmrfProblem
 from fairalloc.registry import KINDS
-from fairalloc.spec import Spec, load_spec, set_path
+from fairalloc.spec import Spec, load_spec, parse_text, set_path, template
 
 ROOT = Path(__file__).resolve().parents[1]
 EMRF1 = ROOT / "specs" / "emrf" / "example1-knob0.5.json"
@@ -289,6 +289,12 @@ def test_api_accepts_a_spec_or_raises_spec_error():
     assert violations({"problem": "nosuch"}) == [
         ("problem", f"unknown problem kind (known: {known})")]
     assert violations({}) == [("problem", "required key is missing")]
+
+
+def test_a_study_given_as_a_spec_says_how_to_run_it():
+    study = template("study")
+    [(path, rule)] = violations(parse_text(study, "study.jsonc"))
+    assert path == "problem" and "this is a study spec: run it with fairalloc study run" in rule
 
 
 # ---------------------------------------------------------------- json_path and set_path
