@@ -81,6 +81,13 @@ def test_a_bad_study_names_the_path_and_rule(change, path, rule):
     assert any(v.path == path and rule in v.rule for v in caught.value.violations), report
 
 
+def test_a_problem_spec_given_as_a_study_says_so_in_one_line():
+    with pytest.raises(SpecError) as caught:
+        load_study("specs/drf/classic.json")
+    [violation] = caught.value.violations
+    assert violation.path == "problem" and "this is a problem spec, not a study" in violation.rule
+
+
 def test_a_bad_study_exits_2_with_its_paths(tmp_path, capsys):
     (tmp_path / "s.json").write_text(json.dumps({**SMALL, "repeat": 0, "methods": ["x"]}))
     assert main(["study", "run", str(tmp_path / "s.json"), "--store",
