@@ -83,7 +83,7 @@ def test_a_bad_study_names_the_path_and_rule(change, path, rule):
 
 def test_a_problem_spec_given_as_a_study_says_so_in_one_line():
     with pytest.raises(SpecError) as caught:
-        load_study("specs/drf/classic.json")
+        load_study(ROOT / "specs/drf/classic.json")
     [violation] = caught.value.violations
     assert violation.path == "problem" and "this is a problem spec, not a study" in violation.rule
 
