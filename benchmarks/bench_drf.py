@@ -89,9 +89,9 @@ def bench_drf_lp(quick: bool) -> list[Table]:
             def describe(r, t, method=method, found=found):
                 found[method] = np.asarray(r.allocation.column("tasks"), dtype=float)
                 rounds = r.solver["extra"].get("rounds")
-                probes = r.solver["extra"].get("probes")
+                passes = r.solver["extra"].get("cap_rounds")
                 return (f"status {r.status}" + (f", {rounds} LP rounds" if rounds else "")
-                        + (f" and {probes} cap probes (LPs)" if probes else ""))
+                        + (f" and {passes} that pass max_tasks" if passes else ""))
 
             row = timed_row(f"DRF {method}, {size(n)} users",
                             lambda spec=spec, method=method: fairalloc.solve(
