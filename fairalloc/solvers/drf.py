@@ -169,6 +169,7 @@ class MatrixRounds:
         cost[n] = 1.0
         self.h = load_matrix(cost, rows, np.full(r, -INF), np.ones(r),
                              np.concatenate([np.zeros(n), [-INF]]), np.full(n + 1, INF))
+        self.h.setOptionValue("presolve", "off")   # cold start: 0.7 ms, not 1.6, at 1e3 users
         self.n, self.r = n, r
         self.growing = np.ones(n, dtype=bool)
 
