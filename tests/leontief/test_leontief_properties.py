@@ -173,11 +173,9 @@ def capped_drf_specs(draw) -> dict:
 def test_drf_lp_many_caps_equals_progressive_filling(spec):
     """Many max_tasks below the water level: the caps the LP's level passes freeze together,
     and the result is still progressive filling's, in both saturation modes."""
-    result = fairalloc.solve(spec, method="lp", validate=False)
+    lp = tasks(fairalloc.solve(spec, method="lp", validate=False))
     pf = tasks(fairalloc.solve(spec, method="progressive-filling", validate=False))
-    np.testing.assert_allclose(tasks(result), pf, rtol=1e-6, atol=1e-6 * max(1.0, pf.max()))
-    capped = sum("max_tasks" in u for u in spec["users"])
-    assert result.solver["extra"]["cap_rounds"] <= capped
+    np.testing.assert_allclose(lp, pf, rtol=1e-6, atol=1e-6 * max(1.0, pf.max()))
 
 
 def one_cpu(caps: list[float | None]) -> dict:
