@@ -147,7 +147,8 @@ class MatrixRounds:
     x_i = r_i (t + y_i) with y_i >= 0 and r_i = w_i / s_i, so each level row
     ``x_i s_i / w_i >= t`` becomes the bound ``y_i >= 0`` and only the capacity rows are left:
     ``sum_i (a_id r_i / C_d)(t + y_i) <= 1 - held_d / C_d`` over growing users (``held_d``: what
-    the frozen users hold). The level row's dual is y_i's reduced cost. max_tasks is no row here
+    the frozen users hold). The level row's dual is y_i's reduced cost; x_i >= 0 needs no row
+    (t = 0 is feasible, so the optimal t is not negative). max_tasks is no row here
     (``leximin_lp`` passes the caps the level reaches). Freezing a user deletes its y_i (HiGHS's
     per-solve work grows with the columns: 0.19 ms at 1e3, 1.5 ms at 1e4 for a re-solve that
     changes nothing), moves its usage to the right-hand side and its share of t's column out;
