@@ -149,6 +149,64 @@ def test_drf_lp_formulations_agree(spec):
     np.testing.assert_allclose(matrix, pyomo, rtol=1e-6, atol=1e-6 * max(1.0, pyomo.max()))
 
 
+@st.composite
+def capped_drf_specs(draw) -> dict:
+    """A drf spec with 20-60 users, most of them capped at levels spread around the water
+    level, so that the level passes many caps at once and in cascades."""
+    spec = draw(drf_specs(caps=False))
+    D = len(spec["capacity"])
+    n = draw(st.integers(20, 60))
+    rows = draw(pooled_rows(n, D)) / 2
+    users = []
+    for i in range(n):
+        user = {"id": f"u{i}", "demand": {f"r{d}": float(rows[i, d] * (1 + i % 3))
+                                          for d in range(D) if rows[i, d] > 0},
+                "weight": draw(st.sampled_from([0.5, 1.0, 2.0, 3.0]))}
+        if draw(st.integers(0, 3)):
+            user["max_tasks"] = draw(st.floats(0.0, 3.0))
+        users.append(user)
+    return {**spec, "users": users}
+
+
+@fast(40)
+@given(capped_drf_specs())
+def test_drf_lp_many_caps_equals_progressive_filling(spec):
+    """Many max_tasks below the water level: the caps the LP's level passes freeze together,
+    and the result is still progressive filling's, in both saturation modes."""
+    lp = tasks(fairalloc.solve(spec, method="lp", validate=False))
+    pf = tasks(fairalloc.solve(spec, method="progressive-filling", validate=False))
+    np.testing.assert_allclose(lp, pf, rtol=1e-6, atol=1e-6 * max(1.0, pf.max()))
+
+
+def one_cpu(caps: list[float | None]) -> dict:
+    """Users needing 1 cpu per task out of 10, with these max_tasks (None: uncapped)."""
+    users = [{"id": f"u{i}", "demand": {"cpu": 1.0}, **({} if c is None else {"max_tasks": c})}
+             for i, c in enumerate(caps)]
+    return {"problem": "drf", "capacity": {"cpu": 10.0}, "users": users}
+
+
+@pytest.mark.parametrize("formulation", ["matrix", "pyomo"])
+def test_drf_lp_caps_pass_in_a_cascade(formulation):
+    """Four users on 10 cpus: at the level of 2.5 tasks each, u1's cap of 1 is passed; with u1
+    at 1 the others reach 3, which passes u2's cap of 3; u0 and u3 then share the rest (3
+    each, below u3's cap of 3.5). The matrix model takes two solves that pass caps and one
+    round; the literal model's caps are rows, so it needs a round per cap."""
+    spec = {**one_cpu([None, 1.0, 3.0, 3.5]), "options": {"formulation": formulation}}
+    result = fairalloc.solve(spec, method="lp")
+    np.testing.assert_allclose(tasks(result), [3.0, 1.0, 3.0, 3.0], rtol=1e-9)
+    assert not [f for f in result.validation if f.verdict not in PASSING]
+    if formulation == "matrix":
+        assert (result.solver["extra"]["cap_rounds"], result.solver["extra"]["rounds"]) == (2, 1)
+
+
+def test_drf_lp_passes_every_cap_below_the_level_at_once():
+    """Ten users capped at 0.1 tasks (and one at 0) under a level of 10/12 tasks: one solve
+    freezes all eleven, a second gives the uncapped user the remaining 9 cpus."""
+    result = fairalloc.solve(one_cpu([None] + [0.1] * 10 + [0.0]), method="lp", validate=False)
+    np.testing.assert_allclose(tasks(result), [9.0] + [0.1] * 10 + [0.0], rtol=1e-9)
+    assert (result.solver["extra"]["cap_rounds"], result.solver["extra"]["rounds"]) == (1, 1)
+
+
 @fast(200)
 @given(drf_specs(saturation="continue"))
 def test_drf_continue_is_si_ef_pe(spec):
