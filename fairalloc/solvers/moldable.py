@@ -390,9 +390,10 @@ class ThreeShelves(NamedTuple):
 
 
 def mrt_shelves(p: MoldableProblem, target: float) -> ThreeShelves | None:
-    """Mounie, Rapine and Trystram's partition for an accepted target lambda (their section 4):
-    the knapsack of ``two_shelves`` puts each big job (w_i(1) > lambda / 2) in S1 on
-    gamma_i(lambda) or in S2 on gamma_i(lambda / 2); small jobs take one processor. While S0
+    """Mounie, Rapine and Trystram's partition for an accepted target lambda (SIAM J. Comput.
+    37(2), 2007; the rules are numbered here, not as in their paper): the knapsack of
+    ``two_shelves`` puts each big job (w_i(1) > lambda / 2) in S1 on gamma_i(lambda) or in S2
+    on gamma_i(lambda / 2); small jobs take one processor. While S0
     and S2 together need more than m processors, a transformation rule applies (with
     q = m - |S0| - |S1| processors idle in S1):
       rule 3 — an S2 job that runs within 3 lambda / 2 on q processors moves to

@@ -160,3 +160,17 @@ def test_impl_b_is_within_three_halves_of_the_exact_optimum_without_offloads(dat
     if exact.status == "optimal":
         assert r.objective <= 1.5 * (1 + r.metrics["epsilon"]) * exact.objective * (1 + 1e-9)
         assert r.metrics["processor_lower_bound"] <= exact.objective * (1 + 1e-9)
+
+
+def test_if_the_rules_ever_failed_the_allotment_is_listed_without_a_claim(monkeypatch):
+    """No instance is known where MRT's rules leave S2 too wide (their theorem); should one
+    appear, Impl-B still returns a feasible schedule — the knapsack's allotment listed after the
+    offloads — and claims no bound."""
+    from fairalloc.solvers import moldable as solvers
+
+    monkeypatch.setattr(solvers, "mrt_shelves", lambda p, target: None)
+    data = spec(3, [("A", 1, .6), ("B", 2, 1.7), ("C", 3, 2.9)], offload=1.0)
+    r = fairalloc.solve(data, method="impl-b")
+    assert "bound:mrt" not in r.metrics and finding(r, "bound").verdict == "unchecked"
+    assert finding(r, "feasibility").holds
+    assert min(row["start"] for row in r.allocation.values()) >= 3.0
