@@ -25,7 +25,7 @@ from harness import (
 )
 
 MOLDABLE_LISTS = ("gpusched1-star", "gpusched1", "gpusched2", "work-conserving",
-                  "offload-then-list", "offload-then-shelves")
+                  "offload-then-list", "impl-b")
 MOLDABLE_RUN_BUDGET = 30.0   # seconds: a 1e5 case predicted to take longer is extrapolated
 
 

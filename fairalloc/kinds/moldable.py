@@ -18,7 +18,7 @@ KIND = Kind(
              "gpusched2": solvers.gpusched2,
              "work-conserving": solvers.work_conserving,
              "offload-then-list": solvers.offload_then_list,
-             "offload-then-shelves": solvers.offload_then_shelves,
+             "impl-b": solvers.impl_b,
              "exact": solvers.exact},
     default="gpusched1-star",
     exact="exact",

@@ -324,18 +324,21 @@ def knapsack(size: np.ndarray, value: np.ndarray, capacity: int) -> np.ndarray:
 DUAL_PRECISION = 1e-9    # relative width of the final bisection interval
 
 
-def dual_search(p: MoldableProblem) -> tuple[float, float]:
-    """Bisection on the target length with ``two_shelves`` as the test, to a relative 1e-9:
+def dual_search(p: MoldableProblem, epsilon: float = DUAL_PRECISION) -> tuple[float, float]:
+    """Bisection on the target length with ``two_shelves`` as the test (Mounie, Rapine and
+    Trystram's binary search), until hi <= (1 + epsilon) lo or the floats between them run out:
     (lo, hi) with lo rejected — or max(y_max, sum w_i(1) / m), a bound itself — and hi accepted,
     starting from sum y_i (jobs one after another at full parallelism: always accepted). The
-    processors alone need more than lo."""
+    processors alone need more than lo, so hi <= (1 + epsilon) times their optimum."""
     lo = max(float(p.full_length.max(initial=0.0)),
              float(p.first_work.sum()) / p.processors)
     hi = float(p.full_length.sum())
     if two_shelves(p, lo) is not None:
         return lo, lo
-    while hi - lo > DUAL_PRECISION * hi:
+    while hi - lo > epsilon * lo:
         mid = (lo + hi) / 2
+        if not lo < mid < hi:                       # adjacent floats: nothing left to halve
+            break
         if two_shelves(p, mid) is None:
             lo = mid
         else:

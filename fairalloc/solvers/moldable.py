@@ -10,12 +10,15 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from fairalloc.contract import does_not_apply
 from fairalloc.models.moldable import (
+    DUAL_PRECISION,
     MoldableProblem,
+    dual_search,
     lower_bound,
     theorem1_bound,
     theorem2_bound,
@@ -369,34 +372,183 @@ def offload_then_list(p: MoldableProblem) -> Solution:
     return plat.solution("offload, then Ludwig-Tiwari allotment + list scheduling")
 
 
-def offload_then_shelves(p: MoldableProblem) -> Solution:
-    """Impl-B's family with Mounie, Rapine and Trystram's dual approximation: every offload
-    first, then the smallest target length lambda their two-shelf test accepts (bisection,
-    ``models.moldable.dual_search``) and its allotment — S1 jobs on gamma(lambda) processors,
-    S2 jobs on gamma(lambda / 2). When the S2 jobs fit in m processors together, the two shelves
-    themselves (S1 from X, S2 once S1 is done) are a schedule within X + 3 lambda / 2, claimed
-    as ``bound:two_shelves``; otherwise MRT repairs the shelves with rules we do not implement,
-    and no bound is claimed. Either way the allotment is also list-scheduled (S1 first, then
-    by decreasing length) and the shorter schedule is kept. Metric ``lambda`` is the accepted
-    target, ``processor_lower_bound`` the largest rejected one."""
-    rejected, accepted = p.dual
-    s1, k = two_shelves(p, accepted)
-    length = p.work_on(k) / k
-    listed = after_all_offloads(p, k, np.lexsort((-length, ~s1)))
-    metrics = {"lambda": accepted, "processor_lower_bound": rejected}
-    best = listed
-    if k[~s1].sum() <= p.processors:
-        metrics["bound:two_shelves"] = p.total_offload + 1.5 * accepted
-        shelves = after_all_offloads(p, k, np.flatnonzero(s1))
-        second = float(shelves.end.max(initial=shelves.bus_free))
-        shelves.now = second
-        shelves.release_until(second)
-        for i in np.flatnonzero(~s1).tolist():
-            shelves.run(i, int(k[i]), second)
-        if shelves.end.max() < listed.end.max():
-            best = shelves
-    return best.solution("offload, then MRT's two-shelf allotment (dual approximation)",
-                         **metrics)
+SMALL = 3       # MRT's small jobs (w_i(1) <= lambda / 2): one processor each, in the gaps
+
+
+class ThreeShelves(NamedTuple):
+    """Mounie, Rapine and Trystram's shelves for an accepted target lambda (times from the
+    processors' start): shelf 0 runs [0, <= 3 lambda / 2] on its own processors, shelf 1 from 0
+    for at most lambda, shelf 2 the last lambda / 2 on shelf 1's processors; ``SMALL`` jobs
+    fill gaps. ``below[i]`` is the job under i when rule 2 stacked them on one processor
+    (-1 otherwise); ``rules`` counts the applications of rules 1, 2 and 3."""
+
+    target: float
+    shelf: np.ndarray
+    k: np.ndarray
+    below: np.ndarray
+    rules: tuple[int, int, int]
+
+
+def mrt_shelves(p: MoldableProblem, target: float) -> ThreeShelves | None:
+    """Mounie, Rapine and Trystram's partition for an accepted target lambda (SIAM J. Comput.
+    37(2), 2007; the rules are numbered here, not as in their paper): the knapsack of
+    ``two_shelves`` puts each big job (w_i(1) > lambda / 2) in S1 on gamma_i(lambda) or in S2
+    on gamma_i(lambda / 2); small jobs take one processor. While S0
+    and S2 together need more than m processors, a transformation rule applies (with
+    q = m - |S0| - |S1| processors idle in S1):
+      rule 3 — an S2 job that runs within 3 lambda / 2 on q processors moves to
+        gamma_i(3 lambda / 2) processors: into S1 if it then runs within lambda, else S0
+        (the one that narrows S0 + S2 most; spec order on ties);
+      rule 1 — an S1 job on k >= 2 processors that runs within 3 lambda / 4 moves to S0 on
+        k - 1 (monotone work: within 2 x 3 lambda / 4);
+      rule 2 — two S1 jobs on one processor each, within 3 lambda / 4, stack on one processor
+        in S0.
+    Rule 3 is tried first (it narrows S2), rules 1 and 2 free S1 processors for it. None when
+    no rule applies and S2 still does not fit (their theorem says this cannot happen for an
+    accepted lambda; the tests check it), or when lambda is rejected."""
+    found = two_shelves(p, target)
+    if found is None:
+        return None
+    s1, k = found
+    small = ~s1 & (p.first_work <= target / 2 * (1 + 1e-12))
+    shelf = np.where(s1, 1, np.where(small, SMALL, 2))
+    k = np.where(small, 1, k)
+    below = np.full(p.n, -1, dtype=np.int64)
+    wide = p.fewest_processors(1.5 * target)              # gamma_i(3 lambda / 2)
+    width = [0, int(k[s1].sum()), int(k[shelf == 2].sum())]
+    rules = [0, 0, 0]
+    m = p.processors
+    while width[0] + width[2] > m:
+        q = m - width[0] - width[1]
+        movable = [i for i in np.flatnonzero(shelf == 2).tolist() if wide[i] <= q]
+        if movable:
+            def narrowing(i: int) -> int:
+                return int(k[i]) - (wide[i] if p.duration(i, int(wide[i])) > target else 0)
+            i = max(movable, key=lambda i: (narrowing(i), -i))
+            to = 1 if p.duration(i, int(wide[i])) <= target * (1 + 1e-12) else 0
+            width[2] -= int(k[i])
+            shelf[i], k[i] = to, wide[i]
+            width[to] += int(k[i])
+            rules[2] += 1
+            continue
+        short = [i for i in np.flatnonzero(shelf == 1).tolist()
+                 if p.duration(i, int(k[i])) <= 0.75 * target * (1 + 1e-12)]
+        shrink = [i for i in short if k[i] >= 2]
+        single = [i for i in short if k[i] == 1]
+        if shrink:
+            i = shrink[0]
+            width[1] -= int(k[i])
+            shelf[i], k[i] = 0, k[i] - 1
+            width[0] += int(k[i])
+            rules[0] += 1
+        elif len(single) >= 2:
+            a, b = single[:2]
+            shelf[a] = shelf[b] = 0
+            below[b] = a
+            width[1] -= 2
+            width[0] += 1
+            rules[1] += 1
+        else:
+            return None
+    return ThreeShelves(target, shelf, k, below, tuple(rules))
+
+
+def shelf_schedule(p: MoldableProblem, sh: ThreeShelves) -> tuple[np.ndarray, list]:
+    """The three shelves laid out on processor ids, times from the processors' start: S0 on
+    the first ids (a stacked job after the one below it), S1 from 0 on the next ids, S2 ending
+    at 3 lambda / 2 on the last ids (from id m - 1 down, so that S2 shares as few processors
+    with S1 as the widths allow: a job on ids S1 leaves idle can start at once after the
+    left shift), then every small job (longest first) on the processor with
+    the largest gap between its S0/S1 job and its S2 job — one always fits, since each job
+    is at most lambda / 2 and the knapsack left m lambda of work in all (MRT). Returns the
+    starts and each job's processor range [lo, hi)."""
+    top = 1.5 * sh.target
+    m = p.processors
+    start = np.zeros(p.n)
+    held: list = [None] * p.n
+    free_from = np.zeros(m)                    # the gap on each processor: [free_from, free_to)
+    free_to = np.full(m, top)
+    at = 0
+    for i in np.flatnonzero((sh.shelf == 0) & (sh.below < 0)).tolist():
+        held[i] = (at, at + int(sh.k[i]))
+        free_from[at:at + int(sh.k[i])] = p.duration(i, int(sh.k[i]))
+        at += int(sh.k[i])
+    for i in np.flatnonzero(sh.below >= 0).tolist():
+        lo = held[int(sh.below[i])][0]
+        held[i] = (lo, lo + 1)
+        start[i] = free_from[lo]
+        free_from[lo] += p.duration(i, 1)
+    q = at
+    for i in np.flatnonzero(sh.shelf == 1).tolist():
+        held[i] = (q, q + int(sh.k[i]))
+        free_from[q:q + int(sh.k[i])] = p.duration(i, int(sh.k[i]))
+        q += int(sh.k[i])
+    q = m
+    for i in np.flatnonzero(sh.shelf == 2).tolist():
+        held[i] = (q - int(sh.k[i]), q)
+        start[i] = top - p.duration(i, int(sh.k[i]))
+        free_to[q - int(sh.k[i]):q] = start[i]
+        q -= int(sh.k[i])
+    gaps = [(-(free_to[q] - free_from[q]), q) for q in range(m)]
+    heapq.heapify(gaps)
+    small = np.flatnonzero(sh.shelf == SMALL)
+    for i in small[np.argsort(-p.first_work[small], kind="stable")].tolist():
+        _, q = heapq.heappop(gaps)
+        start[i], held[i] = free_from[q], (q, q + 1)
+        free_from[q] += p.duration(i, 1)
+        heapq.heappush(gaps, (-(free_to[q] - free_from[q]), q))
+    return start, held
+
+
+def left_shift(p: MoldableProblem, k: np.ndarray, start: np.ndarray, held: list,
+               origin: float) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends): each job as early as its own processors allow from ``origin`` on,
+    keeping every processor's order of jobs: taken by their starts, a job starts when the last
+    job before it on any of its processors ends (the very float that job ended at). By
+    induction no job starts later than ``origin + start``, so every bound of the shelves
+    holds."""
+    free = np.full(p.processors, float(origin))
+    shifted, ends = np.empty(p.n), np.empty(p.n)
+    for i in np.argsort(start, kind="stable").tolist():
+        lo, hi = held[i]
+        shifted[i] = float(free[lo:hi].max())
+        ends[i] = free[lo:hi] = shifted[i] + p.duration(i, int(k[i]))
+    return shifted, ends
+
+
+def impl_b(p: MoldableProblem, epsilon: float = DUAL_PRECISION) -> Solution:
+    """Impl-B of section V: every offload first (spec order, back to back), then Mounie,
+    Rapine and Trystram's 3/2 dual approximation on the processors alone: the bisection on
+    lambda to a relative ``epsilon`` (``dual_search``), the knapsack's shelves and their
+    transformation rules (``mrt_shelves``), small jobs in the gaps (``shelf_schedule``), and
+    every job then started as early as its processors allow (``left_shift``). Everything runs
+    within [X, X + 3 lambda / 2], claimed as ``bound:mrt``; lambda <= (1 + epsilon) times the
+    processors' optimum (metrics ``lambda``, and ``processor_lower_bound``, the largest
+    rejected target). Should the rules ever leave S2 too wide (MRT's theorem says they
+    cannot), the allotment is list-scheduled instead and no bound is claimed."""
+    rejected, accepted = p.dual if epsilon == DUAL_PRECISION else dual_search(p, epsilon)
+    sh = mrt_shelves(p, accepted)
+    metrics = {"lambda": accepted, "processor_lower_bound": rejected, "epsilon": epsilon}
+    offload_end = np.cumsum(p.offload)
+    X = float(offload_end[-1]) if p.n else 0.0    # the bus's end, as the schedule has it
+    if sh is None:
+        _, k = two_shelves(p, accepted)
+        length = p.work_on(k) / k
+        listed = after_all_offloads(p, k, np.argsort(-length, kind="stable"))
+        return listed.solution("offload, then MRT's allotment list-scheduled (rules failed)",
+                               **metrics)
+    start, held = shelf_schedule(p, sh)
+    start, end = left_shift(p, sh.k, start, held, X)
+    offload_start = np.concatenate([[0.0], offload_end[:-1]])     # back to back
+    alloc = p.allocation(offload_start, offload_end, start, end, sh.k,
+                         [[r] for r in held])
+    metrics.update({"bound:mrt": X + 1.5 * accepted,
+                    **{f"rule{r}": count for r, count in enumerate(sh.rules, 1)},
+                    **{f"shelf{s}": int((sh.shelf == s).sum()) for s in (0, 1, 2)},
+                    "small": int((sh.shelf == SMALL).sum())})
+    makespan = float(end.max()) if p.n else 0.0
+    return Solution(alloc, "heuristic", makespan, metrics,
+                    {"name": "Impl-B: offload, then Mounie-Rapine-Trystram (3/2 + eps)"})
 
 
 EXACT_TIME_LIMIT = 60.0     # seconds, when the spec sets no options.time_limit

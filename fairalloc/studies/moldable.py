@@ -62,7 +62,7 @@ def study(seed: int, jobs: int, processors: int, beta: float, speedup: str,
             "instances": {"generate": {"jobs": jobs, "processors": processors, "beta": beta,
                                        "speedup": speedup}, "count": instances},
             "methods": ["gpusched1-star", "gpusched1", "gpusched2", "work-conserving",
-                        "offload-then-list", "offload-then-shelves"],
+                        "offload-then-list", "impl-b"],
             "reference": "lower_bound", "seed": seed}
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +49,7 @@ import pytest
 
 import fairalloc
 from fairalloc.errors import SpecError
-from fairalloc.models.moldable import MoldableProblem, lower_bound
+from fairalloc.models.moldable import MoldableProblem, dual_search, lower_bound, two_shelves
 from fairalloc.registry import KINDS
 from fairalloc.solvers import moldable as S
 from fairalloc.validators import schedule as V
@@ -547,3 +548,189 @@ def test_theorem5_bound_counts_the_offload_when_T_GE_is_empty():
     assert r.objective == 101
     assert r.metrics["bound:theorem5"] >= 100 + 1
     assert finding(r, "bound:theorem5").holds
+
+
+# --- Impl-B on the case study (Table I prints 4933) -------------------------------------------
+
+CASE_W = [19200, 16000, 4000, 2000, 2000, 2000, 2000, 2000]
+CASE_CHI = [16, 16, 4, 2, 2, 2, 2, 2]
+TABLE_I_IMPL_B = 4933                  # calculated makespan, Table I
+X_CASE = 2600
+
+
+def test_case_study_impl_b_by_hand():
+    """Impl-B: all eight offloads first (spec order, X = 2600), then MRT on the processors.
+
+    Bisection: below lambda = 2000 every job is too long for lambda / 2 (y >= 1000), so all go
+    to S1 on gamma(lambda): tau1 >= 10, tau2 >= 9, tau3 3, tau4..8 2 each: >= 32 > 28, rejected.
+    At 2000: tau1 (y = 1200) is forced into S1 on gamma(2000) = 10; the others save no work in
+    S1 (linear speedup: every allotment has the same work) and stay in S2 on gamma(1000) = chi:
+    16 + 4 + 5 x 2 = 30 > 28. Rule 3 (q = 18 idle in S1): every S2 job fits within 3000 on 18;
+    tau2 narrows S2 most: gamma(3000) = 6 processors, 2666.67 > lambda, so into S0. S0 + S2 =
+    6 + 14 = 20 fits. Layout: tau2 on ids 0-5 [0, 2666.67], tau1 on 6-15 [0, 1920], S2 from id
+    27 down: tau3 24-27, tau4..tau8 22-23 .. 14-15. Left shift: tau3..tau7 start at once,
+    tau8 shares 14-15 with tau1 and starts at 1920 (6 + 10 + 14 = 30 > 28: some S2 job must
+    share with tau1). Processor time 2920, makespan 2600 + 2920 = 5520 <= 2600 + 3000."""
+    r = fairalloc.solve(CASE, method="impl-b")
+    t = timeline(r)
+    assert r.metrics["lambda"] == pytest.approx(2000, rel=1e-8)
+    assert r.metrics["processor_lower_bound"] == pytest.approx(2000, rel=1e-8)
+    assert (r.metrics["rule1"], r.metrics["rule2"], r.metrics["rule3"]) == (0, 0, 1)
+    assert t["tau2"] == pytest.approx((100, 1100, 2600, 2600 + 16000 / 6, 6))
+    assert t["tau1"] == (0, 100, 2600, 4520, 10)
+    assert t["tau3"] == (1100, 2100, 2600, 3600, 4)
+    assert t["tau8"] == (2500, 2600, 4520, 5520, 2)
+    assert r.objective == 5520 != TABLE_I_IMPL_B
+    assert r.metrics["bound:mrt"] == pytest.approx(2600 + 3000)
+    assert all(f.verdict in PASSING for f in r.validation)
+
+
+def gamma(i: int, h: Fraction) -> int | None:
+    """The fewest processors that run case-study job i within h (None: not even chi)."""
+    k = max(1, math.ceil(Fraction(CASE_W[i]) / h))
+    return k if k <= CASE_CHI[i] else None
+
+
+def rule_outcomes(lam: Fraction, shelf: tuple, k: tuple, stacked: frozenset, seen: set):
+    """Every final (shelf, k, stacked pairs) MRT's rules can reach from this state, the rules
+    applied in every order to every job they fit (plain loops, exact fractions)."""
+    key = (shelf, k, stacked)
+    if key in seen:
+        return
+    seen.add(key)
+    tops = {b for _, b in stacked}
+    width = [sum(k[i] for i in range(8) if shelf[i] == s and i not in tops) for s in (0, 1, 2)]
+    if width[0] + width[2] <= 28:
+        yield key
+        return
+    q = 28 - width[0] - width[1]
+    short = [i for i in range(8) if shelf[i] == 1
+             and Fraction(CASE_W[i], k[i]) <= Fraction(3, 4) * lam]
+    moves = []
+    for i in range(8):
+        g = gamma(i, Fraction(3, 2) * lam)
+        if shelf[i] == 2 and g is not None and g <= q:                          # rule 3
+            moves.append(({i: 1 if Fraction(CASE_W[i], g) <= lam else 0}, {i: g}, None))
+    for i in short:
+        if k[i] >= 2:                                                          # rule 1
+            moves.append(({i: 0}, {i: k[i] - 1}, None))
+    for a, b in itertools.combinations([i for i in short if k[i] == 1], 2):    # rule 2
+        moves.append(({a: 0, b: 0}, {}, (a, b)))
+    for shelves, ks, pair in moves:
+        yield from rule_outcomes(
+            lam, tuple(shelves.get(i, shelf[i]) for i in range(8)),
+            tuple(ks.get(i, k[i]) for i in range(8)),
+            stacked | {pair} if pair else stacked, seen)
+
+
+def impl_b_processor_times(lam: Fraction) -> tuple[set, set]:
+    """For one target lambda: (exact values, lower ends) of the processor time of every
+    schedule MRT can build — every knapsack optimum (linear speedup: every S1 choice that fits
+    in m has the same work), every order of the rules — read as its raw shelves or
+    left-shifted in any layout. A left-shifted job starts at 0 or where a job on its processors
+    ends, and S0 shares no processor with S2: the time is an S0/S1 end (a stacked pair's sum),
+    an S2 length, or an S1 end plus an S2 length (the largest of them, so at least the largest
+    S0/S1 end). Raw shelves with S2 end at 3 lambda / 2 (or at lambda + its length): only lower
+    ends are kept for those."""
+    g1 = [gamma(i, lam) for i in range(8)]
+    g2 = [gamma(i, lam / 2) for i in range(8)]
+    assert None not in g1 and all(w > lam / 2 for w in CASE_W)    # no small job below 4000
+    forced = [i for i in range(8) if g2[i] is None]
+    free = [i for i in range(8) if g2[i] is not None]
+    exact, at_least = set(), set()
+    for r in range(len(free) + 1):
+        for extra in itertools.combinations(free, r):
+            s1 = set(forced) | set(extra)
+            if sum(g1[i] for i in s1) > 28:
+                continue
+            shelf = tuple(1 if i in s1 else 2 for i in range(8))
+            k = tuple(g1[i] if i in s1 else g2[i] for i in range(8))
+            for shelf_f, k_f, stacked in rule_outcomes(lam, shelf, k, frozenset(), set()):
+                d = [Fraction(CASE_W[i], k_f[i]) for i in range(8)]
+                under = {b: a for a, b in stacked}
+                ends = [d[i] + (d[under[i]] if i in under else 0)
+                        for i in range(8) if shelf_f[i] in (0, 1)]
+                base = max(ends, default=Fraction(0))
+                s2 = [d[i] for i in range(8) if shelf_f[i] == 2]
+                s1_ends = [d[i] for i in range(8) if shelf_f[i] == 1]
+                candidates = {base, *s2, *(e + x for e in s1_ends for x in s2)}
+                exact |= {v for v in candidates if v >= base}
+                if s2:
+                    at_least.add(min(Fraction(3, 2) * lam, lam + max(s2)))
+    return exact, at_least
+
+
+def test_case_study_impl_b_cannot_reach_table_I_4933():
+    """Which makespans can Impl-B reach on the case study? X = 2600 whatever the bus order
+    (all offloads come first), so Table I's 4933 needs 2333.3 on the processors. The accepted
+    lambda is at least 2000 (``test_case_study_impl_b_by_hand``) and below 2 x 2000 for any
+    epsilon <= 1 (lambda <= (1 + epsilon) lo with lo rejected, lo < 2000). Between 2000 and 4000
+    the algorithm's steps change only where some gamma_i(lambda), gamma_i(lambda / 2) or
+    gamma_i(3 lambda / 2) changes, or a job's length crosses 3 lambda / 4 or lambda (rules 1-3):
+    at lambda = W_i / k times 1, 2, 2/3 or 4/3. Trying every such point and every point between
+    two of them tries every lambda. Raw shelves with a non-empty S2 end at 3000 or later; every
+    other reachable time is listed exactly, and 7000/3 is not among them: no epsilon, knapsack
+    tie, rule order or layout gives 4933. The least is 2000 (4600: the zero-gain ties all
+    broken towards S1, which then holds every job: 10 + 8 + 2 + 5 x 1 = 25 processors)."""
+    points = sorted({Fraction(w, k) * f for w, c in zip(CASE_W, CASE_CHI)
+                     for k in range(1, c + 1)
+                     for f in (Fraction(1), Fraction(2), Fraction(2, 3), Fraction(4, 3))}
+                    | {Fraction(2000), Fraction(4000)})
+    points = [v for v in points if 2000 <= v <= 4000]
+    exact, at_least = set(), set()
+    for lam in points[:-1] + [(a + b) / 2 for a, b in zip(points, points[1:])]:
+        found, lower = impl_b_processor_times(lam)
+        exact |= found
+        at_least |= lower
+    need = Fraction(7000, 3)
+    assert X_CASE + need == pytest.approx(TABLE_I_IMPL_B, abs=0.5)
+    assert need not in exact
+    assert min(at_least) >= 3000 > need
+    assert min(exact) == 2000 and Fraction(2920) in exact
+    assert X_CASE + float(min(exact)) == 4600
+
+
+def test_case_study_4933_is_a_list_schedule_of_a_coarse_mrt_allotment():
+    """Where 4933 can come from: list scheduling (not MRT's shelves) of an allotment MRT makes
+    at lambda = 3840. There tau1 (1920 <= lambda / 2 on 10), tau2 (on 9), tau3 (on 3), tau7 and
+    tau8 (on 2) fit S2 and tau4..tau6 sit in S1 on one processor each (2000 <= lambda; a
+    zero-gain tie): S0 + S2 = 26 <= 28, no rule needed. Listed as tau1, tau2, tau4..tau8, tau3:
+    26 processors busy from 0, tau3 needs 3 of the 2 left and starts when tau7 and tau8 end at
+    1000: 1000 + 4000 / 3 = 2333.3, makespan 4933.3. But Impl-B's bisection never stops that
+    high: from [max(y_max, W_sum / m), sum y] = [1757.1, 8200] its accepted ends are 8200,
+    4978.6, 3367.9, 2562.5, ..., and with epsilon <= 1 it stops at 3367.9 at the latest."""
+    p = problem(CASE)
+    lam = 3840
+    s1, k = two_shelves(p, lam)
+    assert not s1.any() and k.tolist() == [10, 9, 3, 2, 2, 2, 2, 2]     # the library's ties
+    tie = np.array([10, 9, 3, 1, 1, 1, 2, 2])
+    assert all(gamma(i, Fraction(lam)) == 1 for i in (3, 4, 5))           # S1 within lambda
+    assert tie[[0, 1, 2, 6, 7]].tolist() == [gamma(i, Fraction(lam, 2)) for i in (0, 1, 2, 6, 7)]
+    assert sum(tie[[0, 1, 2, 6, 7]]) == 26 <= 28                        # S0 + S2 fits
+    listed = S.after_all_offloads(p, tie, [0, 1, 3, 4, 5, 6, 7, 2])
+    assert listed.start[2] == 2600 + 1000
+    assert listed.end.max() == pytest.approx(2600 + 7000 / 3)
+    assert round(float(listed.end.max())) == TABLE_I_IMPL_B
+    accepted = {dual_search(p, eps)[1] for eps in np.linspace(1e-9, 1, 400)}
+    lo = 49200 / 28                                     # W_sum / m, above y_max = 1200
+    assert max(accepted) == pytest.approx(lo + (8200 - lo) / 4, rel=1e-12)
+    assert max(accepted) < 3490       # 4933 lists only from lambda >= 3490.9 (notes: a search)
+
+
+def test_case_study_eq30_d_star_from_impl_b():
+    """Eq. 30 takes d* = 2/3 of Impl-B's processor time: 2/3 x 2920 = 1946.7 with Impl-B as
+    implemented here, 2/3 x 2333.3 = 1555.6 from Table I's 4933. The processors alone need
+    exactly 2000 (rejected just below, and every job within 2000 on gamma(2000): 10 + 8 + 2 +
+    5 = 25 <= 28 processors), so both d* are below the optimum here (Impl-B's processor time is
+    1.46 times it, within 3/2). Either way eq. 30 gives max(d* + min x, X + min y) = 3600, the
+    lower bound fairalloc computes (the bus bound decides)."""
+    p = problem(CASE)
+    r = fairalloc.solve(CASE, method="impl-b")
+    processor_time = r.objective - X_CASE
+    optimum = 2000
+    assert p.processor_bound == pytest.approx(optimum, rel=1e-8)
+    assert sum(gamma(i, Fraction(optimum)) for i in range(8)) <= 28
+    for d_star in (2 / 3 * processor_time, 2 / 3 * (TABLE_I_IMPL_B - X_CASE)):
+        assert d_star < optimum
+        assert max(d_star + 100, X_CASE + 1000) == 3600 == lower_bound(p)
+    assert processor_time / optimum == pytest.approx(1.46)
