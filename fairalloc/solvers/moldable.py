@@ -409,8 +409,8 @@ def mrt_shelves(p: MoldableProblem, target: float) -> ThreeShelves | None:
     found = two_shelves(p, target)
     if found is None:
         return None
-    s1, k = found
-    small = ~s1 & (p.first_work <= target / 2 * (1 + 1e-12))
+    small = ~found[0] & (p.first_work <= target / 2 * (1 + 1e-12))
+    s1, k = narrower_second_shelf(p, target, *found, small)
     shelf = np.where(s1, 1, np.where(small, SMALL, 2))
     k = np.where(small, 1, k)
     below = np.full(p.n, -1, dtype=np.int64)
@@ -451,6 +451,26 @@ def mrt_shelves(p: MoldableProblem, target: float) -> ThreeShelves | None:
         else:
             return None
     return ThreeShelves(target, shelf, k, below, tuple(rules))
+
+
+def narrower_second_shelf(p: MoldableProblem, target: float, s1: np.ndarray, k: np.ndarray,
+                          small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One of the knapsack's optima with a narrower S2: big S2 jobs move up to S1 on
+    gamma_i(lambda) while the processors S1 leaves hold them, the widest S2 share per S1
+    processor first (spec order on ties). A move never adds work (monotone work: w(gamma(lambda))
+    <= w(gamma(lambda / 2))), so the total stays the knapsack's least and MRT's argument holds;
+    the knapsack's ties (with linear speedup every allotment has the same work) only decide how
+    much the rules must repair. On the offload paper's case study S1 then holds every job
+    (4600) where leaving the ties in S2 needs rule 3 and gives 5520."""
+    k1 = p.fewest_processors(target)
+    room = p.processors - int(k[s1].sum())
+    up = np.flatnonzero(~s1 & ~small & (k1 <= room))
+    s1, k = s1.copy(), k.copy()
+    for i in up[np.lexsort((up, -k[up] / k1[up]))].tolist():
+        if k1[i] <= room:
+            s1[i], k[i] = True, k1[i]
+            room -= int(k1[i])
+    return s1, k
 
 
 def shelf_schedule(p: MoldableProblem, sh: ThreeShelves) -> tuple[np.ndarray, list]:

@@ -369,7 +369,6 @@ def test_impl_b_claims_its_bound_on_every_instance(linear, nonlinear):
     (MRT's rules always make S2 fit: the bound is claimed on every instance, and holds);
     lambda is accepted, at most (1 + epsilon) times the largest rejected target, and the
     processors' part is within 3/2 (1 + epsilon) of that proven lower bound."""
-    ruled = 0
     for case in linear + nonlinear:
         p, r = case["p"], case["runs"][("impl-b", False)]
         X = float(p.offload.sum())
@@ -382,6 +381,22 @@ def test_impl_b_claims_its_bound_on_every_instance(linear, nonlinear):
         assert finding(r, "bound:mrt").holds, (finding(r, "bound:mrt").detail, case["spec"])
         assert e.max() - X <= 1.5 * (1 + r.metrics["epsilon"]) * rejected * (1 + 1e-9) + 1e-9
         assert r.objective >= X + rejected * (1 - 1e-9)       # a rejected target is a proof
+
+
+def test_impl_b_rules_alone_keep_the_bound(linear, nonlinear, monkeypatch):
+    """With every knapsack tie left in S2 (no narrowing first), MRT's transformation rules
+    alone must make S2 fit: they fire on many of these instances, and every schedule is
+    feasible within X + 3 lambda / 2 all the same."""
+    from fairalloc.solvers import moldable as solvers
+
+    monkeypatch.setattr(solvers, "narrower_second_shelf", lambda p, t, s1, k, small: (s1, k))
+    ruled = 0
+    for case in linear + nonlinear:
+        p = case["p"]
+        r = solvers.impl_b(p)
+        assert "bound:mrt" in r.metrics, ("the rules left S2 too wide", case["spec"])
+        assert violations(p, r.allocation) == [], case["spec"]
+        assert columns(r.allocation)[3].max() <= r.metrics["bound:mrt"] * (1 + 1e-12)
         ruled += r.metrics["rule1"] + r.metrics["rule2"] + r.metrics["rule3"] > 0
     assert ruled >= 20, ruled          # the transformation rules are exercised, not just S2 fits
 

@@ -564,25 +564,45 @@ def test_case_study_impl_b_by_hand():
     Bisection: below lambda = 2000 every job is too long for lambda / 2 (y >= 1000), so all go
     to S1 on gamma(lambda): tau1 >= 10, tau2 >= 9, tau3 3, tau4..8 2 each: >= 32 > 28, rejected.
     At 2000: tau1 (y = 1200) is forced into S1 on gamma(2000) = 10; the others save no work in
-    S1 (linear speedup: every allotment has the same work) and stay in S2 on gamma(1000) = chi:
-    16 + 4 + 5 x 2 = 30 > 28. Rule 3 (q = 18 idle in S1): every S2 job fits within 3000 on 18;
-    tau2 narrows S2 most: gamma(3000) = 6 processors, 2666.67 > lambda, so into S0. S0 + S2 =
-    6 + 14 = 20 fits. Layout: tau2 on ids 0-5 [0, 2666.67], tau1 on 6-15 [0, 1920], S2 from id
-    27 down: tau3 24-27, tau4..tau8 22-23 .. 14-15. Left shift: tau3..tau7 start at once,
-    tau8 shares 14-15 with tau1 and starts at 1920 (6 + 10 + 14 = 30 > 28: some S2 job must
-    share with tau1). Processor time 2920, makespan 2600 + 2920 = 5520 <= 2600 + 3000."""
+    S1 (linear speedup: every allotment has the same work), so the knapsack's optima tie. The
+    tie goes to the narrower S2: every job halves its width in S1 (tau2 16 -> 8, tau3 4 -> 2,
+    tau4..8 2 -> 1), so in spec order all move up while the 18 processors tau1 leaves hold
+    them: 10 + 8 + 2 + 5 = 25 <= 28, S2 is empty and no rule applies. Every job ends by 2000
+    (tau1 at 1920): makespan 2600 + 2000 = 4600 <= 2600 + 3000, not Table I's 4933."""
     r = fairalloc.solve(CASE, method="impl-b")
     t = timeline(r)
     assert r.metrics["lambda"] == pytest.approx(2000, rel=1e-8)
     assert r.metrics["processor_lower_bound"] == pytest.approx(2000, rel=1e-8)
-    assert (r.metrics["rule1"], r.metrics["rule2"], r.metrics["rule3"]) == (0, 0, 1)
-    assert t["tau2"] == pytest.approx((100, 1100, 2600, 2600 + 16000 / 6, 6))
+    assert (r.metrics["rule1"], r.metrics["rule2"], r.metrics["rule3"]) == (0, 0, 0)
+    assert (r.metrics["shelf1"], r.metrics["shelf2"]) == (8, 0)
     assert t["tau1"] == (0, 100, 2600, 4520, 10)
-    assert t["tau3"] == (1100, 2100, 2600, 3600, 4)
-    assert t["tau8"] == (2500, 2600, 4520, 5520, 2)
-    assert r.objective == 5520 != TABLE_I_IMPL_B
+    assert t["tau2"] == (100, 1100, 2600, 4600, 8)
+    assert t["tau3"] == (1100, 2100, 2600, 4600, 2)
+    assert t["tau8"] == (2500, 2600, 2600, 4600, 1)
+    assert r.objective == 4600 != TABLE_I_IMPL_B
     assert r.metrics["bound:mrt"] == pytest.approx(2600 + 3000)
     assert all(f.verdict in PASSING for f in r.validation)
+
+
+def test_case_study_impl_b_with_the_ties_left_in_s2(monkeypatch):
+    """The same knapsack optimum read the other way, every zero-gain job left in S2 on
+    gamma(1000) = chi: 16 + 4 + 5 x 2 = 30 > 28, so MRT's rules must repair it. Rule 3 (q = 18
+    idle in S1): every S2 job fits within 3000 on 18; tau2 narrows S2 most: gamma(3000) = 6
+    processors, 2666.67 > lambda, so into S0. S0 + S2 = 6 + 14 = 20 fits. Layout: tau2 on ids
+    0-5 [0, 2666.67], tau1 on 6-15 [0, 1920], S2 from id 27 down: tau3 24-27, tau4..tau8 22-23
+    .. 14-15. Left shift: tau3..tau7 start at once, tau8 shares 14-15 with tau1 and starts at
+    1920 (6 + 10 + 14 = 30 > 28: some S2 job must share with tau1). Processor time 2920,
+    makespan 2600 + 2920 = 5520 <= 2600 + 3000: the tie alone costs 920."""
+    monkeypatch.setattr(S, "narrower_second_shelf", lambda p, t, s1, k, small: (s1, k))
+    r = S.impl_b(problem(CASE))
+    start, end, k = (r.allocation.column(c) for c in ("start", "end", "processors"))
+    assert (r.metrics["rule1"], r.metrics["rule2"], r.metrics["rule3"]) == (0, 0, 1)
+    assert (start[1], end[1], k[1]) == (2600, pytest.approx(2600 + 16000 / 6), 6)
+    assert (start[0], end[0], k[0]) == (2600, 4520, 10)
+    assert (start[2], end[2], k[2]) == (2600, 3600, 4)
+    assert (start[7], end[7], k[7]) == (4520, 5520, 2)
+    assert r.objective == 5520 != TABLE_I_IMPL_B
+    assert r.metrics["bound:mrt"] == pytest.approx(2600 + 3000)
 
 
 def gamma(i: int, h: Fraction) -> int | None:
@@ -718,11 +738,11 @@ def test_case_study_4933_is_a_list_schedule_of_a_coarse_mrt_allotment():
 
 
 def test_case_study_eq30_d_star_from_impl_b():
-    """Eq. 30 takes d* = 2/3 of Impl-B's processor time: 2/3 x 2920 = 1946.7 with Impl-B as
+    """Eq. 30 takes d* = 2/3 of Impl-B's processor time: 2/3 x 2000 = 1333.3 with Impl-B as
     implemented here, 2/3 x 2333.3 = 1555.6 from Table I's 4933. The processors alone need
     exactly 2000 (rejected just below, and every job within 2000 on gamma(2000): 10 + 8 + 2 +
-    5 = 25 <= 28 processors), so both d* are below the optimum here (Impl-B's processor time is
-    1.46 times it, within 3/2). Either way eq. 30 gives max(d* + min x, X + min y) = 3600, the
+    5 = 25 <= 28 processors), so both d* are below the optimum here (Impl-B's processor time
+    is the optimum itself). Either way eq. 30 gives max(d* + min x, X + min y) = 3600, the
     lower bound fairalloc computes (the bus bound decides)."""
     p = problem(CASE)
     r = fairalloc.solve(CASE, method="impl-b")
@@ -733,4 +753,4 @@ def test_case_study_eq30_d_star_from_impl_b():
     for d_star in (2 / 3 * processor_time, 2 / 3 * (TABLE_I_IMPL_B - X_CASE)):
         assert d_star < optimum
         assert max(d_star + 100, X_CASE + 1000) == 3600 == lower_bound(p)
-    assert processor_time / optimum == pytest.approx(1.46)
+    assert processor_time == pytest.approx(optimum)
