@@ -1,4 +1,5 @@
-"""ETF methods: Algorithm 1 as printed, its closed form, the exact leximin MILP, two baselines.
+"""ETF methods: Algorithm 1 as printed, its closed form, the exact leximin in closed form and as
+a MILP, two baselines.
 
 Every method returns whole slices. ``greedy`` and ``waterfill`` return the same allocation on
 every instance, ties included (property-tested): both hand the slices left after the guarantees
@@ -8,13 +9,13 @@ to the apps in increasing order of (weighted energy before the slice, position i
 from __future__ import annotations
 
 import heapq
-import struct
 import time
 
 import numpy as np
 
 from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
+from fairalloc.levels import fewest_reaching, highest_level
 from fairalloc.models.etf import (
     EtfProblem,
     energy_fair_time,
@@ -73,29 +74,13 @@ def _keys_below(p: EtfProblem, level: float, lo: np.ndarray, hi: np.ndarray) -> 
 SMALLEST = float(np.nextafter(0.0, 1.0))
 
 
-def _bits(x: float) -> int:
-    """The IEEE-754 bit pattern of a non-negative float as an int: ordered like the floats."""
-    return struct.unpack("<q", struct.pack("<d", x))[0]
-
-
-def _float(bits: int) -> float:
-    return struct.unpack("<d", struct.pack("<q", bits))[0]
-
-
 def _rth_smallest_key(p: EtfProblem, g: np.ndarray, hi: np.ndarray, r: float) -> float:
-    """The r-th smallest slice key, by bisection on float bit patterns (invariant:
-    fewer than r keys below lo, at least r below hi)."""
+    """The r-th smallest slice key: the highest level with fewer than r keys below it."""
     if _keys_below(p, SMALLEST, g, hi).sum() >= r:
-        return 0.0          # all at energy 0 (fewer slices than apps): skip the subnormals
+        return 0.0          # all at energy 0 (fewer slices than apps): one count, not 64
     top = float(energy_key(hi, p.power, p.weights).max())
-    lo_bits, hi_bits = 0, _bits(float(np.nextafter(top, np.inf)))
-    while hi_bits - lo_bits > 1:
-        mid = (lo_bits + hi_bits) // 2
-        if _keys_below(p, _float(mid), g, hi).sum() < r:
-            lo_bits = mid
-        else:
-            hi_bits = mid
-    return _float(lo_bits)
+    return highest_level(lambda level: _keys_below(p, level, g, hi).sum() < r, 0.0,
+                         float(np.nextafter(top, np.inf)))
 
 
 def waterfill_slices(p: EtfProblem) -> np.ndarray:
@@ -123,6 +108,55 @@ def waterfill_slices(p: EtfProblem) -> np.ndarray:
     return (g + taken).astype(np.int64)
 
 
+def leximin_slices(p: EtfProblem) -> np.ndarray:
+    """The exact leximin of weighted energy e_i = t_i P_i / w_i over whole slices with
+    g_i <= t_i <= h_i = min(d_i, T) and sum t_i <= T (g: the guarantees of eq. 7), in closed
+    form: one level and one tie-break.
+
+    With need_i(z) = min(h_i, max(g_i, fewest t with e_i(t) >= z)), the level is
+    z* = max {z : sum_i need_i(z) <= T} (bisection on the float level, ``levels``). Every app
+    gets need_i(z*); the s = T - sum need(z*) slices left go one each to the s apps that sit
+    exactly at z* below their cap (set A) whose next slice lifts them highest (largest
+    e_i(t_i + 1); ties in spec order). By the maximality of z*, s < |A| unless every app is
+    at its cap.
+
+    Why this is the leximin (sorted energies lexicographically largest). Compare any
+    feasible y through N(v) = #{i : e_i <= v}: the sorted vector is lexicographically larger
+    where N is smaller at the first v where the two differ. (1) Below z* the allocation has
+    only apps at their caps with e_i(h_i) < z*; y has them at or below their caps, so
+    N_y(v) >= N(v) there, with equality for every v < z* only if y gives those apps their
+    caps and every other app at least z*. (2) Then y gives each other app at least
+    need_i(z*), and an app of A one more to lift it above z* (an app at its cap at z* cannot
+    rise): within T it lifts at most s of them, so N_y(z*) >= N(z*), with equality only if y lifts
+    exactly s apps of A by one slice each and gives everyone else exactly need_i(z*) (the
+    slices add up to T). (3) Such a y differs only in which s apps of A it lifts, to
+    e_i(need_i + 1); the s largest of those values dominate any other s of them rank by
+    rank. So no y is leximin-better. Algorithm 1's greedy reaches the same z* but lifts
+    the apps at z* in spec order: same max-min (Theorem 3), not always the leximin.
+
+    >>> from fairalloc.errors import Violations
+    >>> p = EtfProblem.from_spec({"quantum": 1, "phi": 0, "apps": [
+    ...     {"id": "A", "power": 1}, {"id": "B", "power": 100}]}, Violations())
+    >>> leximin_slices(p).tolist(), waterfill_slices(p).tolist()   # energies (0, 100), (1, 0)
+    ([0, 1], [1, 0])
+    """
+    g = guarantee(p).astype(float)
+    cap = np.minimum(p.demand, float(p.quantum))
+
+    def need(level: float) -> np.ndarray:
+        return np.minimum(cap, np.maximum(g, fewest_reaching(level, p.power, p.weights, cap)))
+
+    level = highest_level(lambda z: bool(need(z).sum() <= p.quantum),
+                          float(energy_key(g, p.power, p.weights).min()),
+                          float(energy_key(cap, p.power, p.weights).max()))
+    t = need(level)
+    at_level = np.flatnonzero((t < cap) & (energy_key(t, p.power, p.weights) == level))
+    lifted_to = energy_key(t + 1, p.power, p.weights)[at_level]
+    left = int(p.quantum - t.sum())
+    t[at_level[np.argsort(-lifted_to, kind="stable")[:left]]] += 1
+    return t.astype(np.int64)
+
+
 GREEDY_MAX_SLICES = 10**7     # slices the heap walks one by one (about 10 s)
 MILP_MAX_QUANTUM = 10**9      # beyond, HiGHS's integrality tolerance blurs whole slices
 # weighted energies a relative 1e-5 apart differ by less than HiGHS's default feasibility
@@ -144,6 +178,11 @@ def greedy(p: EtfProblem) -> Solution:
 def waterfill(p: EtfProblem) -> Solution:
     """Algorithm 1's allocation in closed form (default; cost independent of T)."""
     return _solution(p, waterfill_slices(p), "heuristic", "water-filling (closed form)")
+
+
+def leximin(p: EtfProblem) -> Solution:
+    """The exact leximin of weighted energy in closed form (``leximin_slices``; any T)."""
+    return _solution(p, leximin_slices(p), "optimal", "leximin (level + lift the largest)")
 
 
 def largest_remainder(p: EtfProblem, shares: np.ndarray) -> np.ndarray:
