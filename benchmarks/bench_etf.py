@@ -108,7 +108,7 @@ def against_waterfill(p, t) -> str:
     verdict = "larger" if mine[r] > theirs[r] else "**smaller: not leximin**"
     same_min = "same" if mine[0] == theirs[0] else "**a different**"
     return (f"sorted weighted energies differ from waterfill's from rank {r + 1} of {len(t)} "
-            f"({mine[r]:.6g} vs {theirs[r]:.6g}: {verdict}; {same_min} max-min)")
+            f"({mine[r]:.10g} vs {theirs[r]:.10g}: {verdict}; {same_min} max-min)")
 
 
 def exact_rows(quick: bool, n: int) -> list[Row]:
@@ -187,8 +187,8 @@ def bench_etf(quick: bool) -> list[Table]:
             else:
                 base.append(t.best)
             if etf_level_zero(p):
-                text += ("; every leftover slice goes at weighted energy 0 (spec order), so the "
-                         "bisection searches down through subnormal floats")
+                text += ("; every leftover slice goes at weighted energy 0 (spec order): the "
+                         "level 0 is settled with two counts, no bisection")
             return text
 
         rows.append(timed_row(f"`waterfill_slices`, {size(n)} apps, T = {size(T)}",

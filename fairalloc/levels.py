@@ -37,6 +37,9 @@ def fewest_reaching(level: float, rate: np.ndarray, scale: np.ndarray,
         t = t - down + up
 
 
+SMALLEST = 5e-324         # the smallest positive float
+
+
 def float_bits(x: float) -> int:
     """The IEEE-754 bit pattern of a non-negative float as an int: ordered like the floats,
     and adjacent floats are adjacent ints."""
@@ -56,11 +59,14 @@ def highest_level(fits: Callable[[float], bool], lo: float, hi: float) -> float:
 
     >>> highest_level(lambda level: level <= 2.5, 0.0, 10.0)
     2.5
-    >>> highest_level(lambda level: level <= 5e-324, 0.0, 1.0)
-    5e-324
+    >>> highest_level(lambda level: level <= 5e-324, 0.0, 1.0), highest_level(
+    ...     lambda level: level <= 0, 0.0, 1.0)
+    (5e-324, 0.0)
     """
     if fits(hi):
         return hi
+    if lo == 0 and not fits(SMALLEST):
+        return 0.0          # a common answer (fewer units than participants): one call, not 64
     lo_bits, hi_bits = float_bits(abs(lo)), float_bits(hi)     # abs: -0.0 is 0
     while hi_bits - lo_bits > 1:
         mid = (lo_bits + hi_bits) // 2
