@@ -197,13 +197,13 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None) -> Solution:
     Ogryczak's ordered outcomes: the k-th MILP maximises theta_k, the sum of the k smallest
     weighted energies, written as k r_k - sum_i d_ik with d_ik >= r_k - e_i, d_ik >= 0, while
     theta_1..theta_{k-1} keep their optima. n MILPs; the first one is the max-min (Theorem 3).
-    Meant for small instances (O(n^2) variables).
+    Meant for small instances (O(n^2) variables): the HiGHS cross-check of ``leximin_slices``.
     """
     if p.quantum > MILP_MAX_QUANTUM:
         raise does_not_apply("quantum", f"milp takes at most {MILP_MAX_QUANTUM:.0e} "
                                    "slices: beyond, HiGHS's integrality tolerance cannot tell "
-                                   "whole slices apart (waterfill reaches Theorem 3's max-min "
-                                   "at any T)")
+                                   "whole slices apart (leximin computes the same leximin at "
+                                   "any T)")
     n, T = p.n, p.quantum
     unit = float((p.power / p.weights).max())
     c = p.power / p.weights / unit                    # weighted energy per slice, scaled to 1
