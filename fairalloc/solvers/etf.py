@@ -1,4 +1,5 @@
-"""ETF methods: Algorithm 1 as printed, its closed form, the exact leximin MILP, two baselines.
+"""ETF methods: Algorithm 1 as printed, its closed form, the exact leximin in closed form and as
+a MILP, two baselines.
 
 Every method returns whole slices. ``greedy`` and ``waterfill`` return the same allocation on
 every instance, ties included (property-tested): both hand the slices left after the guarantees
@@ -8,13 +9,13 @@ to the apps in increasing order of (weighted energy before the slice, position i
 from __future__ import annotations
 
 import heapq
-import struct
 import time
 
 import numpy as np
 
 from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
+from fairalloc.levels import fewest_reaching, highest_level
 from fairalloc.models.etf import (
     EtfProblem,
     energy_fair_time,
@@ -51,76 +52,78 @@ def greedy_slices(p: EtfProblem) -> np.ndarray:
     return np.array(t, dtype=np.int64)
 
 
-def _keys_below(p: EtfProblem, level: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """For each app, how many of its slice keys t = lo_i .. hi_i - 1 have energy_key(t) < level.
+def level_slices(p: EtfProblem) -> tuple[np.ndarray, np.ndarray, int]:
+    """The whole-slice water level and what is left at it.
 
-    Keys increase with t, so this is (smallest t with key >= level) - lo_i, clamped; the
-    estimate ceil(level w / P) is corrected against the exact float keys, so that the count
-    agrees with the heap's comparisons to the last bit.
+    With need_i(z) = min(h_i, max(g_i, fewest t with e_i(t) >= z)) (h_i = min(d_i, T), g the
+    guarantees of eq. 7, e_i(t) = t P_i / w_i as ``energy_key`` computes it), the level is
+    z* = max {z : sum_i need_i(z) <= T}, found by bisection on the float level (``levels``;
+    at most 64 vectorised counts, whatever T). Returns need(z*), the apps sitting exactly at
+    z* below their cap (spec order) and the s = T - sum need(z*) slices left. By the
+    maximality of z*, s is less than the number of those apps unless every app is at its cap.
     """
-    with np.errstate(over="ignore", invalid="ignore"):
-        t = np.ceil(level * p.weights / p.power)
-    t = np.clip(np.nan_to_num(t, posinf=2.0**62), 0, 2.0**62)
-    for _ in range(4):
-        down = (t > 0) & (energy_key(t - 1, p.power, p.weights) >= level)
-        up = energy_key(t, p.power, p.weights) < level
-        if not (down.any() or up.any()):
-            break
-        t = t - down + up
-    return np.clip(t - lo, 0, hi - lo)
+    g = guarantee(p).astype(float)
+    cap = np.minimum(p.demand, float(p.quantum))          # no app can use more than T
 
+    def need(level: float) -> np.ndarray:
+        return np.minimum(cap, np.maximum(g, fewest_reaching(level, p.power, p.weights, cap)))
 
-SMALLEST = float(np.nextafter(0.0, 1.0))
-
-
-def _bits(x: float) -> int:
-    """The IEEE-754 bit pattern of a non-negative float as an int: ordered like the floats."""
-    return struct.unpack("<q", struct.pack("<d", x))[0]
-
-
-def _float(bits: int) -> float:
-    return struct.unpack("<d", struct.pack("<q", bits))[0]
-
-
-def _rth_smallest_key(p: EtfProblem, g: np.ndarray, hi: np.ndarray, r: float) -> float:
-    """The r-th smallest slice key, by bisection on float bit patterns (invariant:
-    fewer than r keys below lo, at least r below hi)."""
-    if _keys_below(p, SMALLEST, g, hi).sum() >= r:
-        return 0.0          # all at energy 0 (fewer slices than apps): skip the subnormals
-    top = float(energy_key(hi, p.power, p.weights).max())
-    lo_bits, hi_bits = 0, _bits(float(np.nextafter(top, np.inf)))
-    while hi_bits - lo_bits > 1:
-        mid = (lo_bits + hi_bits) // 2
-        if _keys_below(p, _float(mid), g, hi).sum() < r:
-            lo_bits = mid
-        else:
-            hi_bits = mid
-    return _float(lo_bits)
+    level = highest_level(lambda z: bool(need(z).sum() <= p.quantum),
+                          float(energy_key(g, p.power, p.weights).min()),
+                          float(energy_key(cap, p.power, p.weights).max()))
+    t = need(level)
+    at_level = np.flatnonzero((t < cap) & (energy_key(t, p.power, p.weights) == level))
+    return t, at_level, int(p.quantum - t.sum())
 
 
 def waterfill_slices(p: EtfProblem) -> np.ndarray:
     """The greedy's allocation in closed form, at a cost that does not grow with T.
 
-    The greedy gives app i its (t+1)-th slice when its key energy_key(t) is the smallest of all
-    apps' current keys, and each app's keys increase with t: so it hands out exactly the R
-    smallest (key, index) pairs among t = g_i .. d_i - 1. Bisection on the bit patterns of the
-    float level finds the R-th smallest key K exactly (about 64 vectorised counts); apps get
-    every slice with a key below K, and the slices still owed go to the apps whose next key
-    equals K, in spec order — the greedy's tie-break.
+    The greedy gives app i its (t+1)-th slice when its key e_i(t) is the smallest of all apps'
+    current keys, and each app's keys increase with t: so it hands out the R smallest
+    (key, index) pairs among t = g_i .. h_i - 1 (R = min(T - sum g, sum (h - g))). Those are
+    every slice with a key below the level z* of ``level_slices`` (at most R of them, as
+    sum need(z*) <= T) and, as the s slices left are fewer than the apps at z* (each has one
+    key equal to z*), the first s of those in spec order (the greedy's tie-break) and no key
+    above z*.
     """
-    g = guarantee(p).astype(float)
-    hi = np.minimum(p.demand, float(p.quantum))           # no app can use more than T
-    room = hi - g
-    left = min(p.quantum - g.sum(), room.sum())
-    if left <= 0:
-        return g.astype(np.int64)
-    level = _rth_smallest_key(p, g, hi, left)
-    taken = _keys_below(p, level, g, hi)
-    owed = int(left - taken.sum())
-    at_level = (g + taken < hi) & (energy_key(g + taken, p.power, p.weights) == level)
-    ties = np.flatnonzero(at_level)[:owed]
-    taken[ties] += 1
-    return (g + taken).astype(np.int64)
+    t, at_level, left = level_slices(p)
+    t[at_level[:left]] += 1
+    return t.astype(np.int64)
+
+
+def leximin_slices(p: EtfProblem) -> np.ndarray:
+    """The exact leximin of weighted energy e_i = t_i P_i / w_i over whole slices with
+    g_i <= t_i <= h_i = min(d_i, T) and sum t_i <= T (g: the guarantees of eq. 7), in closed
+    form: every app gets need_i(z*) at the level z* of ``level_slices``, and the s slices left
+    go one each to the s apps sitting exactly at z* below their cap (set A) whose next slice
+    lifts them highest (largest e_i(t_i + 1); ties in spec order).
+
+    Why this is the leximin (sorted energies lexicographically largest). Compare any
+    feasible y through N(v) = #{i : e_i <= v}: the sorted vector is lexicographically larger
+    where N is smaller at the first v where the two differ. (1) Below z* the allocation has
+    only apps at their caps with e_i(h_i) < z*; y has them at or below their caps, so
+    N_y(v) >= N(v) there, with equality for every v < z* only if y gives those apps their
+    caps and every other app at least z*. (2) Then y gives each other app at least
+    need_i(z*), and an app of A one more to lift it above z* (an app at its cap at z* cannot
+    rise): within T it lifts at most s of them, so N_y(z*) >= N(z*), with equality only if
+    y lifts exactly s apps of A by one slice each and gives everyone else exactly need_i(z*)
+    (the slices add up to T). (3) Such a y differs only in which s apps of A it lifts, to
+    e_i(need_i + 1); the s largest of those values dominate any other s of them rank by
+    rank. So no y is leximin-better. Algorithm 1's greedy (``waterfill_slices``) reaches the
+    same z* but lifts the apps at z* in spec order: the same max-min (Theorem 3), not always
+    the leximin.
+
+    >>> from fairalloc.errors import Violations
+    >>> p = EtfProblem.from_spec({"quantum": 1, "phi": 0, "apps": [
+    ...     {"id": "A", "power": 1}, {"id": "B", "power": 100}]}, Violations())
+    >>> leximin_slices(p).tolist(), waterfill_slices(p).tolist()   # energies (0, 100), (1, 0)
+    ([0, 1], [1, 0])
+    """
+    t, at_level, left = level_slices(p)
+    lifted_to = energy_key(t + 1, p.power, p.weights)[at_level]
+    t[at_level[np.argsort(-lifted_to, kind="stable")[:left]]] += 1
+    return t.astype(np.int64)
 
 
 GREEDY_MAX_SLICES = 10**7     # slices the heap walks one by one (about 10 s)
@@ -144,6 +147,11 @@ def greedy(p: EtfProblem) -> Solution:
 def waterfill(p: EtfProblem) -> Solution:
     """Algorithm 1's allocation in closed form (default; cost independent of T)."""
     return _solution(p, waterfill_slices(p), "heuristic", "water-filling (closed form)")
+
+
+def leximin(p: EtfProblem) -> Solution:
+    """The exact leximin of weighted energy in closed form (``leximin_slices``; any T)."""
+    return _solution(p, leximin_slices(p), "optimal", "leximin (level + lift the largest)")
 
 
 def largest_remainder(p: EtfProblem, shares: np.ndarray) -> np.ndarray:
@@ -189,13 +197,13 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None) -> Solution:
     Ogryczak's ordered outcomes: the k-th MILP maximises theta_k, the sum of the k smallest
     weighted energies, written as k r_k - sum_i d_ik with d_ik >= r_k - e_i, d_ik >= 0, while
     theta_1..theta_{k-1} keep their optima. n MILPs; the first one is the max-min (Theorem 3).
-    Meant for small instances (O(n^2) variables).
+    Meant for small instances (O(n^2) variables): the HiGHS cross-check of ``leximin_slices``.
     """
     if p.quantum > MILP_MAX_QUANTUM:
         raise does_not_apply("quantum", f"milp takes at most {MILP_MAX_QUANTUM:.0e} "
                                    "slices: beyond, HiGHS's integrality tolerance cannot tell "
-                                   "whole slices apart (waterfill reaches Theorem 3's max-min "
-                                   "at any T)")
+                                   "whole slices apart (leximin computes the same leximin at "
+                                   "any T)")
     n, T = p.n, p.quantum
     unit = float((p.power / p.weights).max())
     c = p.power / p.weights / unit                    # weighted energy per slice, scaled to 1

@@ -20,7 +20,7 @@ MIX = str(ROOT / "specs" / "etf" / "datacenter-mix.json")
 ETF_METRICS = {"time_fairness", "energy_fairness", "system_fairness", "utilization", "phi_fair"}
 ETF_CHECKS = ["feasibility", "time_guarantee", "pareto_efficiency", "max_min",
               "strategy_proofness"]
-METHODS = ["waterfill", "greedy", "milp", "time-fair", "energy-fair"]
+METHODS = ["waterfill", "greedy", "leximin", "milp", "time-fair", "energy-fair"]
 
 
 
@@ -68,7 +68,7 @@ def test_solve_every_method_on_the_mix(capsys, method):
     assert code == 0, err
     result = json.loads(out)
     assert result["method"] == method
-    assert result["status"] == ("optimal" if method == "milp" else "heuristic")
+    assert result["status"] == ("optimal" if method in ("leximin", "milp") else "heuristic")
     alloc = result["allocation"]
     assert len(alloc) == 7
     assert all(set(entry) == {"time", "energy"} for entry in alloc.values())
@@ -80,7 +80,7 @@ def test_solve_every_method_on_the_mix(capsys, method):
     assert checks["feasibility"] and checks["pareto_efficiency"]
     if method != "energy-fair":
         assert checks["time_guarantee"]
-    if method in ("waterfill", "greedy", "milp"):
+    if method in ("waterfill", "greedy", "leximin", "milp"):
         assert checks["max_min"]
 
 
@@ -104,28 +104,31 @@ def test_compare_lists_every_method(capsys):
     rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()}
     for method in METHODS:
         assert method in rows, out
-    assert rows["milp"][1] == "optimal"
-    for method in ("waterfill", "greedy"):
-        assert rows[method][1:3] == ["heuristic", "27"], rows[method]
+    assert rows["leximin"][1] == rows["milp"][1] == "optimal"
+    for method in ("leximin", "milp", "waterfill", "greedy"):
+        status = "optimal" if method in ("leximin", "milp") else "heuristic"
+        assert rows[method][1:3] == [status, "27"], rows[method]
     # the exact method comes first
     order = [line.split()[0] for line in out.splitlines()
              if line.split() and line.split()[0] in METHODS]
-    assert order == ["milp", "waterfill", "greedy", "time-fair", "energy-fair"]
+    assert order == ["leximin", "waterfill", "greedy", "milp", "time-fair", "energy-fair"]
 
 
 def test_compare_json(capsys):
     code, out, _ = cli(capsys, "compare", EXAMPLE, "--format", "json")
     assert code == 0
     results = {r["method"]: r for r in json.loads(out)}
-    assert list(results) == ["milp", "waterfill", "greedy", "time-fair", "energy-fair"]
+    assert list(results) == ["leximin", "waterfill", "greedy", "milp", "time-fair",
+                             "energy-fair"]
     slices = {m: [r["allocation"][a]["time"] for a in "ABC"] for m, r in results.items()}
-    assert slices["milp"] == slices["waterfill"] == slices["greedy"] == [14, 9, 7]
+    assert slices["leximin"] == slices["milp"] == slices["waterfill"] == slices["greedy"] \
+        == [14, 9, 7]
     assert slices["time-fair"] == [10, 10, 10]
     assert slices["energy-fair"] == [16, 10, 4]
     tg = {m: next(f["holds"] for f in r["validation"] if f["check"] == "time_guarantee")
           for m, r in results.items()}
-    assert tg == {"milp": True, "waterfill": True, "greedy": True, "time-fair": True,
-                  "energy-fair": False}
+    assert tg == {"leximin": True, "milp": True, "waterfill": True, "greedy": True,
+                  "time-fair": True, "energy-fair": False}
 
 
 # ---------------------------------------------------------------- sweep
