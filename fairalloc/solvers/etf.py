@@ -52,6 +52,11 @@ def greedy_slices(p: EtfProblem) -> np.ndarray:
     return np.array(t, dtype=np.int64)
 
 
+def whole_total(t: np.ndarray) -> int:
+    """The exact sum of whole slice counts held as floats (each at most 2^53)."""
+    return int(t.astype(np.int64).sum())
+
+
 def level_slices(p: EtfProblem) -> tuple[np.ndarray, np.ndarray, int]:
     """The whole-slice water level and what is left at it.
 
@@ -68,12 +73,17 @@ def level_slices(p: EtfProblem) -> tuple[np.ndarray, np.ndarray, int]:
     def need(level: float) -> np.ndarray:
         return np.minimum(cap, np.maximum(g, fewest_reaching(level, p.power, p.weights, cap)))
 
-    level = highest_level(lambda z: bool(need(z).sum() <= p.quantum),
-                          float(energy_key(g, p.power, p.weights).min()),
+    def fits(level: float) -> bool:
+        t = need(level)
+        # whole slices added as int64: in floats 2^53 + 1 slices round to 2^53 and fit
+        # T = 2^53; the float total first keeps the int64 one far from overflow
+        return bool(t.sum() <= 2.0 * p.quantum and whole_total(t) <= p.quantum)
+
+    level = highest_level(fits, float(energy_key(g, p.power, p.weights).min()),
                           float(energy_key(cap, p.power, p.weights).max()))
     t = need(level)
     at_level = np.flatnonzero((t < cap) & (energy_key(t, p.power, p.weights) == level))
-    return t, at_level, int(p.quantum - t.sum())
+    return t, at_level, p.quantum - whole_total(t)
 
 
 def waterfill_slices(p: EtfProblem) -> np.ndarray:

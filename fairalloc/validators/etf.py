@@ -21,6 +21,14 @@ def _slices(allocation: Allocation) -> np.ndarray:
     return np.asarray(allocation.column("time"), dtype=float)
 
 
+def _handed_out(t: np.ndarray) -> float:
+    """The slices handed out, sum t: exactly (in int64) where they are whole and not huge, as
+    in floats 2^53 + 1 slices round to 2^53 and would pass for the largest quantum."""
+    if np.abs(t).sum() < 2.0**62 and np.all(t == np.round(t)):
+        return int(t.astype(np.int64).sum())
+    return float(t.sum())
+
+
 def feasibility(p: EtfProblem, allocation: Allocation, **_) -> Finding:
     """Whole, non-negative slices, within demands, adding up to at most the quantum; energies,
     where given, equal time x power."""
@@ -40,11 +48,12 @@ def feasibility(p: EtfProblem, allocation: Allocation, **_) -> Finding:
     over = np.flatnonzero(t > p.demand)
     if over.size:
         problems.append(f"{p.ids[over[0]]} gets {t[over[0]]:g} > its demand {p.demand[over[0]]:g}")
-    if t.sum() > p.quantum:
-        problems.append(f"{t.sum():g} slices handed out, quantum is {p.quantum}")
+    total = _handed_out(t)
+    if total > p.quantum:
+        problems.append(f"{total:g} slices handed out, quantum is {p.quantum}")
     if problems:
         return Finding("feasibility", False, "; ".join(problems), {"problems": problems})
-    return Finding("feasibility", True, f"{t.sum():g} of {p.quantum} slices, whole, within demands")
+    return Finding("feasibility", True, f"{total:g} of {p.quantum} slices, whole, within demands")
 
 
 def time_guarantee(p: EtfProblem, allocation: Allocation, **_) -> Finding:

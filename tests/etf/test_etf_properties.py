@@ -591,6 +591,26 @@ def test_waterfill_at_a_billion_slices():
     np.testing.assert_array_equal(S.waterfill_slices(small), S.greedy_slices(small))
 
 
+@pytest.mark.parametrize("apps", [
+    [{"id": "A", "power": 2}, {"id": "B", "power": 3}],
+    [{"id": "A", "power": 1e-3, "weight": 1e6}, {"id": "B", "power": 1e6, "weight": 1e-6},
+     {"id": "C", "power": 1}]])
+def test_the_largest_quantum_is_handed_out_exactly(apps):
+    """At T = 2^53 a float total rounds 2^53 + 1 slices down to 2^53 (both level methods once
+    handed out one slice too many that way): the totals are whole-number sums, so waterfill
+    and leximin hand out exactly T slices, and feasibility refuses one slice more."""
+    T = 2**53
+    p = problem({"problem": "etf", "quantum": T, "phi": 0.5, "apps": apps})
+    for t in (S.waterfill_slices(p), S.leximin_slices(p)):
+        assert int(t.sum()) == T
+        assert V.feasibility(p, allocation(p, t)).holds
+        over = t.copy()
+        over[0] += 1                               # A is backlogged: only the quantum binds
+        assert float(over.sum()) == T              # the float total cannot tell
+        finding = V.feasibility(p, allocation(p, over))
+        assert not finding.holds and "slices handed out" in finding.detail
+
+
 def test_quantum_beyond_exact_integers_is_a_spec_error():
     """Above 2**53 slice counts are not exact floats: the spec is refused, naming quantum."""
     with pytest.raises(SpecError) as caught:
