@@ -16,6 +16,8 @@ validators judge allocations from their definitions and do fail on broken ones.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, event, example, given, settings
@@ -158,9 +160,15 @@ def _lex_ge(a: np.ndarray, b: np.ndarray, tol: float = 1e-9) -> bool:
     return True
 
 
+ULP_APART = {"problem": "etf", "quantum": 13, "phi": 0.0, "apps": [
+    {"id": "a0", "power": 1, "demand": 0}, {"id": "a1", "power": 0.3197546340552757, "weight": 3},
+    {"id": "a2", "power": 1, "demand": 0}, {"id": "a3", "power": 0.3197546340552757}]}
+
+
 @fast(100)
 @given(etf_specs(max_n=5, max_T=40))
 # weighted energies 1e-5 apart: HiGHS's default tolerances took 0.99999 for the max-min 1.0
+@example(ULP_APART)      # equal energies an ulp apart as float keys (the leximin is exact)
 @example({"problem": "etf", "quantum": 8, "phi": 0.0,
           "apps": [{"id": "a0", "power": 12.0}, {"id": "a1", "power": 1, "weight": 3},
                    {"id": "a2", "power": 1}, {"id": "a3", "power": 0.99999}]})
@@ -216,22 +224,27 @@ def test_greedy_is_leximin_on_generic_instances():
 
 # --- the closed-form leximin: against brute force, the MILP and the greedy -------------------
 
-def brute_force_leximin(p: EtfProblem) -> np.ndarray:
-    """The lexicographically largest sorted weighted energies over every whole-slice
-    allocation with g <= t <= min(d, T) and sum t <= T, enumerated (small instances only)."""
+def exact_energies(p: EtfProblem, t) -> list[Fraction]:
+    """The sorted weighted energies t_i P_i / w_i as exact rationals (the spec's floats are
+    dyadic rationals): equal energies are equal here, where float keys can differ by an ulp."""
+    return sorted(int(ti) * Fraction(float(pw)) / Fraction(float(w))
+                  for ti, pw, w in zip(t, p.power, p.weights))
+
+
+def brute_force_leximin(p: EtfProblem) -> list[Fraction]:
+    """The lexicographically largest sorted weighted energies, in exact arithmetic, over every
+    whole-slice allocation with g <= t <= min(d, T) and sum t <= T, enumerated (small
+    instances only)."""
     g = guarantee(p)
     cap = np.minimum(p.demand, p.quantum).astype(int)
     grids = np.meshgrid(*[np.arange(lo, hi + 1) for lo, hi in zip(g, cap)], indexing="ij")
-    t = np.stack([grid.ravel() for grid in grids], axis=1).astype(float)
-    t = t[t.sum(axis=1) <= p.quantum]
-    energies = np.sort(t * p.power / p.weights, axis=1)
-    best = np.lexsort(energies.T[::-1])[-1]            # rank 1 is the primary key
-    return energies[best]
+    t = np.stack([grid.ravel() for grid in grids], axis=1)
+    return max(exact_energies(p, row) for row in t[t.sum(axis=1) <= p.quantum])
 
 
 def check_leximin(p: EtfProblem) -> np.ndarray:
     """The closed form's slices are feasible, keep the guarantees and are work-conserving; its
-    sorted weighted energies equal brute force's exactly (the same float keys) and are
+    sorted weighted energies equal brute force's exactly (rationals, not float keys) and are
     lexicographically at least Algorithm 1's, with the same max-min (Theorem 3)."""
     t = S.leximin_slices(p)
     assert t.dtype.kind == "i"
@@ -241,10 +254,11 @@ def check_leximin(p: EtfProblem) -> np.ndarray:
     assert V.time_guarantee(p, sol.allocation).holds
     assert V.pareto_efficiency(p, sol.allocation).holds
     assert V.max_min(p, sol.allocation).holds
-    mine = np.sort(weighted_energy(p, t))
-    np.testing.assert_array_equal(mine, brute_force_leximin(p))
-    greedy = np.sort(weighted_energy(p, S.greedy_slices(p)))
-    assert _lex_ge(mine, greedy, tol=0) and mine[0] == greedy[0]
+    mine = exact_energies(p, t)
+    assert mine == brute_force_leximin(p)
+    greedy = exact_energies(p, S.greedy_slices(p))
+    # the same max-min (Theorem 3) up to the greedy's float keys: exactly, it can be an ulp low
+    assert mine >= greedy and float(mine[0]) == pytest.approx(float(greedy[0]), rel=S.NEAR)
     return t
 
 
@@ -253,9 +267,8 @@ def check_leximin(p: EtfProblem) -> np.ndarray:
 def test_leximin_equals_brute_force(spec):
     p = problem(spec)
     t = check_leximin(p)
-    event("beats the greedy" if not np.array_equal(
-        np.sort(weighted_energy(p, t)), np.sort(weighted_energy(p, S.greedy_slices(p))))
-        else "equals the greedy")
+    event("beats the greedy" if exact_energies(p, t) != exact_energies(p, S.greedy_slices(p))
+          else "equals the greedy")
 
 
 def test_leximin_equals_brute_force_seeded_loop():
@@ -272,9 +285,24 @@ def test_leximin_equals_brute_force_seeded_loop():
         p = problem({"problem": "etf", "quantum": T, "apps": apps,
                      "phi": float(rng.choice([0, 1, 0.5, rng.random()]))})
         t = check_leximin(p)
-        beaten += not np.array_equal(np.sort(weighted_energy(p, t)),
-                                     np.sort(weighted_energy(p, S.greedy_slices(p))))
+        beaten += exact_energies(p, t) != exact_energies(p, S.greedy_slices(p))
     assert beaten >= 300
+
+
+def test_leximin_compares_energies_exactly_not_as_float_keys():
+    """a1 at 9 slices and a3 at 3 have the same weighted energy, 3 P, but the float keys
+    9 P / 3 and 3 P / 1 round an ulp apart. Read as floats, (10, 3) has the larger minimum by
+    that ulp; exactly, (9, 4) and (10, 3) tie at 3 P and (9, 4) lifts a3 to 4 P where (10, 3)
+    lifts a1 to 10 P / 3: the leximin is (9, 4), which the MILP (HiGHS, tolerance 1e-10)
+    finds too. Found by the Theorem 3 property test."""
+    p = problem(ULP_APART)
+    assert float(9 * p.power[1] / p.weights[1]) != float(3 * p.power[3] / p.weights[3])
+    assert S.leximin_slices(p).tolist() == [0, 9, 0, 4]
+    assert S.waterfill_slices(p).tolist() == [0, 10, 0, 3]       # the greedy's float keys
+    assert exact_energies(p, [0, 9, 0, 4]) == brute_force_leximin(p)
+    assert slices(S.leximin_milp(p)).tolist() == [0, 9, 0, 4]
+    r = fairalloc.solve(ULP_APART, "leximin")
+    assert all(f.holds for f in r.validation if f.check != "strategy_proofness")
 
 
 def test_leximin_lifts_the_app_that_rises_highest():
@@ -302,17 +330,17 @@ def test_leximin_equals_the_milp_on_benchmark_sized_instances():
 
 def _no_single_move_helps(p: EtfProblem, t: np.ndarray) -> bool:
     """No slice moved from one app (above its guarantee) to another (below its cap) makes
-    the sorted weighted energies lexicographically larger: a necessary condition of the
-    leximin, checkable at any size."""
+    the sorted weighted energies (exact) lexicographically larger: a necessary condition of
+    the leximin, checkable at any size."""
     g, cap = guarantee(p), np.minimum(p.demand, p.quantum)
-    base = np.sort(weighted_energy(p, t))
+    base = exact_energies(p, t)
     for i in np.flatnonzero(t > g):
         for j in np.flatnonzero(t < cap):
             if i != j:
                 moved = t.astype(float).copy()
                 moved[i] -= 1
                 moved[j] += 1
-                if not _lex_ge(base, np.sort(weighted_energy(p, moved)), tol=0):
+                if exact_energies(p, moved) > base:
                     return False
     return True
 
@@ -326,9 +354,9 @@ def test_leximin_at_sizes_beyond_brute_force(apps, quantum):
     p = problem(random_spec(seed=apps, apps=apps, quantum=quantum))
     t = S.leximin_slices(p)
     assert t.sum() == usable(p)
-    mine = np.sort(weighted_energy(p, t))
-    assert mine[0] == V.max_min_slices(p)[0]
-    assert _lex_ge(mine, np.sort(weighted_energy(p, S.waterfill_slices(p))), tol=0)
+    mine = exact_energies(p, t)
+    assert float(mine[0]) == pytest.approx(V.max_min_slices(p)[0], rel=S.NEAR)
+    assert mine >= exact_energies(p, S.waterfill_slices(p))
     assert _no_single_move_helps(p, t)
 
 
