@@ -375,3 +375,20 @@ def test_section5_instances_the_milp_left_open(seed, n, m):
     assert r.objective <= r.metrics["mip_bound"] * (1 + 1e-9)
     for name, other in makespans(spec).items():
         assert r.objective <= other * (1 + REL), name
+
+
+def test_verbose_reports_the_search_progress():
+    """Under ``-v`` (the solver log) each depth of the last jobs' search writes its bound,
+    incumbent and gap; the last line's bound is the result's."""
+    import io
+
+    from fairalloc.solvers.highs import settings
+
+    stream = io.StringIO()
+    with settings(log=stream):
+        r = solvers.exact(problem(section5_spec(20240533, jobs=8, processors=8)))
+    lines = [line for line in stream.getvalue().splitlines() if "jobs searched" in line]
+    assert [line.split()[3] for line in lines] == ["2", "3"]
+    assert "incumbent" in lines[-1] and "gap" in lines[-1]
+    assert float(lines[-1].split("bound ")[1].split(",")[0]) == pytest.approx(
+        r.metrics["mip_bound"], rel=1e-9)
