@@ -670,11 +670,11 @@ def tail_search(p: MoldableProblem, bound: float, best: Solution,
     """``tail_bound`` at depth 2, 3, ... until the best schedule meets the bound, the depth
     reaches n (the bound is then the optimum) or ``deadline`` passes; each depth's best tails
     are completed into schedules (``completed``) that replace ``best`` when shorter. A depth is
-    not started when the last one's growth (its time over the one before's) predicts it
-    would not end by the deadline (each depth takes about 5 times the last on processor-bound
-    instances: the time goes to the MILP instead). Returns
-    the bound, the best schedule and the last depth searched to the end (its progress goes to
-    the solver log, ``highs.log_stream``)."""
+    not started when the last one's growth (its time over the one before's) predicts it would
+    not end by the deadline (each depth takes about 5 times the last on processor-bound
+    instances: the time goes to the MILP instead). Returns the bound, the best schedule and
+    the last depth searched to the end; each depth's bound, incumbent and gap go to the
+    solver log (``highs.log_stream``)."""
     import time
 
     from fairalloc.solvers.highs import log_stream, relative_gap
