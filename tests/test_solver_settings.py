@@ -15,6 +15,7 @@ from fairalloc.solvers import highs
 
 MOLDABLE1 = str(ROOT / "specs" / "moldable" / "example1.json")
 EMRF1 = str(ROOT / "specs" / "emrf" / "example1-knob0.5.json")
+ACCELOS3 = str(ROOT / "specs" / "accelos" / "figure3.json")    # its `ilp` runs HiGHS's MIP
 
 
 def knapsack(n: int = 60, seed: int = 3):
@@ -62,14 +63,23 @@ def test_settings_nest_and_are_checked():
 
 def test_log_streams_the_highs_log_and_stdout_stays_clean(capfd):
     log = io.StringIO()
-    result = fairalloc.solve(MOLDABLE1, "exact", log=log, threads=1)
+    result = fairalloc.solve(ACCELOS3, "ilp", log=log, threads=1)
     assert result.status == "optimal"
-    assert "MIP has" in log.getvalue() and "Primal bound      13" in log.getvalue()
+    assert "MIP has" in log.getvalue() and "Primal bound      1024" in log.getvalue()
     assert result.solver["extra"]["threads"] == 1
     out, err = capfd.readouterr()
     assert out == "" and err == ""
-    fairalloc.solve(MOLDABLE1, "exact", threads=2)        # another pool size: no warning
+    fairalloc.solve(ACCELOS3, "ilp", threads=2)           # another pool size: no warning
     assert capfd.readouterr() == ("", "")
+
+
+def test_log_takes_a_methods_own_search():
+    """Moldable's `exact` proves Example 1 by its last jobs' search, without HiGHS: the log
+    gets the search's bound, incumbent and gap."""
+    log = io.StringIO()
+    result = fairalloc.solve(MOLDABLE1, "exact", log=log)
+    assert result.status == "optimal"
+    assert "last 2 jobs searched: bound 13, incumbent 13, gap 0" in log.getvalue()
 
 
 def test_compare_and_sweep_take_the_keywords():
@@ -81,13 +91,16 @@ def test_compare_and_sweep_take_the_keywords():
 
 
 def test_verbose_sends_the_log_to_stderr_and_json_to_stdout():
-    done = run("solve", MOLDABLE1, "--method", "exact", "-v", "--format", "json",
+    done = run("solve", ACCELOS3, "--method", "ilp", "-v", "--format", "json",
                "--threads", "1")
     assert done.returncode == 0
     assert json.loads(done.stdout)["status"] == "optimal"
     assert "MIP has" in done.stderr
-    silent = run("solve", MOLDABLE1, "--method", "exact", "--format", "json")
+    silent = run("solve", ACCELOS3, "--method", "ilp", "--format", "json")
     assert "MIP has" not in silent.stderr
+    searched = run("solve", MOLDABLE1, "--method", "exact", "-v", "--format", "json")
+    assert json.loads(searched.stdout)["status"] == "optimal"
+    assert "jobs searched" in searched.stderr
 
 
 def test_verbose_reaches_study_tasks(tmp_path):

@@ -16,6 +16,7 @@ Example 1 of the paper (m = 4, L = 10): the work-conserving trap.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -395,8 +396,118 @@ def bus_lower_bound(p: MoldableProblem) -> float:
     >>> bus_lower_bound(p), float(x_then_y), float(longest)
     (9.0, 7.0, 8.0)
     """
+    return bus_bound_among(p, np.ones(p.n, dtype=bool))
+
+
+def bus_bound_among(p: MoldableProblem, among: np.ndarray) -> float:
+    """``bus_lower_bound`` of the jobs where ``among`` is true alone (Jackson's rule on them):
+    no schedule of them ends earlier, nor any schedule that holds them and more."""
     order = np.argsort(-p.full_length, kind="stable")
+    order = order[among[order]]
     return float((np.cumsum(p.offload[order]) + p.full_length[order]).max(initial=0.0))
+
+
+class Tail(NamedTuple):
+    """The last jobs of a schedule in start order (``jobs``), the allotments ``k`` that end
+    them first, and the lower bound ``value`` they give (``tail_bound``)."""
+
+    value: float
+    jobs: tuple[int, ...]
+    k: tuple[int, ...]
+
+
+class OutOfTime(Exception):
+    """A search passed its deadline before it finished."""
+
+
+def tail_bound(p: MoldableProblem, upper: float, depth: int,
+               deadline: float = math.inf) -> tuple[float, list[Tail]]:
+    """A lower bound on the optimal makespan from the bus and the processors together, at most
+    ``upper`` (the makespan of a known schedule), and the tails that give it.
+
+    Some optimal schedule offloads in start order (``exact_model``'s fact 1). Let T = (t_1,
+    ..., t_d) be its last d = ``depth`` jobs in that order. Its makespan is at least (a) the
+    bus alone on the other jobs, ``bus_bound_among``, and (b) ``tail_makespan``: T alone on
+    the m processors, each t_q starting no earlier than the previous one nor than its release
+    X - (the offloads of the T jobs after it), since the offloads before it cover the rest of
+    the bus; the jobs before T only take processors away. So the least of max(a, b) over
+    every ordered T bounds the optimum, and each suffix of T bounds it too. The search builds
+    T from the last job back, depth first, and drops a suffix once the largest of its
+    suffixes' values reaches the least complete tail found (or ``upper``): the result is
+    min(upper, that least), with the tails that improved on it, best last. At depth n, T is
+    the whole order and (b) is the makespan of the best schedule: the bound is the optimum.
+    Raises ``OutOfTime`` once ``time.perf_counter()`` passes ``deadline``."""
+    import time
+
+    x = p.offload
+    by_length = [int(i) for i in np.argsort(p.full_length, kind="stable")]
+    outside = np.ones(p.n, dtype=bool)
+    best = [upper]
+    tails: list[Tail] = []
+
+    def visit(suffix: list[int], value: float) -> None:
+        for i in by_length:
+            if not outside[i]:
+                continue
+            if time.perf_counter() > deadline:
+                raise OutOfTime
+            outside[i] = False
+            jobs = [i, *suffix]
+            here = max(value, bus_bound_among(p, outside))
+            if here < best[0]:
+                after = np.concatenate([np.cumsum(x[jobs][::-1])[::-1][1:], [0.0]])
+                span, k = tail_makespan(p, jobs, p.total_offload - after, best[0], deadline)
+                here = max(here, span)
+                if here < best[0] and (len(jobs) == depth or not outside.any()):
+                    best[0] = here
+                    tails.append(Tail(here, tuple(jobs), k))
+                elif here < best[0]:
+                    visit(jobs, here)
+            outside[i] = True
+
+    visit([], 0.0)
+    return best[0], tails
+
+
+def tail_makespan(p: MoldableProblem, jobs: list[int], release, cutoff: float,
+                  deadline: float = math.inf) -> tuple[float, tuple[int, ...]]:
+    """The shortest schedule of ``jobs`` alone on the m processors, started in that order (each
+    no earlier than the previous start and its ``release``, at the first moment its allotment
+    is free: the earliest schedule of an order and allotments), over every allotment; with
+    the allotments. (``cutoff``, ()) when none ends before ``cutoff``. Depth first over the
+    allotments, the widest first; a partial choice is dropped once its ends, or a later job's
+    start plus its shortest run y, reach the best found."""
+    import time
+
+    m, count = p.processors, len(jobs)
+    shortest = [float(p.full_length[j]) for j in jobs]
+    best: list = [cutoff, ()]
+    chosen = [0] * count
+
+    def place(q: int, previous: float, running: list[tuple[float, int]], last: float) -> None:
+        if q == count:
+            best[0], best[1] = last, tuple(chosen)
+            return
+        if time.perf_counter() > deadline:
+            raise OutOfTime
+        j = jobs[q]
+        ready = max(float(release[q]), previous)
+        for k in range(int(p.chi[j]), 0, -1):
+            at, free = ready, m - sum(kk for end, kk in running if end > ready)
+            for end, kk in sorted(r for r in running if r[0] > ready):
+                if free >= k:
+                    break
+                at, free = end, free + kk
+            end = at + p.duration(j, k)
+            later = max((max(float(release[r]), at) + shortest[r] for r in range(q + 1, count)),
+                        default=0.0)
+            if max(last, end, later) < best[0]:
+                chosen[q] = k
+                place(q + 1, at, [r for r in running if r[0] > at] + [(end, k)],
+                      max(last, end))
+
+    place(0, 0.0, [], 0.0)
+    return best[0], best[1]
 
 
 def exact_model(p: MoldableProblem, horizon: float, lower: float = 0.0):

@@ -103,6 +103,12 @@ def settings(*, threads: int | None = None, mip_gap: float | None = None,
         _SETTINGS.reset(token)
 
 
+def log_stream() -> TextIO | None:
+    """Where the solver log goes inside the current ``settings`` block (None: nowhere); a
+    method that searches by itself writes its progress there too."""
+    return _SETTINGS.get().log
+
+
 _scheduler_threads: int | None = None
 
 

@@ -18,8 +18,11 @@ from fairalloc.contract import does_not_apply
 from fairalloc.models.moldable import (
     DUAL_PRECISION,
     MoldableProblem,
+    OutOfTime,
+    Tail,
     dual_search,
     lower_bound,
+    tail_bound,
     theorem1_bound,
     theorem2_bound,
     theorem5_bound,
@@ -574,6 +577,8 @@ def impl_b(p: MoldableProblem, epsilon: float = DUAL_PRECISION) -> Solution:
 EXACT_TIME_LIMIT = 60.0     # seconds, when the spec sets no options.time_limit
 EXACT_GAP = 1e-9            # relative MIP gap (HiGHS's absolute gap, 1e-6, applies as well)
 EXACT_MAX_BINARIES = 50_000  # about n = 100 at m = 8: 3 s to build, no hope of a proof beyond
+TAIL_SHARE = 0.1            # of the time limit, at most, for ``tail_search`` before the MILP
+TAILS_TRIED = 8             # of each depth's best tails, completed into schedules
 
 
 def ordered_schedule(p: MoldableProblem, k, order, finished) -> Platform | None:
@@ -608,17 +613,19 @@ def in_start_order(p: MoldableProblem, allocation) -> Platform | None:
     return ordered_schedule(p, col("processors").astype(np.int64), order, finished)
 
 
-def earliest_finish(p: MoldableProblem, order) -> Platform:
+def earliest_finish(p: MoldableProblem, order, fixed: dict[int, int] | None = None) -> Platform:
     """A list schedule with one order for the bus and the starts: offloads back to back in
     ``order``; each job, no earlier than the previous start, takes the number of processors
-    that ends it first (the fewest on ties), at the first moment that many are free."""
+    that ends it first (the fewest on ties; ``fixed[j]`` if given), at the first moment that
+    many are free."""
     plat = Platform(p)
     previous = 0.0
+    fixed = fixed or {}
     for j in map(int, order):
         plat.now = max(plat.offload(j, 0.0), previous)
         plat.release_until(plat.now)
         at, k = plat.now, 0
-        for kk in range(1, int(p.chi[j]) + 1):
+        for kk in [fixed[j]] if j in fixed else range(1, int(p.chi[j]) + 1):
             t = plat.free_at(kk)
             if k == 0 or t + p.duration(j, kk) < at + p.duration(j, k):
                 at, k = t, kk
@@ -645,25 +652,80 @@ def _milp_schedule(p: MoldableProblem, model) -> Platform | None:
     return ordered_schedule(p, k, order, ahead & ~counted)
 
 
-def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
-    """The optimal makespan, proven by HiGHS on ``exact_model`` (meant for small instances).
+def meets(upper: float, bound: float) -> bool:
+    """Whether a makespan is proven optimal by a lower bound (to ``EXACT_GAP``)."""
+    return upper <= bound * (1 + EXACT_GAP) + EXACT_GAP
 
-    The list algorithms run first (the paper's, and ``earliest_finish`` over a few orders);
-    the best schedule, redone in start order, is the MILP's horizon H (its big-M) and the
-    answer if the time limit hits before HiGHS finds better. If it meets the lower bound
-    (``lower_bound``) it is optimal and no MILP is built. The MILP's
-    allotments, order and 'ended before' relation are re-timed exactly (``ordered_schedule``),
-    so HiGHS's tolerances never reach the schedule. Status ``optimal`` when proven,
-    ``time_limit`` otherwise; metric ``mip_bound`` is the proven lower bound (also reported as
-    ``lower_bound``), and the solver reports the relative gap. ``time_limit`` (default 60 s)
-    covers the whole method. Beyond ``EXACT_MAX_BINARIES`` binaries (n^2 chi / 2 roughly) the
-    method does not apply unless a list schedule meets the bound (a SpecError on
-    ``options.method``, as for any method that does not apply)."""
+
+def completed(p: MoldableProblem, tail: Tail) -> Platform:
+    """A schedule that ends with ``tail``: the other jobs first, by decreasing y (the bus
+    order of ``bus_lower_bound``), then the tail's jobs on its allotments
+    (``earliest_finish``)."""
+    first = [int(i) for i in np.argsort(-p.full_length, kind="stable") if i not in tail.jobs]
+    return earliest_finish(p, first + list(tail.jobs), dict(zip(tail.jobs, tail.k)))
+
+
+def tail_search(p: MoldableProblem, bound: float, best: Solution,
+                deadline: float) -> tuple[float, Solution, int]:
+    """``tail_bound`` at depth 2, 3, ... until the best schedule meets the bound, the depth
+    reaches n (the bound is then the optimum) or ``deadline`` passes; each depth's best tails
+    are completed into schedules (``completed``) that replace ``best`` when shorter. A depth is
+    not started when the last one's growth (its time over the one before's) predicts it would
+    not end by the deadline (each depth takes about 5 times the last on processor-bound
+    instances: the time goes to the MILP instead). Returns the bound, the best schedule and
+    the last depth searched to the end; each depth's bound, incumbent and gap go to the
+    solver log (``highs.log_stream``)."""
     import time
 
-    from fairalloc.errors import SolverError
-    from fairalloc.models.moldable import exact_model
-    from fairalloc.solvers.highs import relative_gap, solve_pyomo
+    from fairalloc.solvers.highs import log_stream, relative_gap
+
+    log = log_stream()
+    upper, searched, took = float(best.objective), 0, []
+    for depth in range(2, p.n + 1):
+        began = time.perf_counter()
+        if len(took) > 1 and took[-2] > 0 and began + took[-1] ** 2 / took[-2] > deadline:
+            break                       # the next depth, growing as the last did, would not end
+        try:
+            value, tails = tail_bound(p, upper, depth, deadline)
+        except OutOfTime:
+            break
+        took.append(time.perf_counter() - began)
+        searched, bound = depth, max(bound, value)
+        for tail in tails[-TAILS_TRIED:]:
+            plat = completed(p, tail)
+            if float(plat.end.max()) < upper:
+                upper = float(plat.end.max())
+                best = plat.solution("tail search")
+        if log is not None:
+            log.write(f"moldable exact: last {depth} jobs searched: bound {bound:.10g}, "
+                      f"incumbent {upper:.10g}, gap {relative_gap(upper, bound):.3g}\n")
+        if meets(upper, bound):
+            break
+    return bound, best, searched
+
+
+def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
+    """The optimal makespan, proven by the last jobs' bound (``tail_search``) or by HiGHS on
+    ``exact_model`` (meant for small instances).
+
+    The list algorithms run first (the paper's, and ``earliest_finish`` over a few orders);
+    the best schedule, redone in start order, is the incumbent. If it meets the lower bound
+    (``lower_bound``) it is optimal and nothing else runs. Otherwise ``tail_search`` (at most
+    ``TAIL_SHARE`` of the time) raises the bound by the bus and the processors together and
+    completes its best tails into schedules; when one meets the bound no MILP is built. Else
+    the best schedule is the MILP's horizon H (its big-M), the bound its floor on C, and the
+    answer if the time limit hits before HiGHS finds better. The MILP's allotments, order
+    and 'ended before' relation are re-timed exactly (``ordered_schedule``), so HiGHS's
+    tolerances never reach the schedule. Status ``optimal`` when proven, ``time_limit``
+    otherwise; metric ``mip_bound`` is the proven lower bound (also reported as
+    ``lower_bound``), and the solver reports the relative gap and ``tail_depth`` (the last
+    depth searched to the end). ``time_limit`` (default 60 s) covers the whole method.
+    Beyond ``EXACT_MAX_BINARIES`` binaries (n^2 chi / 2 roughly) the MILP does not apply:
+    without a proof by then, a SpecError on ``options.method``, as for any method that does
+    not apply."""
+    import time
+
+    from fairalloc.solvers.highs import relative_gap
 
     begin = time.perf_counter()
     limit = EXACT_TIME_LIMIT if time_limit is None else float(time_limit)
@@ -677,43 +739,61 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
     redone = (in_start_order(p, s.allocation) for s in lists)
     best = min([plat.solution("") for plat in redone if plat is not None] + lists,
                key=lambda s: s.objective)
-    upper = listed = float(best.objective)
-    left = limit - (time.perf_counter() - begin)
-    report = None
-    if upper <= bound * (1 + EXACT_GAP) + EXACT_GAP:
+    listed = float(best.objective)
+    report, depth = None, 0
+    if meets(listed, bound):
         status, name = "optimal", "list schedule at the lower bound (no MILP)"
-    elif left <= 0:
-        status, name = "time_limit", "list schedule (time limit before the MILP)"
     else:
-        binaries = int(p.chi.sum()) * p.n + p.n * (p.n - 1) // 2
-        if binaries > EXACT_MAX_BINARIES:
-            raise does_not_apply("options.method", f"exact: {p.n} jobs need a MILP with "
-                                       f"{binaries} binaries (at most {EXACT_MAX_BINARIES}) and "
-                                       "no list schedule meets the lower bound; use a list "
-                                       "algorithm")
-        name = "HiGHS MILP, continuous time (exact_model)"
-        model = exact_model(p, upper * (1 + 1e-9) + 1e-9, bound)   # the best list schedule fits
+        bound, best, depth = tail_search(p, bound, best, begin + TAIL_SHARE * limit)
         left = limit - (time.perf_counter() - begin)
-        report = solve_pyomo(model, time_limit=max(left, 1e-3), mip_gap=EXACT_GAP)
-        if report.status == "infeasible":
-            raise SolverError("moldable exact: HiGHS finds no schedule as good as a known one "
-                              "(numerical trouble)")
-        if report.objective is not None:
-            found = _milp_schedule(p, model)
-            if found is None:
-                raise SolverError("moldable exact: the MILP's schedule needs more than m "
-                                  "processors once re-timed (numerical trouble)")
-            if float(found.end.max()) < upper:
-                best, upper = found.solution(name), float(found.end.max())
-        if report.bound is not None and np.isfinite(report.bound):
-            bound = max(bound, float(report.bound))
-        status = report.status
+        if meets(float(best.objective), bound):
+            status, name = "optimal", f"last {depth} jobs' bound met (no MILP)"
+        elif left <= 0:
+            status, name = "time_limit", "best schedule (time limit before the MILP)"
+        else:
+            name = "HiGHS MILP, continuous time (exact_model)"
+            report, best, bound = milp(p, best, bound, left)
+            status = report.status
+    upper = float(best.objective)
     if status == "optimal":
         bound = min(bound, upper)
     metrics = {"mip_bound": bound, "lower_bound": bound,
                "ratio": upper / bound if bound > 0 else None, "list_makespan": listed}
     solver = {"name": name, "gap": relative_gap(upper, bound), "bound": bound,
-              "time_limit": limit}
+              "time_limit": limit, "tail_depth": depth}
     if report is not None:
         solver["highs"] = report.raw
     return Solution(best.allocation, status, upper, metrics, solver)
+
+
+def milp(p: MoldableProblem, best: Solution, bound: float, left: float):
+    """HiGHS on ``exact_model`` for ``left`` seconds, from the best schedule (its makespan is
+    the horizon) and the bound (C's floor): the report, the best schedule (the MILP's, re-timed
+    by ``_milp_schedule``, if shorter) and the bound, raised to HiGHS's. Beyond
+    ``EXACT_MAX_BINARIES`` binaries, a SpecError on ``options.method`` (does not apply)."""
+    from fairalloc.errors import SolverError
+    from fairalloc.models.moldable import exact_model
+    from fairalloc.solvers.highs import solve_pyomo
+
+    binaries = int(p.chi.sum()) * p.n + p.n * (p.n - 1) // 2
+    if binaries > EXACT_MAX_BINARIES:
+        raise does_not_apply("options.method", f"exact: {p.n} jobs need a MILP with "
+                             f"{binaries} binaries (at most {EXACT_MAX_BINARIES}) and neither "
+                             "a list schedule nor the last jobs' search meets the lower bound; "
+                             "use a list algorithm")
+    upper = float(best.objective)
+    model = exact_model(p, upper * (1 + 1e-9) + 1e-9, bound)   # the best schedule fits
+    report = solve_pyomo(model, time_limit=max(left, 1e-3), mip_gap=EXACT_GAP)
+    if report.status == "infeasible":
+        raise SolverError("moldable exact: HiGHS finds no schedule as good as a known one "
+                          "(numerical trouble)")
+    if report.objective is not None:
+        found = _milp_schedule(p, model)
+        if found is None:
+            raise SolverError("moldable exact: the MILP's schedule needs more than m "
+                              "processors once re-timed (numerical trouble)")
+        if float(found.end.max()) < upper:
+            best = found.solution("HiGHS MILP, continuous time (exact_model)")
+    if report.bound is not None and np.isfinite(report.bound):
+        bound = max(bound, float(report.bound))
+    return report, best, bound
