@@ -130,9 +130,17 @@ def cmd_solve(args) -> int:
              args.plot)
         _note(args, f"plot written to {args.plot}")
     if result.status in FAILED:
-        print(f"fairalloc: status {result.status}: {result.solver.get('message', '')}".rstrip(": "),
+        print(f"fairalloc: status {result.status}: {_failure_detail(result.solver)}".rstrip(": "),
               file=sys.stderr)
     return _exit_status([result], args.fail_on)
+
+
+def _failure_detail(solver: dict) -> str:
+    """What a failed run leaves to say: the solver's message, else its gap and bound (a
+    time-limited exact run still brackets the optimum)."""
+    numbers = [f"{key} {solver[key]:.6g}" for key in ("gap", "bound")
+               if isinstance(solver.get(key), (int, float))]
+    return solver.get("message") or ", ".join(numbers)
 
 
 def cmd_validate(args) -> int:

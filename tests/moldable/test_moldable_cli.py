@@ -268,3 +268,16 @@ def test_experiment_small_run(capsys):
     assert set(data["summary"]["ratio"]) == set(HEURISTICS)
     for name, ratios in data["values"]["ratio"].items():
         assert len(ratios) == 4 and min(ratios) >= 1 - 1e-12, name
+
+
+def test_a_time_limited_exact_run_says_its_gap_and_bound(capsys):
+    """An exact run stopped by its limit exits 1, prints the best schedule labelled
+    time_limit, and says on stderr how far from proven it is (never 'None')."""
+    code, out, err = cli(capsys, "solve", str(ROOT / "specs/moldable/gpu-mix.json"),
+                         "--method", "exact", "--time-limit", "1", "--format", "json")
+    result = json.loads(out)
+    assert code == 1 and result["status"] == "time_limit"
+    gap, bound = result["solver"]["gap"], result["solver"]["bound"]
+    assert 0 < gap and bound < result["objective"]
+    assert f"fairalloc: status time_limit: gap {gap:.6g}, bound {bound:.6g}" in err
+    assert "None" not in err
