@@ -92,7 +92,7 @@ def sweep(rows: dict[str, np.ndarray], key: str, names: list[str], checks: list[
         ax.set_xlabel(key, fontsize=8)
         ax.grid(alpha=0.3)
         if len(ax.get_lines()) > 1:
-            ax.legend(fontsize=7, loc="best")
+            _legend(ax)
     at = 1 + len(groups)
     if trade:
         x_name, y_names = trade
@@ -110,7 +110,7 @@ def sweep(rows: dict[str, np.ndarray], key: str, names: list[str], checks: list[
                       else kind.unit(y_names[0]), fontsize=8)
         ax.set_title(f"trade-off over the sweep of {key}", fontsize=8)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
+        _legend(ax)
     if strips:
         strip = axes[at]
         columns = [c for c in rows if c.startswith("check.")]
@@ -130,6 +130,15 @@ def sweep(rows: dict[str, np.ndarray], key: str, names: list[str], checks: list[
     fig.tight_layout(rect=(0, 0, 1, 0.985))
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _legend(ax) -> None:
+    """The panel's legend where it hides the least; past six entries below the panel, in three
+    columns, so a panel of three methods x three metrics does not bury its own lines."""
+    if len(ax.get_lines()) > 6:
+        ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    else:
+        ax.legend(fontsize=7, loc="best")
 
 
 def _tradeoff(kind, names: list[str]) -> tuple[str, list[str]] | None:
