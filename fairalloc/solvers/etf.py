@@ -139,10 +139,10 @@ def exact_level(p: EtfProblem, t: np.ndarray, level: float
     np.minimum.at(smallest_g, cls, g[near])
     largest_cap = np.zeros(len(rate), dtype=np.int64)
     np.maximum.at(largest_cap, cls, cap[near])
-    low, high = Fraction(low), Fraction(high)
+    exact_low, exact_high = Fraction(low), Fraction(high)
     keys = {u * r for c, r in enumerate(rate)
-            for u in range(max(math.ceil(low / r), int(smallest_g[c])),
-                           min(math.floor(high / r), int(largest_cap[c])) + 1)}
+            for u in range(max(math.ceil(exact_low / r), int(smallest_g[c])),
+                           min(math.floor(exact_high / r), int(largest_cap[c])) + 1)}
     rest = p.quantum - whole_total(np.delete(t, near))
 
     def needs(z: Fraction) -> np.ndarray:
