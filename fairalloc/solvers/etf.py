@@ -9,9 +9,7 @@ to the apps in increasing order of (weighted energy before the slice, position i
 from __future__ import annotations
 
 import heapq
-import math
 import time
-from fractions import Fraction
 
 import numpy as np
 
@@ -66,9 +64,8 @@ def level_slices(p: EtfProblem) -> tuple[np.ndarray, np.ndarray, int, float]:
     guarantees of eq. 7, e_i(t) = t P_i / w_i as ``energy_key`` computes it), the level is
     z* = max {z : sum_i need_i(z) <= T}, found by bisection on the float level (``levels``;
     at most 64 vectorised counts, whatever T). Returns need(z*), the apps sitting exactly at
-    z* below their cap (spec order) and the s = T - sum need(z*) slices left. By the
+    z* below their cap (spec order), the s = T - sum need(z*) slices left and z*. By the
     maximality of z*, s is less than the number of those apps unless every app is at its cap.
-    Last, the float level z* itself.
     """
     g = guarantee(p).astype(float)
     cap = np.minimum(p.demand, float(p.quantum))          # no app can use more than T
@@ -105,67 +102,19 @@ def waterfill_slices(p: EtfProblem) -> np.ndarray:
     return t.astype(np.int64)
 
 
-NEAR = 8 * 2.0**-52    # float keys round t P / w twice: equal energies land within this
+TIE = 1e-12   # relative: weighted energies this close are one energy (see leximin_slices)
 
 
-def exact_level(p: EtfProblem, t: np.ndarray, level: float
-                ) -> tuple[np.ndarray, np.ndarray, int]:
-    """``level_slices`` settled in exact arithmetic: need(z*), the apps at z* below their cap
-    ordered for lifting (the largest rate P_i / w_i first: an app at z* rises to z* + rate;
-    ties in spec order) and the slices left, with z* and every key compared as rationals (the
-    spec's floats are exact dyadic rationals, and so is t P_i / w_i). Float keys round twice,
-    so two equal energies can land an ulp apart (9 x P / 3 and 3 x P): the float level then
-    counts one of them as above it, which changes no max-min but can change the leximin. Only
-    apps with a key within ``NEAR`` of the float level can move (every other need is the same
-    anywhere in that window); for them the exact level is the largest of their exact keys in
-    the window whose needs fit T, and their needs are recomputed there. Apps with the same
-    power and weight share one rational rate, so the exact work grows with those classes."""
-    g = guarantee(p).astype(np.int64)
-    cap = np.minimum(p.demand, float(p.quantum)).astype(np.int64)
-    low, high = level * (1 - NEAR), level * (1 + NEAR)
-    below = energy_key(np.maximum(t - 1, 0), p.power, p.weights)
-    at = energy_key(t, p.power, p.weights)
-    # a key in the window is t's own or the one before (a key further off leaves one of those
-    # in the window too)
-    near = np.flatnonzero(((t > g) & (below >= low) & (below <= high))
-                          | ((at >= low) & (at <= high)))
-    if near.size == 0:                        # every app at a cap below the level
-        return t, near, p.quantum - whole_total(t)
-    pairs, cls = np.unique(np.stack([p.power[near], p.weights[near]], axis=1), axis=0,
-                           return_inverse=True)
-    cls = cls.ravel()
-    rate = [Fraction(float(pw)) / Fraction(float(w)) for pw, w in pairs]
-    smallest_g = np.full(len(rate), np.iinfo(np.int64).max)
-    np.minimum.at(smallest_g, cls, g[near])
-    largest_cap = np.zeros(len(rate), dtype=np.int64)
-    np.maximum.at(largest_cap, cls, cap[near])
-    exact_low, exact_high = Fraction(low), Fraction(high)
-    keys = {u * r for c, r in enumerate(rate)
-            for u in range(max(math.ceil(exact_low / r), int(smallest_g[c])),
-                           min(math.floor(exact_high / r), int(largest_cap[c])) + 1)}
-    rest = p.quantum - whole_total(np.delete(t, near))
-
-    def needs(z: Fraction) -> np.ndarray:
-        fewest = np.array([math.ceil(z / r) for r in rate], dtype=np.int64)
-        return np.minimum(cap[near], np.maximum(g[near], fewest[cls]))
-
-    for z in sorted(keys, reverse=True):
-        settled = needs(z)
-        if int(settled.sum()) <= rest:
-            break
-    else:
-        raise SolverError("ETF leximin: the exact level is not within the float level's "
-                          "rounding (please report this instance)")
-    t = t.copy()
-    t[near] = settled
-    # slices that put each class exactly at z (-1: none does)
-    exact = np.array([int(z / r) if (z / r).denominator == 1 else -1 for r in rate],
-                     dtype=np.int64)
-    tied = (settled == exact[cls]) & (settled < cap[near])
-    rank = np.empty(len(rate), dtype=np.int64)
-    rank[sorted(range(len(rate)), key=lambda c: -rate[c])] = np.arange(len(rate))
-    order = np.lexsort((near[tied], rank[cls[tied]]))
-    return t, near[tied][order], rest - int(settled.sum())
+def tied_level(p: EtfProblem, t: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """``level_slices``' need(z*) and apps at z* when energies a relative ``TIE`` apart are one
+    energy: an app whose slice before its last already reached z* within that took the last
+    slice only to clear an ulp, so it steps back to the level (its slice is left over); the
+    apps at the level are those below their cap within ``TIE`` of z*, in spec order."""
+    back = (t > guarantee(p)) & (energy_key(t - 1, p.power, p.weights) >= level * (1 - TIE))
+    t = t - back
+    cap = np.minimum(p.demand, float(p.quantum))
+    return t, np.flatnonzero((t < cap) & (energy_key(t, p.power, p.weights)
+                                          <= level * (1 + TIE)))
 
 
 def leximin_slices(p: EtfProblem) -> np.ndarray:
@@ -173,8 +122,11 @@ def leximin_slices(p: EtfProblem) -> np.ndarray:
     g_i <= t_i <= h_i = min(d_i, T) and sum t_i <= T (g: the guarantees of eq. 7), in closed
     form: every app gets need_i(z*) at the level z* of ``level_slices``, and the s slices left
     go one each to the s apps sitting exactly at z* below their cap (set A) whose next slice
-    lifts them highest (largest e_i(t_i + 1); ties in spec order). Energies are compared as
-    exact rationals (``exact_level``), not as float keys.
+    lifts them highest (largest e_i(t_i + 1); ties in spec order). Energies a relative
+    ``TIE`` apart are one energy: the spec's numbers are decimals (1/3 is written
+    0.3333333333333333, so 3 slices of it are exactly a hair below 1) and float keys round t P / w
+    twice (9 x P / 3 and 3 x P land an ulp apart). Read literally, either hair decides which
+    app stays at the level; the MILP, at its own tolerance, and the user take them for ties.
 
     Why this is the leximin (sorted energies lexicographically largest). Compare any
     feasible y through N(v) = #{i : e_i <= v}: the sorted vector is lexicographically larger
@@ -198,8 +150,10 @@ def leximin_slices(p: EtfProblem) -> np.ndarray:
     ([0, 1], [1, 0])
     """
     t, _, _, level = level_slices(p)
-    t, ties, left = exact_level(p, t, level)
-    t[ties[:left]] += 1
+    t, at_level = tied_level(p, t, level)
+    left = p.quantum - whole_total(t)
+    lifted_to = energy_key(t + 1, p.power, p.weights)[at_level]
+    t[at_level[np.argsort(-lifted_to, kind="stable")[:left]]] += 1
     return t.astype(np.int64)
 
 
