@@ -48,12 +48,12 @@ def test_fail_on_bound_names_every_methods_own_bound(capsys):
 
 
 def test_time_limit_reaches_the_exact_method_and_labels_its_result(capsys):
-    """Instance 0 of seed 3 (14 two-phase jobs on 8 processors; see the studies' time-limit
-    test) is not proven in 50 ms: the result is the best schedule found, labelled, with a
-    gap that brackets the optimum."""
-    spec = make_instance("moldable", ("generate", {"jobs": 14, "processors": 8,
-                                                   "speedup": "two-phase"}),
-                         instance_seeds(3, 1)[0], ())
+    """Instance 0 of seed 2 (10 processor-bound jobs, beta = 0.1, on 8 processors) is not
+    proven in 50 ms (it keeps an 11% gap after 2 s): the result is the best schedule found,
+    labelled, with a gap that brackets the optimum. (An easier instance made this test
+    depend on the machine's speed: the last jobs' search proves some in 4 ms.)"""
+    spec = make_instance("moldable", ("generate", {"jobs": 10, "processors": 8, "beta": 0.1}),
+                         instance_seeds(2, 1)[0], ())
     result = fairalloc.solve(spec, "exact", time_limit=0.05, validate=False)
     assert result.status == "time_limit"
     assert result.solver["time_s"] < 5
