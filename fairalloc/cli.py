@@ -841,7 +841,10 @@ def _spec_json(raw: dict, key: str) -> str:
 
 
 def _is_store(path: str) -> bool:
-    """A DuckDB file (its magic bytes), not a spec."""
+    """A DuckDB file (its magic bytes), not a spec. Only a regular file is looked into: a
+    pipe's first bytes, once read, would be lost to the spec."""
+    if not os.path.isfile(path):
+        return False
     try:
         with open(path, "rb") as fh:
             return fh.read(12)[8:12] == b"DUCK"

@@ -1,4 +1,4 @@
-"""The two kinds of failure a user can meet: a bad spec (exit 2) and solver trouble (exit 1)."""
+"""The failures a user can meet: a bad spec or input file (exit 2) and solver trouble (exit 1)."""
 
 from __future__ import annotations
 
@@ -102,3 +102,13 @@ class Violations:
 
 class SolverError(Exception):
     """The solver could not produce an allocation (a status we cannot map, or a crash)."""
+
+
+class InputRefused(Exception):
+    """An input file that is not read: a device or folder, or larger than fairalloc reads
+    (exit 2, as a bad spec)."""
+
+    def __init__(self, path: str, rule: str):
+        self.path, self.rule = path, rule
+        super().__init__(f"{path}: {rule}")
+
