@@ -1,4 +1,5 @@
-"""The failures a user can meet: a bad spec or input file (exit 2) and solver trouble (exit 1)."""
+"""The failures a user can meet: a bad spec or input file (exit 2), solver trouble (exit 1),
+an output that could not be written (exit 1)."""
 
 from __future__ import annotations
 
@@ -112,3 +113,11 @@ class InputRefused(Exception):
         self.path, self.rule = path, rule
         super().__init__(f"{path}: {rule}")
 
+
+class OutputError(Exception):
+    """An output that could not be written (a full disk, a read-only folder); the old file, if
+    any, is left as it was (exit 1: the command was right, its surroundings failed)."""
+
+    def __init__(self, path: str, reason: str):
+        self.path, self.reason = path, reason
+        super().__init__(f"cannot write {path}: {reason}")
