@@ -8,9 +8,10 @@ installed fairalloc has them wherever it was installed from.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
+
+from fairalloc.files import make_folder, write_bytes
 
 EXAMPLES = Path(__file__).parent / "examples"
 SUFFIXES = (".json", ".jsonc", ".csv", ".parquet")
@@ -66,6 +67,6 @@ def copy_examples(destination: str | Path, chosen: list[Example], force: bool = 
     if clash and not force:
         raise FileExistsError(clash)
     for source, target in targets:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
+        make_folder(target.parent)
+        write_bytes(target, source.read_bytes())
     return [t for _, t in targets]

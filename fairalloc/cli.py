@@ -1,8 +1,9 @@
 """The ``fairalloc`` command line, a thin layer over :mod:`fairalloc.api`.
 
 Exit codes: 0 success (a failing axiom is a finding, not an error), 1 solver trouble
-(infeasible, time limit, solver error), 2 a bad spec, allocation or command line, 3 a check
-named by ``--fail-on`` fails (when there is no solver trouble), 130 interrupted.
+(infeasible, time limit, solver error) or an output that could not be written (a full disk),
+2 a bad spec, allocation, input file or command line (an output over one of the inputs), 3 a
+check named by ``--fail-on`` fails (when there is no solver trouble), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from rich.console import Console
 from fairalloc import api, plots
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
-from fairalloc.errors import SolverError, SpecError, Violation
+from fairalloc.errors import OutputError, SolverError, SpecError, Violation
+from fairalloc.files import same_file, write_text
 from fairalloc.registry import KINDS
 from fairalloc.render import (
     comparison,
@@ -105,6 +107,19 @@ def _check_fail_on(kind_name: str, fail_on: list[str] | None) -> None:
 def _knobs(args) -> dict:
     """``api.solve``'s solver keywords from the command line (the log: ``main``'s -v)."""
     return {"time_limit": args.time_limit, "mip_gap": args.mip_gap, "threads": args.threads}
+
+
+def _refuse_overwrite(writes: dict[str, str | None], reads: dict[str, str | None]) -> None:
+    """A usage error when a file the command writes (option -> path) is one of the files it
+    reads (its name -> path), or another file it writes, also through a link: the command
+    would destroy its input and exit 0."""
+    outputs = [(option, path) for option, path in writes.items() if path]
+    others = [(name, path) for name, path in reads.items() if path and path != "-"]
+    for i, (option, path) in enumerate(outputs):
+        for name, other in others + outputs[:i]:
+            if same_file(path, other):
+                raise UsageError(option, f"{path} is the command's {name} too: writing it "
+                                         f"would destroy it; name another file")
 
 
 def _note(args, text: str) -> None:
@@ -516,6 +531,7 @@ def cmd_experiment(args) -> int:
     except SystemExit as exc:           # --help, or a mistake argparse reported
         return exc.code if isinstance(exc.code, int) else 2
     opts.quiet, opts.verbose = opts.quiet or args.quiet, opts.verbose or args.verbose
+    _refuse_overwrite({"--plot": opts.plot, "--store": opts.store}, {})
     parameters = {p.name: getattr(opts, p.name) for p in experiment.parameters}
     study = _load_study(experiment.study(opts.seed, **parameters), ".", opts, opts.methods)
     with Store(opts.store) as store:
@@ -603,8 +619,9 @@ def _print_summary(title: str, records: list[dict], by: list[str], values: list[
 
 
 def cmd_study_run(args) -> int:
-    study = _load_study(args.study, None, args)
     path = args.store or f"{_stem(args.study)}.duckdb"
+    _refuse_overwrite({"--store": path}, {"STUDY": args.study})
+    study = _load_study(args.study, None, args)
     from fairalloc.studies.store import Store
     from fairalloc.studies.summary import summarise
 
@@ -681,8 +698,7 @@ def cmd_study_instance(args) -> int:
                          f"{study.instance_count - 1}, not {args.id}")
     text = json.dumps(study.instance_spec(found), indent=2)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        write_text(args.output, text + "\n")
         print(f"instance {args.id} (seed {found.seed}) written to {args.output}",
               file=sys.stderr)
     else:
@@ -755,8 +771,7 @@ def cmd_schema(args) -> int:
 def cmd_new(args) -> int:
     text = template(args.kind)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_text(args.output, text)
         then = "study run" if args.kind == "study" else "solve"
         print(f"wrote {args.output}; edit it, then: fairalloc {then} {args.output}",
               file=sys.stderr)
@@ -819,8 +834,7 @@ def cmd_import(args) -> int:
         raise traces.row_paths(exc, key, args.table) from None
     text = _spec_json(raw, key)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_text(args.output, text)
     else:
         sys.stdout.write(text)
     unused = [c for c in columns if c not in {column for _, column in pairs}]
@@ -841,7 +855,10 @@ def _spec_json(raw: dict, key: str) -> str:
 
 
 def _is_store(path: str) -> bool:
-    """A DuckDB file (its magic bytes), not a spec."""
+    """A DuckDB file (its magic bytes), not a spec. Only a regular file is looked into: a
+    pipe's first bytes, once read, would be lost to the spec."""
+    if not os.path.isfile(path):
+        return False
     try:
         with open(path, "rb") as fh:
             return fh.read(12)[8:12] == b"DUCK"
@@ -1003,7 +1020,7 @@ def parser() -> argparse.ArgumentParser:
 
     def add(name: str, func, help_text: str, spec: bool = True) -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
-        sp.set_defaults(func=func)
+        sp.set_defaults(func=func, reads={"spec": "SPEC"} if spec else {}, writes={})
         if spec:
             sp.add_argument("spec", help="spec file (JSON), or - for standard input")
         return sp
@@ -1026,6 +1043,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--no-validate", action="store_true", help="skip the checks")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="the picture of the result, for kinds that have one (fairalloc list)")
+    sp.set_defaults(writes={"plot": "--plot"})
     output(sp)
     gates(sp)
     sp = add("compare", cmd_compare, "every method of the kind side by side")
@@ -1055,6 +1073,7 @@ def parser() -> argparse.ArgumentParser:
     gates(sp, limit=False)          # --time-limit is among the execution flags
     _execution_flags(sp, store_help="also keep the rows (each with its whole result) in this "
                                     "DuckDB file (default: in memory only)")
+    sp.set_defaults(writes={"plot": "--plot", "store": "--store"})
     sp = add("experiment", cmd_experiment, "a kind's preset experiment: random workloads, "
              "every method, statistics (`fairalloc experiment KIND --help` shows its flags)",
              spec=False)
@@ -1075,6 +1094,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
     _execution_flags(sp, store_help="also keep the row (with its whole result) in this DuckDB "
                                     "file (default: in memory only)")
+    sp.set_defaults(writes={"plot": "--plot", "store": "--store"})
     _study_parsers(add("study", None, "studies: many instances x methods, stored in DuckDB, "
                        "on a local pool or a Dask cluster", spec=False))
     sp = add("report", cmd_report, "write a report: of a spec (every method side by side, the "
@@ -1084,6 +1104,7 @@ def parser() -> argparse.ArgumentParser:
                     help="a spec (JSON, or - for standard input) or a study store (.duckdb)")
     sp.add_argument("-o", "--output", required=True, metavar="FILE.html|FILE.md",
                     type=arg.writable)
+    sp.set_defaults(reads={"source": "SPEC|STORE"}, writes={"output": "--output"})
     sp.add_argument("--format", choices=("html", "markdown"),
                     help="default: markdown for a .md file, else html (one self-contained "
                          "file); markdown writes its figures into FILE_files/")
@@ -1098,6 +1119,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("table", metavar="FILE.csv|FILE.parquet")
     sp.add_argument("-o", "--output", type=arg.writable,
                     help="write the spec to this file (default: standard output)")
+    sp.set_defaults(reads={"table": "TABLE", "base": "--base"}, writes={"output": "--output"})
     sp.add_argument("--map", action="append", default=[], metavar="KEY=COLUMN",
                     help="fill an entity's KEY (weight, demand.cpu) from COLUMN; a column "
                          "named like a key maps itself")
@@ -1139,7 +1161,7 @@ def _study_parsers(parent: argparse.ArgumentParser) -> None:
 
     def add(name: str, func, help_text: str) -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
-        sp.set_defaults(func=func)
+        sp.set_defaults(func=func, reads={}, writes={})
         return sp
 
     def stored(sp: argparse.ArgumentParser) -> None:
@@ -1159,14 +1181,17 @@ def _study_parsers(parent: argparse.ArgumentParser) -> None:
     sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="box plots per method, and the mean against each numeric grid key")
+    sp.set_defaults(reads={"store": "STORE"}, writes={"plot": "--plot"})
     sp = add("export", cmd_study_export, "write a study's rows to Parquet or CSV")
     stored(sp)
     sp.add_argument("-o", "--output", required=True, metavar="FILE.parquet|FILE.csv",
                     type=arg.table_file)
+    sp.set_defaults(reads={"store": "STORE"}, writes={"output": "--output"})
     sp = add("instance", cmd_study_instance, "re-make one instance of a study as a spec")
     stored(sp)
     sp.add_argument("id", metavar="ID", type=arg.whole(0), help="the instance column of a row")
     sp.add_argument("-o", "--output", type=arg.writable, help="write the spec to this file")
+    sp.set_defaults(reads={"store": "STORE"}, writes={"output": "--output"})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1178,6 +1203,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:           # --help, or a command-line mistake argparse reported
         return exc.code if isinstance(exc.code, int) else 2
     try:
+        _refuse_overwrite({label: getattr(args, dest) for dest, label in args.writes.items()},
+                          {label: getattr(args, dest) for dest, label in args.reads.items()})
         with highs.settings(log=True) if args.verbose else contextlib.nullcontext():
             return args.func(args)
     except SpecError as exc:
@@ -1192,6 +1219,9 @@ def main(argv: list[str] | None = None) -> int:
     except StoreError as exc:
         print(f"fairalloc {args.command}: {exc}", file=sys.stderr)
         return 2
+    except OutputError as exc:          # a full disk, a read-only folder: the old file stays
+        print(f"fairalloc {args.command}: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:             # `fairalloc ... | head`: the reader left, quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

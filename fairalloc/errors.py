@@ -1,4 +1,5 @@
-"""The two kinds of failure a user can meet: a bad spec (exit 2) and solver trouble (exit 1)."""
+"""The failures a user can meet: a bad spec or input file (exit 2), solver trouble (exit 1),
+an output that could not be written (exit 1)."""
 
 from __future__ import annotations
 
@@ -102,3 +103,21 @@ class Violations:
 
 class SolverError(Exception):
     """The solver could not produce an allocation (a status we cannot map, or a crash)."""
+
+
+class InputRefused(Exception):
+    """An input file that is not read: a device or folder, or larger than fairalloc reads
+    (exit 2, as a bad spec)."""
+
+    def __init__(self, path: str, rule: str):
+        self.path, self.rule = path, rule
+        super().__init__(f"{path}: {rule}")
+
+
+class OutputError(Exception):
+    """An output that could not be written (a full disk, a read-only folder); the old file, if
+    any, is left as it was (exit 1: the command was right, its surroundings failed)."""
+
+    def __init__(self, path: str, reason: str):
+        self.path, self.reason = path, reason
+        super().__init__(f"cannot write {path}: {reason}")

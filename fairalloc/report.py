@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fairalloc.files import make_folder, write_text
 from fairalloc.render import (
     Cell,
     comparison,
@@ -428,15 +429,15 @@ def write(doc: Document, path: str | Path, fmt_name: str) -> list[Path]:
     returns the files written."""
     path = Path(path)
     if fmt_name == "html":
-        path.write_text(to_html(doc), encoding="utf-8")
+        write_text(path, to_html(doc))
         return [path]
     folder = path.with_name(f"{path.stem}_files")
     text, files = to_markdown(doc, folder.name)
     written = [path]
     if files:
-        folder.mkdir(exist_ok=True)
+        make_folder(folder)
         for name, svg in files.items():
-            (folder / name).write_text(svg, encoding="utf-8")
+            write_text(folder / name, svg)
             written.append(folder / name)
-    path.write_text(text, encoding="utf-8")
+    write_text(path, text)
     return written

@@ -29,7 +29,8 @@ from typing import Any
 import jsonschema_rs
 import numpy as np
 
-from fairalloc.errors import SpecError, Violation, Violations, is_unicode, json_path
+from fairalloc.errors import InputRefused, SpecError, Violation, Violations, is_unicode, json_path
+from fairalloc.files import read_text
 
 # a string (kept), a // comment or a /* */ comment (dropped; a block keeps its line breaks)
 _TOKEN_OR_COMMENT = re.compile(r'("(?:[^"\\\n]|\\.)*")|//[^\n]*|/\*[\s\S]*?\*/')
@@ -272,10 +273,12 @@ def read_json(source: str | Path, what: str = "spec") -> tuple[Any, str]:
     ``what`` names the input in error messages ("spec", "allocation")."""
     label = "<stdin>" if str(source) == "-" else str(source)
     try:
-        text = sys.stdin.read() if str(source) == "-" else Path(source).read_text(encoding="utf-8")
+        text = read_text(source)
     except OSError as exc:
         problem = Violation("$", f"cannot read file: {exc.strerror or exc}")
         raise SpecError([problem], label, what) from None
+    except InputRefused as exc:
+        raise SpecError([Violation("$", exc.rule)], label, what) from None
     except UnicodeDecodeError:
         raise SpecError([Violation("$", "file is not UTF-8 text")], label, what) from None
     return parse_text(text, label, what), label

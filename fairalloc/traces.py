@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from fairalloc.errors import SpecError, Violation
+from fairalloc.errors import InputRefused, SpecError, Violation
+from fairalloc.files import check_input
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq")
 
@@ -83,8 +84,13 @@ def read_table(path: str) -> tuple[list[str], dict[str, list], dict[str, str]]:
     import duckdb
 
     source = Path(path)
-    if not source.is_file():
-        raise SpecError([Violation("$", f"no such file: {path}")], str(path), what="table")
+    try:
+        check_input(source, pipes=False)     # DuckDB reads a table more than once
+    except OSError:
+        raise SpecError([Violation("$", f"no such file: {path}")], str(path), what="table") \
+            from None
+    except InputRefused as exc:
+        raise SpecError([Violation("$", exc.rule)], str(path), what="table") from None
     suffix = source.suffix.lower()
     delimiter = {".csv": ", delim = ','", ".tsv": ", delim = '\\t'"}.get(suffix, "")
     reader = "read_parquet(?)" if suffix in (".parquet", ".pq") else \

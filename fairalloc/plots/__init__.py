@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fairalloc.files import replacing
 from fairalloc.result import check_column
 
 
@@ -18,6 +19,16 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save(fig, path: str) -> None:
+    """Write the figure to ``path`` (its format from the extension) whole or not at all
+    (``files.replacing``), and close it."""
+    try:
+        with replacing(path) as temporary:
+            fig.savefig(temporary, dpi=120)
+    finally:
+        pyplot().close(fig)
 
 
 LINE_STYLES = ("-", "--", ":", "-.")
@@ -128,8 +139,7 @@ def sweep(rows: dict[str, np.ndarray], key: str, names: list[str], checks: list[
                         "grey - unchecked", fontsize=8)
     fig.suptitle(f"{title}: sweep of {key}", fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.985))
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def _legend(ax) -> None:
@@ -182,8 +192,7 @@ def boxes(values: dict[str, dict[str, np.ndarray]], labels: dict[str, str], titl
     else:
         fig.suptitle(title, fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def study(rows: dict[str, np.ndarray], by: list[str], values: list[str],
@@ -244,8 +253,7 @@ def study(rows: dict[str, np.ndarray], by: list[str], values: list[str],
         ax.grid(alpha=0.3)
     axes[0, 0].set_title(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def _lines(records: list[dict], key: str, rest: list[str]) -> list[tuple[str, list[dict]]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fairalloc.models.moldable import id_ranges
-from fairalloc.plots import pyplot
+from fairalloc.plots import pyplot, save
 from fairalloc.result import Result
 
 
@@ -38,8 +38,7 @@ def gantt(result: Result, path: str) -> None:
                  f"{result.objective:g}", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def job_colors(n: int) -> list:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fairalloc.plots import pyplot
+from fairalloc.plots import pyplot, save
 
 
 def token_game(ids, thresholds, distribution, boosts, simulation: dict | None, title: str,
@@ -43,5 +43,4 @@ def token_game(ids, thresholds, distribution, boosts, simulation: dict | None, t
             ax.grid(axis="y", alpha=0.3)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)

@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from fairalloc.files import replacing
+
 OK = ("optimal", "feasible", "heuristic")
 REACHED = (*OK, "time_limit", "iteration_limit")    # statuses whose objective was reached
 
@@ -268,9 +270,12 @@ class Store:
         fmt = "parquet" if path.lower().endswith(".parquet") else "csv"
         count = self.con.execute("SELECT count(*) FROM results WHERE study = ?",
                                  [study]).fetchone()[0]
-        target = path.replace("'", "''")
-        self.con.execute(f"COPY (SELECT * FROM results WHERE study = $1 "
-                         f'ORDER BY instance, method, "repeat") TO \'{target}\' '
-                         f"(FORMAT {fmt})", [study])
+        import duckdb
+
+        with replacing(path, failures=(OSError, duckdb.IOException)) as temporary:
+            target = temporary.replace("'", "''")
+            self.con.execute(f"COPY (SELECT * FROM results WHERE study = $1 "
+                             f'ORDER BY instance, method, "repeat") TO \'{target}\' '
+                             f"(FORMAT {fmt})", [study])
         return count
 
