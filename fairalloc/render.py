@@ -8,6 +8,7 @@ import csv
 import html
 import io
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -181,20 +182,34 @@ def escape_markdown(text: str) -> str:
 
 LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
                  "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                 "\\": r"\textbackslash{}", "✓": r"\checkmark{}", "✗": r"$\times$",
+                 "\\": r"\textbackslash{}", "[": "{[}", "]": "{]}", "*": "{*}",
+                 "|": r"\textbar{}", "✓": r"\checkmark{}", "✗": r"$\times$",
                  "–": "--", "—": "---", "÷": r"$\div$", "×": r"$\times$", "≥": r"$\geq$",
                  "≤": r"$\leq$", "δ": r"$\delta$", "η": r"$\eta$", "φ": r"$\phi$",
                  "…": r"\ldots{}", "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
+def _latex_char(char: str) -> str:
+    """One character as LaTeX: a control or line-separator character becomes a space (a
+    newline in a ``%`` comment would end it and run the rest of the line)."""
+    if unicodedata.category(char) in ("Cc", "Zl", "Zp"):
+        return " "
+    return LATEX_SPECIAL.get(char, char)
+
+
 def escape_latex(text: str) -> str:
-    """Text for a LaTeX document: the ten special characters escaped, and the marks and
-    symbols fairalloc prints (✓ ✗ ÷ δ …) as LaTeX (``\\checkmark`` needs amssymb).
+    """Text for a LaTeX document, safe in every position fairalloc writes it (a cell, a
+    row's first cell, a caption, a ``%`` comment): the ten special characters escaped;
+    ``[``, ``]`` and ``*`` braced (after ``\\\\`` or ``\\midrule`` they would be read as
+    an optional argument or a star); control characters and line breaks as spaces; the marks
+    and symbols fairalloc prints (✓ ✗ ÷ δ …) as LaTeX (``\\checkmark`` needs amssymb).
 
     >>> print(escape_latex(r"50% of a_1 & {x} ~ y^2 \\ #3 $"))
     50\\% of a\\_1 \\& \\{x\\} \\textasciitilde{} y\\textasciicircum{}2 \\textbackslash{} \\#3 \\$
+    >>> print(escape_latex("[1em] B\\n\\\\input{x}"))
+    {[}1em{]} B \\textbackslash{}input\\{x\\}
     """
-    return "".join(LATEX_SPECIAL.get(c, c) for c in str(text))
+    return "".join(map(_latex_char, str(text)))
 
 
 def escape_html(text: str) -> str:
@@ -431,7 +446,7 @@ def render_markdown(result: Result, rows: int = 50) -> str:
 
 def render_latex(result: Result, rows: int = 50) -> str:
     """A result as LaTeX: a comment with its summary, then a table float per table."""
-    parts = [f"% {result_title(result)}: {result_summary(result)}"]
+    parts = ["% " + escape_latex(f"{result_title(result)}: {result_summary(result)}")]
     parts += [latex_table(f"{result_title(result)}: {title}", header, body, note)
               for title, header, body, note in result_tables(result, rows)]
     return "\n\n".join(parts) + "\n"

@@ -6,6 +6,9 @@ from __future__ import annotations
 import csv
 import html.parser
 import io
+import re
+import shutil
+import subprocess
 
 import pytest
 from clitools import ROOT, cli, write
@@ -63,8 +66,8 @@ def test_csv_parses_with_the_csv_module(tmp_path, capsys, command):
 def test_latex_escapes_every_special_character(tmp_path, capsys):
     code, out, _ = cli(capsys, "solve", hostile_spec(tmp_path), "--format", "latex")
     assert code == 0
-    assert r"a\&b\_\%\#\$\textless{}i\textgreater{}|\{x\}\textasciitilde{}" \
-           r"\textasciicircum{}\textbackslash{}" in out
+    assert r"a\&b\_\%\#\$\textless{}i\textgreater{}\textbar{}\{x\}" \
+           r"\textasciitilde{}\textasciicircum{}\textbackslash{}" in out
     assert r"ids \& 100\% \textless{}b\textgreater{}" in out
     body = out.replace(r"\&", "").replace(r"\%", "").replace(r"\#", "").replace(r"\$", "")
     for line in body.splitlines():      # no raw special character is left outside commands
@@ -73,6 +76,50 @@ def test_latex_escapes_every_special_character(tmp_path, capsys):
         for char in "%#$":
             assert char not in line, line
     assert out.count(r"\begin{table}") == 3 and out.count(r"\end{tabular}") == 3
+
+
+HOSTILE_NAME = "x\n\\input{secret}\r%\u2028\\def\\y{z}"
+PDFLATEX = shutil.which("pdflatex")
+needs_pdflatex = pytest.mark.skipif(
+    PDFLATEX is None, reason="pdflatex is not installed (apt-get install texlive-latex-base "
+                             "texlive-latex-recommended; .ci/run installs it before the tests)")
+
+
+def hostile_latex(tmp_path, capsys) -> str:
+    """``solve --format latex`` of a spec whose name would run ``\\input`` after a line break
+    and whose ids start with ``[`` and ``*`` (read as ``\\\\[1em]`` and ``\\\\*``)."""
+    spec = write(tmp_path, {"problem": "drf", "name": HOSTILE_NAME, "capacity": {"cpu": 9},
+                            "users": [{"id": "[1em] B", "demand": {"cpu": 1}},
+                                      {"id": "*star", "demand": {"cpu": 3}}]})
+    code, out, err = cli(capsys, "solve", spec, "--format", "latex")
+    assert code == 0, err
+    return out
+
+
+def test_latex_escapes_user_strings_in_comments_and_row_starts(tmp_path, capsys):
+    out = hostile_latex(tmp_path, capsys)
+    lines = out.splitlines()
+    assert not any(re.match(r"\s*\\(input|def)", line) for line in lines)
+    comment = next(line for line in lines if line.startswith("% x"))
+    assert r"\textbackslash{}input\{secret\}" in comment and "\\%" in comment
+    rows = [line for line in lines if line.endswith(r"\\")]
+    assert rows and not any(re.match(r"\s*[\[*]", line) for line in rows)
+    assert r"{[}1em{]} B & " in out and r"{*}star & " in out
+
+
+@needs_pdflatex
+def test_latex_with_hostile_names_compiles_to_their_text(tmp_path, capsys):
+    (tmp_path / "table.tex").write_text(hostile_latex(tmp_path, capsys), encoding="utf-8")
+    (tmp_path / "secret.tex").write_text("\\typeout{INJECTED}SECRET\n", encoding="utf-8")
+    (tmp_path / "doc.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs,amssymb}\n\\pdfcompresslevel=0\n"
+        "\\begin{document}\n\\input{table}\n\\end{document}\n", encoding="utf-8")
+    done = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "INJECTED" not in (tmp_path / "doc.log").read_text(errors="replace")
+    page = (tmp_path / "doc.pdf").read_bytes()          # uncompressed: text in TJ strings
+    assert b"([1em])" in page and b"(*star)" in page and b"(secret)" in page
 
 
 def test_html_escapes_and_parses(tmp_path, capsys):
