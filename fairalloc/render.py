@@ -365,13 +365,37 @@ def verdict_columns(results: Iterable[Result]) -> list[str]:
     return list(dict.fromkeys(check_column(f.check) for r in results for f in r.validation))
 
 
-def csv_table(header: list[str], body: list[list[str]]) -> str:
-    """A table as CSV (RFC 4180 quoting)."""
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+CSV_NUMBER = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+
+
+def csv_safe(cell: Any) -> Any:
+    """A CSV cell a spreadsheet will not run: text starting with ``= + - @``, a tab or a
+    carriage return (or a full-width ``＝ ＋ － ＠``) gets a leading ``'`` (OWASP's rule for
+    CSV injection), unless the text is a plain number (``-1.5``); any other cell as it is.
+
+    >>> [csv_safe(c) for c in ["=HYPERLINK(1)", "@SUM(A1)", "+1+2", "-1.5e3", "a=b", -2]]
+    ["'=HYPERLINK(1)", "'@SUM(A1)", "'+1+2", '-1.5e3', 'a=b', -2]
+    """
+    if isinstance(cell, str) and cell.startswith(FORMULA_START) and not CSV_NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell
+
+
+def csv_table(header: list[Any], body: Iterable[list[Any]]) -> str:
+    """A table as CSV (RFC 4180 quoting, lines ended by ``\\n``), every cell
+    :func:`csv_safe` (None: empty)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(body)
-    return out.getvalue()
+    # Python 3.11 quotes only the terminator's characters: with CRLF a cell holding a lone
+    # CR is quoted too (else it splits the row); each row's CRLF then becomes LF.
+    writer = csv.writer(out, lineterminator="\r\n")
+    lines = []
+    for row in [header, *body]:
+        out.seek(0)
+        out.truncate()
+        writer.writerow(map(csv_safe, row))
+        lines.append(out.getvalue()[:-2] + "\n")
+    return "".join(lines)
 
 
 def table_text(title: str, header: list[str], body: list[list[str]], fmt_name: str,

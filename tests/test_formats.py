@@ -63,6 +63,61 @@ def test_csv_parses_with_the_csv_module(tmp_path, capsys, command):
             hostile_spec(tmp_path)).allocation[HOSTILE_ID]["dominant_share"], rel=1e-15)
 
 
+FORMULAS = ["=HYPERLINK(\"http://127.0.0.1:9/\",\"x\")", "=cmd|' /C calc'!A0", "@SUM(A1:A2)",
+            "+1+2", "-2+3", "\tTAB", "\rCR", "＝1+1"]
+
+
+def spreadsheet_would_run(cell: str) -> bool:
+    """A CSV cell a spreadsheet reads as a formula: it starts with = + - @, a tab or CR (or a
+    full-width = + - @) and is not a number (written independently of render.csv_safe)."""
+    if not cell or cell[0] not in "=+-@\t\r＝＋－＠":
+        return False
+    try:
+        float(cell)
+    except ValueError:
+        return True
+    return False
+
+
+def formula_spec(tmp_path) -> str:
+    return write(tmp_path, {"problem": "drf", "name": "@name", "capacity": {"cpu": 90},
+                            "users": [{"id": f, "demand": {"cpu": 1}} for f in FORMULAS]
+                            + [{"id": "-1.5", "demand": {"cpu": 2}}]})
+
+
+@pytest.mark.parametrize("command", [("solve",), ("compare",),
+                                     ("sweep", "--set", "name=@a,=b(),-c")])
+def test_csv_cells_never_start_a_formula(tmp_path, capsys, command):
+    code, out, err = cli(capsys, command[0], formula_spec(tmp_path), *command[1:],
+                         "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.reader(io.StringIO(out)))
+    assert not [c for r in rows for c in r if spreadsheet_would_run(c)]
+    if command[0] == "solve":            # the rule's mark, the number kept a number
+        assert [r[0] for r in rows[1:]] == ["'" + f for f in FORMULAS] + ["-1.5"]
+    if command[0] == "sweep":
+        assert [r[0] for r in rows[1:]] == ["'@a", "'=b()", "'-c"]
+
+
+def test_study_summary_and_export_csv_never_start_a_formula(tmp_path, capsys):
+    study = write(tmp_path, {"study": "=evil()", "kind": "drf", "methods": ["lp"],
+                             "instances": {"base": formula_spec(tmp_path)},
+                             "grid": {"name": ["@SUM(1)", "-x", "\rCR", "plain"]}}, "s.json")
+    store = str(tmp_path / "s.duckdb")
+    assert cli(capsys, "study", "run", study, "--store", store, "--workers", "1", "-q")[0] == 0
+    code, out, err = cli(capsys, "study", "summary", store, "--by", "name", "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.reader(io.StringIO(out)))
+    assert "'@SUM(1)" in {r[0] for r in rows} and "plain" in {r[0] for r in rows}
+    assert not [c for r in rows for c in r if spreadsheet_would_run(c)]
+    assert cli(capsys, "study", "export", store, "-o", str(tmp_path / "rows.csv"))[0] == 0
+    with open(tmp_path / "rows.csv", newline="", encoding="utf-8") as fh:
+        exported = list(csv.DictReader(fh))
+    assert {r["study"] for r in exported} == {"'=evil()"} and len(exported) == 4
+    assert {r["name"] for r in exported} == {"'@SUM(1)", "'-x", "'\rCR", "plain"}
+    assert not [c for r in exported for c in r.values() if spreadsheet_would_run(c)]
+
+
 def test_latex_escapes_every_special_character(tmp_path, capsys):
     code, out, _ = cli(capsys, "solve", hostile_spec(tmp_path), "--format", "latex")
     assert code == 0
