@@ -27,6 +27,7 @@ from fairalloc.files import same_file, write_text
 from fairalloc.registry import KINDS
 from fairalloc.render import (
     comparison,
+    csv_table,
     exact_text,
     fmt,
     legend,
@@ -603,13 +604,9 @@ def _print_summary(title: str, records: list[dict], by: list[str], values: list[
                          indent=2, allow_nan=False))
         return
     if fmt_name == "csv":
-        import csv
-
         flat = [_flat(r) for r in records]
         names = list(dict.fromkeys(k for row in flat for k in row))
-        writer = csv.DictWriter(sys.stdout, names, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(flat)
+        sys.stdout.write(csv_table(names, ([row.get(n) for n in names] for row in flat)))
         return
     header, body = summary_cells(records, by, values, baseline, checks)
     value_note = "; ".join(f"{v}: {labels.get(v, v)}" for v in values)

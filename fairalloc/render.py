@@ -8,6 +8,7 @@ import csv
 import html
 import io
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -181,20 +182,34 @@ def escape_markdown(text: str) -> str:
 
 LATEX_SPECIAL = {"&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
                  "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-                 "\\": r"\textbackslash{}", "✓": r"\checkmark{}", "✗": r"$\times$",
+                 "\\": r"\textbackslash{}", "[": "{[}", "]": "{]}", "*": "{*}",
+                 "|": r"\textbar{}", "✓": r"\checkmark{}", "✗": r"$\times$",
                  "–": "--", "—": "---", "÷": r"$\div$", "×": r"$\times$", "≥": r"$\geq$",
                  "≤": r"$\leq$", "δ": r"$\delta$", "η": r"$\eta$", "φ": r"$\phi$",
                  "…": r"\ldots{}", "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
+def _latex_char(char: str) -> str:
+    """One character as LaTeX: a control or line-separator character becomes a space (a
+    newline in a ``%`` comment would end it and run the rest of the line)."""
+    if unicodedata.category(char) in ("Cc", "Zl", "Zp"):
+        return " "
+    return LATEX_SPECIAL.get(char, char)
+
+
 def escape_latex(text: str) -> str:
-    """Text for a LaTeX document: the ten special characters escaped, and the marks and
-    symbols fairalloc prints (✓ ✗ ÷ δ …) as LaTeX (``\\checkmark`` needs amssymb).
+    """Text for a LaTeX document, safe in every position fairalloc writes it (a cell, a
+    row's first cell, a caption, a ``%`` comment): the ten special characters escaped;
+    ``[``, ``]`` and ``*`` braced (after ``\\\\`` or ``\\midrule`` they would be read as
+    an optional argument or a star); control characters and line breaks as spaces; the marks
+    and symbols fairalloc prints (✓ ✗ ÷ δ …) as LaTeX (``\\checkmark`` needs amssymb).
 
     >>> print(escape_latex(r"50% of a_1 & {x} ~ y^2 \\ #3 $"))
     50\\% of a\\_1 \\& \\{x\\} \\textasciitilde{} y\\textasciicircum{}2 \\textbackslash{} \\#3 \\$
+    >>> print(escape_latex("[1em] B\\n\\\\input{x}"))
+    {[}1em{]} B \\textbackslash{}input\\{x\\}
     """
-    return "".join(LATEX_SPECIAL.get(c, c) for c in str(text))
+    return "".join(map(_latex_char, str(text)))
 
 
 def escape_html(text: str) -> str:
@@ -350,13 +365,37 @@ def verdict_columns(results: Iterable[Result]) -> list[str]:
     return list(dict.fromkeys(check_column(f.check) for r in results for f in r.validation))
 
 
-def csv_table(header: list[str], body: list[list[str]]) -> str:
-    """A table as CSV (RFC 4180 quoting)."""
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+CSV_NUMBER = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?")
+
+
+def csv_safe(cell: Any) -> Any:
+    """A CSV cell a spreadsheet will not run: text starting with ``= + - @``, a tab or a
+    carriage return (or a full-width ``＝ ＋ － ＠``) gets a leading ``'`` (OWASP's rule for
+    CSV injection), unless the text is a plain number (``-1.5``); any other cell as it is.
+
+    >>> [csv_safe(c) for c in ["=HYPERLINK(1)", "@SUM(A1)", "+1+2", "-1.5e3", "a=b", -2]]
+    ["'=HYPERLINK(1)", "'@SUM(A1)", "'+1+2", '-1.5e3', 'a=b', -2]
+    """
+    if isinstance(cell, str) and cell.startswith(FORMULA_START) and not CSV_NUMBER.fullmatch(cell):
+        return "'" + cell
+    return cell
+
+
+def csv_table(header: list[Any], body: Iterable[list[Any]]) -> str:
+    """A table as CSV (RFC 4180 quoting, lines ended by ``\\n``), every cell
+    :func:`csv_safe` (None: empty)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(body)
-    return out.getvalue()
+    # Python 3.11 quotes only the terminator's characters: with CRLF a cell holding a lone
+    # CR is quoted too (else it splits the row); each row's CRLF then becomes LF.
+    writer = csv.writer(out, lineterminator="\r\n")
+    lines = []
+    for row in [header, *body]:
+        out.seek(0)
+        out.truncate()
+        writer.writerow(map(csv_safe, row))
+        lines.append(out.getvalue()[:-2] + "\n")
+    return "".join(lines)
 
 
 def table_text(title: str, header: list[str], body: list[list[str]], fmt_name: str,
@@ -431,7 +470,7 @@ def render_markdown(result: Result, rows: int = 50) -> str:
 
 def render_latex(result: Result, rows: int = 50) -> str:
     """A result as LaTeX: a comment with its summary, then a table float per table."""
-    parts = [f"% {result_title(result)}: {result_summary(result)}"]
+    parts = ["% " + escape_latex(f"{result_title(result)}: {result_summary(result)}")]
     parts += [latex_table(f"{result_title(result)}: {title}", header, body, note)
               for title, header, body, note in result_tables(result, rows)]
     return "\n\n".join(parts) + "\n"

@@ -4,8 +4,9 @@ The kind's schema says what a row becomes: its list of entities (the top-level a
 objects with ids: ``users``, ``apps``, ``jobs`` ...) and each entity's keys. A column named like
 a key maps itself (``weight``; ``demand.cpu`` for a key inside an object), ``--map KEY=COLUMN``
 maps others; the rest of the spec comes from a base spec and ``--set KEY=VALUE``. Tables are
-read with DuckDB (CSV with typed columns sniffed, or Parquet), so millions of rows read in
-seconds; a cell that cannot be the key's type is reported with its file, line and column.
+read with DuckDB (CSV as text, so an id is the text written and a number its written value;
+Parquet with its numbers typed), so millions of rows read in seconds; a cell that cannot be the
+key's type is reported with its file, line (counted through quoted line breaks) and column.
 Shared code: it reads the kind's schema, never a kind's name.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,13 @@ from fairalloc.errors import InputRefused, SpecError, Violation
 from fairalloc.files import check_input
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+# Parquet column types read as numbers; any other (dates, booleans, decimals, FLOAT, HUGEINT)
+# is read as DuckDB's text of it, so nothing is rounded or reformatted on the way.
+TYPED = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER",
+         "DOUBLE"}
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+CSV_TOKEN = re.compile(r'"[^"]*"|\r\n|\r|\n|[^"\r\n]+')
 
 
 @dataclass(frozen=True)
@@ -80,7 +89,9 @@ def free_leaf(item: dict, path: tuple[str, ...]) -> Leaf:
 
 def read_table(path: str) -> tuple[list[str], dict[str, list], dict[str, str]]:
     """Read a CSV or Parquet file with DuckDB: (columns, column -> values, column -> type).
-    A file DuckDB cannot read is a ``SpecError`` naming the file (and DuckDB's line)."""
+    A CSV's cells are its text (None when empty); a Parquet file's integer and double columns
+    are numbers, its other columns text. A file DuckDB cannot read is a ``SpecError`` naming
+    the file (and DuckDB's line)."""
     import duckdb
 
     source = Path(path)
@@ -93,20 +104,23 @@ def read_table(path: str) -> tuple[list[str], dict[str, list], dict[str, str]]:
         raise SpecError([Violation("$", exc.rule)], str(path), what="table") from None
     suffix = source.suffix.lower()
     delimiter = {".csv": ", delim = ','", ".tsv": ", delim = '\\t'"}.get(suffix, "")
-    reader = "read_parquet(?)" if suffix in (".parquet", ".pq") else \
-        f"read_csv(?, header = true, auto_detect = true, sample_size = -1{delimiter})"
+    reader = "read_parquet(?)" if suffix in PARQUET_SUFFIXES else \
+        f"read_csv(?, header = true, auto_detect = true, sample_size = -1, all_varchar = true" \
+        f"{delimiter})"
     try:
         with duckdb.connect() as con:
             relation = con.sql(f"SELECT * FROM {reader}", params=[str(source)])
             columns = list(relation.columns)
             types = dict(zip(columns, map(str, relation.types)))
-            data = relation.fetchnumpy()
+            texts = [f"CAST({quoted} AS VARCHAR)" if types[c] not in TYPED else quoted
+                     for c, quoted in ((c, '"' + c.replace('"', '""') + '"') for c in columns)]
+            data = relation.select(", ".join(texts)).fetchnumpy() if columns else {}
     except duckdb.Error as exc:
         message = " ".join(str(exc).split())
         raise SpecError([Violation("$", message[:500])], str(path), what="table") from None
-    if not columns or not len(data[columns[0]]):
+    if not columns or not len(next(iter(data.values()))):
         raise SpecError([Violation("$", "the table has no rows")], str(path), what="table")
-    return columns, {c: _plain(data[c]) for c in columns}, types
+    return columns, {c: _plain(v) for c, v in zip(columns, data.values())}, types
 
 
 def _plain(values) -> list:
@@ -118,17 +132,43 @@ def _plain(values) -> list:
             for v in np.asarray(values).tolist()]
 
 
+def cell_text(value: Any) -> str:
+    """A cell as text: a CSV cell as written; a Parquet number as its shortest text, a whole
+    one without ``.0`` (an id 7 is ``"7"``).
+
+    >>> [cell_text(v) for v in ("007", 7, 7.0, 2.5, 1e300)]
+    ['007', '7', '7', '2.5', '1e+300']
+    """
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return str(value)
+
+
+def written_number(text: str) -> int | float:
+    """A number from the text of a cell, with the value written: a whole number as an exact
+    integer (``12345678901234567890`` keeps every digit), others as the nearest double.
+    ``ValueError`` if the text is not a plain number (``1_000`` and non-ASCII digits are not).
+
+    >>> [written_number(t) for t in ("1", " -2 ", "2.5", "1e3", "12345678901234567890")]
+    [1, -2, 2.5, 1000.0, 12345678901234567890]
+    """
+    plain = text.strip()
+    if plain.isascii() and "_" not in plain:
+        try:
+            return int(plain) if plain.lstrip("+-").isdigit() else float(plain)
+        except ValueError:
+            pass
+    raise ValueError(f"{text!r} is not a number")
+
+
 def _cell(value: Any, leaf: Leaf) -> Any:
     """A cell as the key's type; ``ValueError`` says why it cannot be."""
     if leaf.kind == "string":
-        return str(value)
+        return cell_text(value)
     if leaf.kind in ("number", "integer"):
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            try:
-                value = float(str(value).strip())
-            except ValueError:
-                raise ValueError(f"{value!r} is not a number") from None
-        if not math.isfinite(value):
+        if isinstance(value, str):
+            value = written_number(value)
+        if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"{value!r} is not a finite number")
         if leaf.kind == "integer":
             if value != int(value):
@@ -184,19 +224,16 @@ def _put(node: dict, path: tuple[str, ...], value: Any) -> None:
 
 def column_values(values: list, leaf: Leaf) -> tuple[list, list[tuple[int, str]]]:
     """A column's cells as the key's type (None stays None) and its bad cells as (row, why).
-    Numbers DuckDB already typed are checked in one numpy pass; other cells one by one."""
+    A column of numbers (typed by Parquet, or every text cell one) is checked in one numpy
+    pass; other cells one by one."""
+    if leaf.kind in ("number", "integer"):
+        values = _numbers(values)
     if leaf.kind in ("number", "integer") and all(
             v is None or type(v) in (int, float) for v in values):
-        data = np.array([np.nan if v is None else v for v in values], dtype=float)
-        given = np.array([v is not None for v in values])
-        wrong = given & ~np.isfinite(data)
-        if leaf.kind == "integer":
-            wrong |= given & np.isfinite(data) & (data != np.round(data))
-        bad = [(int(i), f"{values[i]!r} is not {_article(leaf.kind)}")
-               for i in np.flatnonzero(wrong)[:20]]
-        if leaf.kind == "integer" and not bad:
-            values = [None if v is None else int(v) for v in values]
-        return values, bad
+        try:
+            return _numbers_checked(values, leaf)
+        except OverflowError:       # a whole number past the doubles: kept exact cell by cell
+            pass
     out, bad = [], []
     for i, value in enumerate(values):
         try:
@@ -207,17 +244,58 @@ def column_values(values: list, leaf: Leaf) -> tuple[list, list[tuple[int, str]]
     return out, bad
 
 
+def _numbers_checked(values: list, leaf: Leaf) -> tuple[list, list[tuple[int, str]]]:
+    """A column of numbers (an integer key's as ``int``) and its bad cells as (row, why), in
+    one numpy pass."""
+    data = np.array([np.nan if v is None else v for v in values], dtype=float)
+    given = np.array([v is not None for v in values])
+    wrong = given & ~np.isfinite(data)
+    if leaf.kind == "integer":
+        wrong |= given & np.isfinite(data) & (data != np.round(data))
+    bad = [(int(i), f"{values[i]!r} is not {_article(leaf.kind)}")
+           for i in np.flatnonzero(wrong)[:20]]
+    if leaf.kind == "integer" and not bad:
+        values = [None if v is None else int(v) for v in values]
+    return values, bad
+
+
+def _numbers(values: list) -> list:
+    """A column's text cells as numbers with their written values, in bulk: a column of
+    whole numbers as integers, else as doubles (a whole number beyond 2**53 exactly, by
+    :func:`written_number`); the column as it is when a cell is not a plain number (the
+    cell-by-cell pass then names each such cell)."""
+    gaps = None in values
+    texts = [v for v in values if isinstance(v, str)] if gaps else values
+    try:
+        joined = "".join(texts)
+    except TypeError:                     # typed by Parquet
+        return values
+    if not texts or not joined.isascii() or "_" in joined:
+        return values
+    try:
+        numbers = list(map(int, texts))
+    except ValueError:
+        try:
+            numbers = [written_number(t) if abs(f) >= 2 ** 53 else f
+                       for t, f in zip(texts, map(float, texts))]
+        except ValueError:
+            return values
+    if not gaps:
+        return numbers
+    parsed = iter(numbers)
+    return [next(parsed) if isinstance(v, str) else v for v in values]
+
+
 def entities(table: dict[str, list], pairs: list[tuple[Leaf, str]], source: str
              ) -> list[dict]:
     """One entity per row (an empty cell leaves its key out); every cell that cannot be its
     key's type is reported (file, line, column), the first 20 of them."""
     count = len(next(iter(table.values())))
     rows: list[dict] = [{} for _ in range(count)]
-    bad: list[Violation] = []
+    wrong_cells: list[tuple[int, str, Leaf, str]] = []
     for leaf, column in pairs:
         values, wrong = column_values(table[column], leaf)
-        bad += [Violation(f"line {row_line(i)}, column {column!r}",
-                          f"{why} ({leaf.name} is {_article(leaf.kind)})") for i, why in wrong]
+        wrong_cells += [(i, why, leaf, column) for i, why in wrong]
         if len(leaf.path) == 1:
             name = leaf.path[0]
             for row, value in zip(rows, values):
@@ -227,9 +305,12 @@ def entities(table: dict[str, list], pairs: list[tuple[Leaf, str]], source: str
             for row, value in zip(rows, values):
                 if value is not None:
                     _put(row, leaf.path, value)
-    if bad:
-        raise SpecError(sorted(bad, key=lambda v: int(v.path.split()[1].rstrip(",")))[:20],
-                        source, what="table")
+    if wrong_cells:
+        line = row_lines(source)
+        raise SpecError([Violation(f"line {line(i)}, column {column!r}",
+                                   f"{why} ({leaf.name} is {_article(leaf.kind)})")
+                         for i, why, leaf, column in sorted(wrong_cells, key=lambda w: w[0])
+                         ][:20], source, what="table")
     return rows
 
 
@@ -237,10 +318,33 @@ def _article(kind: str) -> str:
     return {"json": "a list or object (JSON)", "integer": "a whole number"}.get(kind, f"a {kind}")
 
 
-def row_line(index: int) -> int:
-    """The file line of row ``index`` (0-based) of a CSV with a header line (a Parquet file's
-    row number + 2)."""
-    return index + 2
+def row_lines(source: str) -> Callable[[int], int]:
+    """The file line where row ``index`` (0-based, after the header) of table ``source``
+    starts: in a CSV counted through quoted cells holding line breaks and past blank lines
+    (as DuckDB reads it); a Parquet file's row number + 2. Read only to report an error."""
+    if Path(source).suffix.lower() in PARQUET_SUFFIXES:
+        return lambda index: index + 2
+    starts = record_lines(Path(source).read_text(encoding="utf-8", errors="replace"))
+    return lambda index: starts[index + 1] if index + 1 < len(starts) else index + 2
+
+
+def record_lines(text: str) -> list[int]:
+    """The line (1-based) each non-blank record of CSV ``text`` starts on, the header first.
+
+    >>> record_lines('id,note\\na,"two\\nlines"\\n\\nb,x\\n')
+    [1, 2, 5]
+    """
+    starts, line, start, blank = [], 1, 1, True
+    for token in CSV_TOKEN.findall(text):
+        if LINE_BREAK.fullmatch(token):
+            if not blank:
+                starts.append(start)
+            line, blank = line + 1, True
+            start = line
+        else:
+            blank = False
+            line += len(LINE_BREAK.findall(token)) if token.startswith('"') else 0
+    return starts + ([start] if not blank else [])
 
 
 def normalize(items: list[dict], key: str) -> None:
@@ -256,9 +360,10 @@ def normalize(items: list[dict], key: str) -> None:
 def row_paths(exc: SpecError, key: str, source: str) -> SpecError:
     """A spec error whose paths inside the entity list also name the table's line."""
     pattern = re.compile(rf"^{re.escape(key)}\[(\d+)\]")
+    line = row_lines(source)
     out = []
     for v in exc.violations:
         m = pattern.match(v.path)
-        rule = f"{v.rule} (line {row_line(int(m.group(1)))} of {source})" if m else v.rule
+        rule = f"{v.rule} (line {line(int(m.group(1)))} of {source})" if m else v.rule
         out.append(Violation(v.path, rule))
     return SpecError(out, exc.source, what=exc.what)

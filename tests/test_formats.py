@@ -6,6 +6,9 @@ from __future__ import annotations
 import csv
 import html.parser
 import io
+import re
+import shutil
+import subprocess
 
 import pytest
 from clitools import ROOT, cli, write
@@ -60,11 +63,66 @@ def test_csv_parses_with_the_csv_module(tmp_path, capsys, command):
             hostile_spec(tmp_path)).allocation[HOSTILE_ID]["dominant_share"], rel=1e-15)
 
 
+FORMULAS = ["=HYPERLINK(\"http://127.0.0.1:9/\",\"x\")", "=cmd|' /C calc'!A0", "@SUM(A1:A2)",
+            "+1+2", "-2+3", "\tTAB", "\rCR", "＝1+1"]
+
+
+def spreadsheet_would_run(cell: str) -> bool:
+    """A CSV cell a spreadsheet reads as a formula: it starts with = + - @, a tab or CR (or a
+    full-width = + - @) and is not a number (written independently of render.csv_safe)."""
+    if not cell or cell[0] not in "=+-@\t\r＝＋－＠":
+        return False
+    try:
+        float(cell)
+    except ValueError:
+        return True
+    return False
+
+
+def formula_spec(tmp_path) -> str:
+    return write(tmp_path, {"problem": "drf", "name": "@name", "capacity": {"cpu": 90},
+                            "users": [{"id": f, "demand": {"cpu": 1}} for f in FORMULAS]
+                            + [{"id": "-1.5", "demand": {"cpu": 2}}]})
+
+
+@pytest.mark.parametrize("command", [("solve",), ("compare",),
+                                     ("sweep", "--set", "name=@a,=b(),-c")])
+def test_csv_cells_never_start_a_formula(tmp_path, capsys, command):
+    code, out, err = cli(capsys, command[0], formula_spec(tmp_path), *command[1:],
+                         "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.reader(io.StringIO(out)))
+    assert not [c for r in rows for c in r if spreadsheet_would_run(c)]
+    if command[0] == "solve":            # the rule's mark, the number kept a number
+        assert [r[0] for r in rows[1:]] == ["'" + f for f in FORMULAS] + ["-1.5"]
+    if command[0] == "sweep":
+        assert [r[0] for r in rows[1:]] == ["'@a", "'=b()", "'-c"]
+
+
+def test_study_summary_and_export_csv_never_start_a_formula(tmp_path, capsys):
+    study = write(tmp_path, {"study": "=evil()", "kind": "drf", "methods": ["lp"],
+                             "instances": {"base": formula_spec(tmp_path)},
+                             "grid": {"name": ["@SUM(1)", "-x", "\rCR", "plain"]}}, "s.json")
+    store = str(tmp_path / "s.duckdb")
+    assert cli(capsys, "study", "run", study, "--store", store, "--workers", "1", "-q")[0] == 0
+    code, out, err = cli(capsys, "study", "summary", store, "--by", "name", "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.reader(io.StringIO(out)))
+    assert "'@SUM(1)" in {r[0] for r in rows} and "plain" in {r[0] for r in rows}
+    assert not [c for r in rows for c in r if spreadsheet_would_run(c)]
+    assert cli(capsys, "study", "export", store, "-o", str(tmp_path / "rows.csv"))[0] == 0
+    with open(tmp_path / "rows.csv", newline="", encoding="utf-8") as fh:
+        exported = list(csv.DictReader(fh))
+    assert {r["study"] for r in exported} == {"'=evil()"} and len(exported) == 4
+    assert {r["name"] for r in exported} == {"'@SUM(1)", "'-x", "'\rCR", "plain"}
+    assert not [c for r in exported for c in r.values() if spreadsheet_would_run(c)]
+
+
 def test_latex_escapes_every_special_character(tmp_path, capsys):
     code, out, _ = cli(capsys, "solve", hostile_spec(tmp_path), "--format", "latex")
     assert code == 0
-    assert r"a\&b\_\%\#\$\textless{}i\textgreater{}|\{x\}\textasciitilde{}" \
-           r"\textasciicircum{}\textbackslash{}" in out
+    assert r"a\&b\_\%\#\$\textless{}i\textgreater{}\textbar{}\{x\}" \
+           r"\textasciitilde{}\textasciicircum{}\textbackslash{}" in out
     assert r"ids \& 100\% \textless{}b\textgreater{}" in out
     body = out.replace(r"\&", "").replace(r"\%", "").replace(r"\#", "").replace(r"\$", "")
     for line in body.splitlines():      # no raw special character is left outside commands
@@ -73,6 +131,50 @@ def test_latex_escapes_every_special_character(tmp_path, capsys):
         for char in "%#$":
             assert char not in line, line
     assert out.count(r"\begin{table}") == 3 and out.count(r"\end{tabular}") == 3
+
+
+HOSTILE_NAME = "x\n\\input{secret}\r%\u2028\\def\\y{z}"
+PDFLATEX = shutil.which("pdflatex")
+needs_pdflatex = pytest.mark.skipif(
+    PDFLATEX is None, reason="pdflatex is not installed (apt-get install texlive-latex-base "
+                             "texlive-latex-recommended; .ci/run installs it before the tests)")
+
+
+def hostile_latex(tmp_path, capsys) -> str:
+    """``solve --format latex`` of a spec whose name would run ``\\input`` after a line break
+    and whose ids start with ``[`` and ``*`` (read as ``\\\\[1em]`` and ``\\\\*``)."""
+    spec = write(tmp_path, {"problem": "drf", "name": HOSTILE_NAME, "capacity": {"cpu": 9},
+                            "users": [{"id": "[1em] B", "demand": {"cpu": 1}},
+                                      {"id": "*star", "demand": {"cpu": 3}}]})
+    code, out, err = cli(capsys, "solve", spec, "--format", "latex")
+    assert code == 0, err
+    return out
+
+
+def test_latex_escapes_user_strings_in_comments_and_row_starts(tmp_path, capsys):
+    out = hostile_latex(tmp_path, capsys)
+    lines = out.splitlines()
+    assert not any(re.match(r"\s*\\(input|def)", line) for line in lines)
+    comment = next(line for line in lines if line.startswith("% x"))
+    assert r"\textbackslash{}input\{secret\}" in comment and "\\%" in comment
+    rows = [line for line in lines if line.endswith(r"\\")]
+    assert rows and not any(re.match(r"\s*[\[*]", line) for line in rows)
+    assert r"{[}1em{]} B & " in out and r"{*}star & " in out
+
+
+@needs_pdflatex
+def test_latex_with_hostile_names_compiles_to_their_text(tmp_path, capsys):
+    (tmp_path / "table.tex").write_text(hostile_latex(tmp_path, capsys), encoding="utf-8")
+    (tmp_path / "secret.tex").write_text("\\typeout{INJECTED}SECRET\n", encoding="utf-8")
+    (tmp_path / "doc.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs,amssymb}\n\\pdfcompresslevel=0\n"
+        "\\begin{document}\n\\input{table}\n\\end{document}\n", encoding="utf-8")
+    done = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "INJECTED" not in (tmp_path / "doc.log").read_text(errors="replace")
+    page = (tmp_path / "doc.pdf").read_bytes()          # uncompressed: text in TJ strings
+    assert b"([1em])" in page and b"(*star)" in page and b"(secret)" in page
 
 
 def test_html_escapes_and_parses(tmp_path, capsys):

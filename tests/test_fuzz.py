@@ -9,7 +9,9 @@ Whatever the input, the command line must:
 - on exit 0 or 1 print a result with no NaN or infinity in it, and on exit 0 one that passes its
   own feasibility check;
 and an allocation made infeasible on purpose (every amount inflated a thousandfold) must never
-validate as feasible.
+validate as feasible; and names and ids built from hostile fragments (line breaks, ``%``,
+``\\input{...}``, ``[1em]``, ``=HYPERLINK(...)``, ``@SUM``, ``+1+2``, tabs, unicode) must stay
+text in LaTeX (checked by a TeX tokenizer written here) and never start a formula in CSV.
 
 `make test` runs a few examples per kind, the same ones every time (default 6); `make fuzz` runs
 a long random campaign with the same properties (``FAIRALLOC_FUZZ_EXAMPLES`` per test, 500
@@ -19,12 +21,14 @@ unless set); hypothesis prints how to reproduce any failure it finds.
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
 import math
 import os
 import re
 import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -242,3 +246,114 @@ def test_an_inflated_allocation_never_validates_as_feasible(kind, tmp_path):
             assert (code, result["status"], verdicts["feasibility"]) == (1, "infeasible", "fails")
         else:           # token: no capacity to exceed, but probabilities above 1 are no strategy
             assert "fails" in verdicts.values(), verdicts
+
+
+HOSTILE = ["\n", "\r", "\r\n", "\t", "\u2028", "\x00", "\x7f", "%", "\\input{secret}",
+           "\\def\\x{y}", "[1em]", "*", "=HYPERLINK(\"http://127.0.0.1:9/\",\"x\")",
+           "=cmd|' /C calc'!A0", "@SUM(A1)", "+1+2", "-cmd", "-1.5", "＝1", "&", "#", "$", "_",
+           "^", "~", "{", "}", "\\", "|", "\\\\", "é", "💥", "δ", " ", ",", '"', "'"]
+# Control sequences a table may hold: its structure and the escapes of special characters.
+LATEX_WORDS = {"begin", "end", "centering", "caption", "toprule", "midrule", "bottomrule", "par",
+               "smallskip", "footnotesize", "textbackslash", "textasciitilde", "textasciicircum",
+               "textless", "textgreater", "textbar", "checkmark", "ldots", "times", "div", "geq",
+               "leq", "delta", "eta", "phi", "usepackage"}
+LATEX_SYMBOLS = set("&%$#_{}\\")
+FORMULA_STARTS = tuple("=+-@\t\r＝＋－＠")
+
+
+def hostile_text() -> st.SearchStrategy:
+    """A string a hostile user would put in a name or an id: fragments that end a LaTeX
+    comment, run a macro, start an optional argument or a spreadsheet formula, and text."""
+    piece = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=4))
+    return st.lists(piece, min_size=1, max_size=5).map("".join).filter(bool)
+
+
+def tex_tokens(line: str) -> list[str]:
+    """A line as TeX reads it: control words (``\\\\name``), control symbols (``\\\\&``) and
+    characters, up to a ``%`` comment (written from TeX's rules, not from render.py)."""
+    tokens, i = [], 0
+    while i < len(line):
+        if line[i] == "\\":
+            j = i + 1
+            while j < len(line) and line[j].isascii() and line[j].isalpha():
+                j += 1
+            j = max(j, i + 2)
+            tokens.append(line[i:j])
+            i = j
+        elif line[i] == "%":
+            break
+        else:
+            tokens.append(line[i])
+            i += 1
+    return tokens
+
+
+def check_latex(text: str) -> None:
+    """No user string escapes its place: lines are only comments, commands and rows; every
+    control sequence is the table's own or an escape; no raw special character outside math
+    symbols and cell separators; every row has the header's cells; no row starts with ``[``
+    or ``*`` (an optional argument or star of the ``\\\\`` before it)."""
+    cells = None
+    for line in text.splitlines():
+        if not line or line.startswith("% "):
+            continue
+        tokens = tex_tokens(line)
+        if line.startswith("\\begin{tabular}"):
+            cells = None                                   # a new table
+        words = {t[1:] for t in tokens if len(t) > 2 and t.startswith("\\")}
+        assert words <= LATEX_WORDS, (words - LATEX_WORDS, line)
+        symbols = {t[1:] for t in tokens if len(t) == 2 and t.startswith("\\")}
+        assert symbols <= LATEX_SYMBOLS, line
+        assert tokens.count("$") % 2 == 0, line                  # math: the symbols' own
+        assert not {"^", "_", "#", "~"} & set(tokens), line
+        if line.endswith("\\\\"):                        # a row: header or body
+            assert tokens[0] not in ("[", "*"), line
+            separators = tokens.count("&")
+            cells = separators if cells is None else cells
+            assert separators == cells, line
+        elif not line.startswith("\\"):
+            raise AssertionError(f"a line outside the table's structure: {line!r}")
+        depth = 0
+        for token in tokens:
+            depth += {"{": 1, "}": -1}.get(token, 0)
+            assert depth >= 0, line
+        assert depth == 0, line
+
+
+def check_csv(text: str, ids: list[str]) -> None:
+    """Every row has the header's cells; no cell starts a formula unless it is a number; the
+    id column gives back each id (with the rule's leading ' when it starts like a formula)."""
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert len({len(r) for r in rows}) == 1, rows
+    for row in rows:
+        for cell in row:
+            if cell.startswith(FORMULA_STARTS):
+                float(cell)                      # a number, or the spreadsheet would run it
+    marked = ["'" + i if i.startswith(FORMULA_STARTS) and not is_float(i) else i for i in ids]
+    assert sorted(r[0] for r in rows[1:]) == sorted(marked)
+
+
+def is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@FUZZ
+@given(hostile_text(), st.lists(hostile_text(), min_size=1, max_size=3, unique=True))
+def test_hostile_names_and_ids_never_inject_through_latex_or_csv(name, ids):
+    spec = {"problem": "drf", "name": name, "capacity": {"cpu": 9},
+            "users": [{"id": i, "demand": {"cpu": 1 + n}} for n, i in enumerate(ids)]}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "spec.json"
+        path.write_text(dump(spec), encoding="utf-8")
+        code, latex, err = run("solve", str(path), "--format", "latex")
+        if code == 2:                       # a spec fairalloc refuses (a lone surrogate)
+            return
+        assert code == 0, err
+        check_latex(latex)
+        code, table, err = run("solve", str(path), "--format", "csv")
+        assert code == 0, err
+        check_csv(table, ids)

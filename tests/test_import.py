@@ -144,3 +144,59 @@ def test_numeric_ids_become_strings(tmp_path, capsys):
     code, out, _ = cli(capsys, "import", "drf", write(tmp_path, "id,demand.cpu\n7,1\n8,2\n"),
                        "--set", "capacity.cpu=4")
     assert code == 0 and [u["id"] for u in json.loads(out)["users"]] == ["7", "8"]
+
+
+def test_ids_are_the_text_written_and_numbers_their_written_value(tmp_path, capsys):
+    text = ("id,demand.cpu,weight,max_tasks\n1,1,1,1\n2,2.5,2,2\n2.5,1,1,3\ntrue,1,1,4\n"
+            "2024-01-01,1,1,5\n12345678901234567890,3,1,6\n007,1e1,1.5,7\n")
+    code, out, err = cli(capsys, "import", "drf", write(tmp_path, text), "--set",
+                         "capacity.cpu=40")
+    assert code == 0, err
+    users = json.loads(out)["users"]
+    assert [u["id"] for u in users] == ["1", "2", "2.5", "true", "2024-01-01",
+                                        "12345678901234567890", "007"]
+    assert [u["demand"]["cpu"] for u in users] == [1, 2.5, 1, 1, 1, 3, 10]
+    assert [u["weight"] for u in users] == [1, 2, 1, 1, 1, 1, 1.5]
+    assert '"max_tasks":7}' in out                                 # whole numbers stay whole
+    number = traces.Leaf(("x",), "number")
+    assert traces.column_values(["12345678901234567891", "2.5", None], number)[0] == \
+        [12345678901234567891, 2.5, None]                            # every digit kept
+
+
+def test_parquet_ids_typed_as_numbers_dates_or_booleans_are_their_text(tmp_path, capsys):
+    parquet = tmp_path / "t.parquet"
+    with duckdb.connect() as con:
+        con.execute(f"""COPY (SELECT * FROM (VALUES
+            (1.0::DOUBLE, 7::INTEGER, DATE '2024-01-01', true, 12345678901234567890::UBIGINT,
+             0.1::FLOAT),
+            (2.5, 8, DATE '2024-01-02', false, 1, 0.2)) t(d, i, day, flag, big, "demand.cpu"))
+            TO '{parquet}' (FORMAT parquet)""")
+    expected = {"d": ["1", "2.5"], "i": ["7", "8"], "day": ["2024-01-01", "2024-01-02"],
+                "flag": ["true", "false"], "big": ["12345678901234567890", "1"]}
+    for column, ids in expected.items():
+        code, out, err = cli(capsys, "import", "drf", str(parquet), "--map", f"id={column}",
+                             "--set", "capacity.cpu=4")
+        assert code == 0, err
+        users = json.loads(out)["users"]
+        assert [u["id"] for u in users] == ids
+        assert [u["demand"]["cpu"] for u in users] == [0.1, 0.2]     # FLOAT as written
+
+
+@pytest.mark.parametrize("text, line", [
+    ('id,demand.cpu\n"a\nb",1\nc,x\n', 4),                 # a line break inside a cell
+    ('id,demand.cpu\n"a\r\nb",1\n\n"c ""x""",x\n', 5),      # CRLF in a cell, a blank line
+    ('id,"no\nte",demand.cpu\na,z,1\nb,z,x\n', 4),      # ... in the header
+])
+def test_a_bad_cell_after_a_quoted_line_break_names_its_line(tmp_path, capsys, text, line):
+    path = tmp_path / "t.csv"
+    path.write_bytes(text.encode())
+    code, _, err = cli(capsys, "import", "drf", str(path), "--set", "capacity.cpu=4")
+    assert code == 2
+    assert f"line {line}, column 'demand.cpu': 'x' is not a number" in err, err
+
+
+def test_a_spec_error_after_a_quoted_line_break_names_its_line(tmp_path, capsys):
+    code, _, err = cli(capsys, "import", "drf", write(tmp_path, 'id,demand.cpu\n"a\nb",1\n'
+                                                                 "c,-1\n"),
+                       "--set", "capacity.cpu=4")
+    assert code == 2 and "users[1].demand.cpu" in err and "(line 4 of" in err, err

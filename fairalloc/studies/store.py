@@ -114,6 +114,18 @@ def quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def csv_safe_columns(con) -> str:
+    """The ``results`` columns for a CSV export on connection ``con``: each text column
+    through :func:`~fairalloc.render.csv_safe` (registered on ``con``) and each name made
+    safe, so no cell of the file starts a spreadsheet formula."""
+    from fairalloc.render import csv_safe
+
+    con.create_function("csv_safe", csv_safe, ["VARCHAR"], "VARCHAR")
+    return ", ".join((f"csv_safe({quoted(name)})" if kind == "VARCHAR" else quoted(name))
+                     + f" AS {quoted(csv_safe(name))}"
+                     for name, kind, *_ in con.execute("DESCRIBE results").fetchall())
+
+
 class Store:
     """A DuckDB study store at ``path`` (None: in memory, for a run whose rows are only
     summarised). ``read_only`` opens an existing store for summaries and exports."""
@@ -272,10 +284,12 @@ class Store:
                                  [study]).fetchone()[0]
         import duckdb
 
-        with replacing(path, failures=(OSError, duckdb.IOException)) as temporary:
+        with replacing(path, failures=(OSError, duckdb.IOException)) as temporary, \
+                self.con.cursor() as con:   # its own connection: the CSV function dies with it
             target = temporary.replace("'", "''")
-            self.con.execute(f"COPY (SELECT * FROM results WHERE study = $1 "
-                             f'ORDER BY instance, method, "repeat") TO \'{target}\' '
-                             f"(FORMAT {fmt})", [study])
+            columns = csv_safe_columns(con) if fmt == "csv" else "*"
+            con.execute(f"COPY (SELECT {columns} FROM results WHERE study = $1 "
+                        f'ORDER BY instance, method, "repeat") TO \'{target}\' '
+                        f"(FORMAT {fmt})", [study])
         return count
 
