@@ -71,7 +71,7 @@ def fairest_optimum(
                             keep=np.array([len(idx)]), time_limit=left)
         if report.status != "optimal":
             raise SolverError(f"EMRF fairest-optimum round: HiGHS says {report.status}")
-        t = report.x[-1]
+        t = max(report.x[-1], 0.0)          # t >= 0 is its bound: -1e-14 is HiGHS's noise
         reduced = np.abs(report.col_dual[:-1])
         blocked = idx[reduced > 1e-9 * max(reduced.max(initial=0.0), 1e-300)]
         if blocked.size == 0:
