@@ -83,3 +83,24 @@ def test_emrf_lp_at_knob_zero_has_no_negative_noise():
     assert min(total) >= 0
     assert total[0] == 0 and total[1] == pytest.approx(100 / 3, rel=1e-9)
 
+
+FIVE_USERS = {"problem": "emrf", "capacity": {"cpu": 1.25, "gpu": 10.0}, "knob": 0.5,
+                "users": [{"id": f"u{i}", "weight": w, "split": {"cpu": c, "gpu": 1 - c}}
+                          for i, (w, c) in enumerate([(0.56, 0.8), (3.35, 0.6), (3.69, 0.5),
+                                                      (2.62, 0.2), (3.05, 0.3)])]}
+
+
+@pytest.mark.parametrize("scale", [1e-6, 6e8, 1e9, 1e11])
+def test_emrf_lp_scales_with_the_capacities(scale):
+    """At capacities of 1e9 HiGHS's absolute tolerances made the fairest-optimum round
+    infeasible (or optimal without a solution); the LPs now run in units of the largest
+    capacity, so the totals scale with the capacities."""
+    spec = {**FIVE_USERS,
+            "capacity": {d: c * scale for d, c in FIVE_USERS["capacity"].items()}}
+    base = fairalloc.solve(FIVE_USERS)
+    result = fairalloc.solve(spec)
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(base.objective * scale, rel=1e-9)
+    assert [f.verdict for f in result.validation] == [f.verdict for f in base.validation]
+    for got, want in zip(result.allocation.column("total"), base.allocation.column("total")):
+        assert got == pytest.approx(want * scale, rel=1e-7, abs=1e-9 * scale)
