@@ -392,7 +392,7 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
     budget = min(PROBE_SOLVES, max(len(m.resources) + 1, PROBE_WORK // m.n))
     unit = unit_scale(m)
 
-    def gain(i: int, label: str, liar, outcome) -> dict:
+    def gain(i: int, label: str, liar, outcome) -> dict | None:
         held = liar.market.bundle_of(outcome.allocation, int(i))
         true_units = float(m.worth(np.array([i]), held[None, :])[0])
         if not exceeds(true_units, x[i], unit[i]):
