@@ -8,8 +8,9 @@ MILP, no size cap and no time limit.
 
 from __future__ import annotations
 
+import heapq
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -75,3 +76,68 @@ def highest_level(fits: Callable[[float], bool], lo: float, hi: float) -> float:
         else:
             hi_bits = mid
     return bits_float(lo_bits)
+
+
+class TiedQueue:
+    """Participants by level, lowest first, where levels a relative ``tie`` apart are one
+    level and, within one level, the participant listed first (smallest index) comes first:
+    float keys such as 3 x 0.1 / 0.1 = 3.0000000000000004 against 3.0 must not decide a tie
+    the user wrote. The distinct levels are a heap, each with a heap of its participants, so
+    a pop costs O(log n) plus the distinct levels within ``tie`` of the lowest (usually one).
+
+    >>> q = TiedQueue(enumerate([3 * 0.1 / 0.1, 3.0, 4.0]), 1e-12)
+    >>> [q.pop() for _ in range(3)]
+    [0, 1, 2]
+    """
+
+    def __init__(self, entries: Iterable[tuple[int, float]], tie: float) -> None:
+        """``entries``: (participant, level) pairs, participants in increasing order."""
+        self.within = 1 + tie
+        self.members: dict[float, list[int]] = {}
+        for i, level in entries:
+            self.members.setdefault(level, []).append(i)      # in index order: a heap
+        self.levels = list(self.members)
+        heapq.heapify(self.levels)
+
+    def __bool__(self) -> bool:
+        return bool(self.levels)
+
+    def push(self, level: float, i: int) -> None:
+        """Participant i at ``level``."""
+        same = self.members.get(level)
+        if same is None:
+            self.members[level] = [i]
+            heapq.heappush(self.levels, level)
+        else:
+            heapq.heappush(same, i)
+
+    def pop(self) -> int:
+        """Remove and return the participant listed first among those within ``tie`` of the
+        lowest level (levels are non-negative)."""
+        levels = self.levels
+        low = levels[0]
+        if len(levels) > 1:
+            # the second lowest level is one of the heap's next two entries
+            band = low * self.within
+            if levels[1] <= band or (len(levels) > 2 and levels[2] <= band):
+                return self._pop_band()
+        same = self.members[low]
+        if len(same) == 1:
+            del self.members[low]
+            heapq.heappop(levels)
+            return same[0]
+        return heapq.heappop(same)
+
+    def _pop_band(self) -> int:
+        low = heapq.heappop(self.levels)
+        band = [low]
+        while self.levels and self.levels[0] <= low * self.within:
+            band.append(heapq.heappop(self.levels))
+        first = min(band, key=lambda level: self.members[level][0])
+        i = heapq.heappop(self.members[first])
+        for level in band:
+            if self.members[level]:
+                heapq.heappush(self.levels, level)
+            else:
+                del self.members[level]
+        return i

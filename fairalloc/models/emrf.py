@@ -207,10 +207,12 @@ def efficiency_model(m: Leontief, residual: np.ndarray):
 
     maximise sum_i F'_i (15) s.t. sum_i F'_i xi_id <= C'_d for every device (16), and
     F'_i / S_i = F'_j / S_j for users with the same split (17), chained user to user.
+    F' is in the unit of ``residual``; (17) is homogeneous, so S is taken relative to its
+    largest value (coefficients near 1 whatever the capacities).
     """
     import pyomo.environ as pyo
 
-    S = fair_share(m)
+    S = fair_share(m) / fair_share(m).max()
     classes = m.classes()
     chain = [
         (int(prev), int(cur))

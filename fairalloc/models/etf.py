@@ -32,6 +32,9 @@ from fairalloc.preconditions import check_at_least, check_unique_ids
 ROUNDING_SLACK = 1e-9  # a guarantee of 6.999999999 slices (float noise) is 7
 SMALLEST_POWER = 1e-3  # watts; with power <= 1e6 and weights in 1e-6..1e6 weighted energies
 SMALLEST_WEIGHT = 1e-6  # stay ordinary floats and the leximin MILP well scaled
+# The kind's tie rule: weighted energies a relative TIE apart are one energy (3 x 0.1 / 0.1 is
+# 3.0000000000000004), and ties go to the app listed first; every method and check uses it
+TIE = 1e-12
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,15 +6,15 @@ the same allocation for divisible tasks (a property test checks it on random ins
 
 from __future__ import annotations
 
-import heapq
 import time
 
 import numpy as np
 
 from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
+from fairalloc.levels import TiedQueue
 from fairalloc.models.drf import DrfProblem, leximin_model
-from fairalloc.models.leontief import Leontief
+from fairalloc.models.leontief import TIE, Leontief
 from fairalloc.models.program import SparseRows
 from fairalloc.result import Solution
 from fairalloc.solvers.highs import INF, load_matrix, run_loaded, solve_pyomo
@@ -68,7 +68,7 @@ def fill_divisible(market: Leontief, stop: bool = False) -> np.ndarray:
         if stop:
             x[rest] = t_sat * rate[rest]
             break
-        hit = t_d <= t_sat * (1 + 1e-12)
+        hit = t_d <= t_sat * (1 + TIE)
         frozen = rest[(market.demand[rest][:, hit] > 0).any(axis=1)]
         x[frozen] = t_sat * rate[frozen]
         active[capped] = False
@@ -82,24 +82,25 @@ def fill_whole_tasks(market: Leontief, stop: bool = False) -> np.ndarray:
     (Mesos-style DRF; ties to the user listed first) until no user's next task fits.
 
     A user whose next task does not fit is dropped: free capacity only shrinks. With ``stop``
-    the filling ends at the first task that does not fit.
+    the filling ends at the first task that does not fit. Shares a relative ``TIE`` apart
+    are one share (``levels.TiedQueue``).
     """
     step = (market.dominant() / market.weights).tolist()
     demand = market.demand.tolist()
     caps = market.caps.tolist()
     slack = (market.capacity * (1 + 1e-12)).tolist()
     tasks = [0] * market.n
-    heap = [(0.0, i) for i in range(market.n)]
-    heapq.heapify(heap)
-    while heap:
-        _, i = heapq.heappop(heap)
+    queue = TiedQueue(((i, 0.0) for i in range(market.n)), TIE)
+    pop, push = queue.pop, queue.push
+    while queue:
+        i = pop()
         if tasks[i] + 1 > caps[i]:
             continue
         need = demand[i]
         if all(a <= s for a, s in zip(need, slack)):
             slack = [s - a for a, s in zip(need, slack)]
             tasks[i] += 1
-            heapq.heappush(heap, (tasks[i] * step[i], i))
+            push(tasks[i] * step[i], i)
         elif stop:
             break
     return np.array(tasks, dtype=float)

@@ -71,7 +71,7 @@ def fairest_optimum(
                             keep=np.array([len(idx)]), time_limit=left)
         if report.status != "optimal":
             raise SolverError(f"EMRF fairest-optimum round: HiGHS says {report.status}")
-        t = report.x[-1]
+        t = max(report.x[-1], 0.0)          # t >= 0 is its bound: -1e-14 is HiGHS's noise
         reduced = np.abs(report.col_dual[:-1])
         blocked = idx[reduced > 1e-9 * max(reduced.max(initial=0.0), 1e-300)]
         if blocked.size == 0:
@@ -87,25 +87,29 @@ def efficiency_allocation(
 ) -> tuple[np.ndarray, float, str]:
     """F'_i: the efficiency LP (15)-(17) on the residual capacity, fairest optimum chosen.
 
-    Returns (F', optimum of (15), formulation used).
+    Returns (F', optimum of (15), formulation used). The LPs are solved in units of the
+    largest capacity: HiGHS's tolerances are absolute (1e-7), so at capacities of 1e9 its
+    rounds disagreed about the optimum and at 1e-6 its noise was the size of the answer.
     """
     classes = m.classes()
     S = fair_share(m)
+    unit = float(m.capacity.max())
+    room = residual / unit
     split = m.demand[classes.first]
-    shares = np.bincount(classes.label, weights=S, minlength=classes.count)
+    shares = np.bincount(classes.label, weights=S, minlength=classes.count) / unit
     literal = formulation == "literal" or (formulation == "auto" and m.n <= LITERAL_UP_TO)
     if literal:
-        report = solve_pyomo(efficiency_model(m, residual), time_limit=time_limit)
+        report = solve_pyomo(efficiency_model(m, room), time_limit=time_limit)
         used = "literal (Pyomo, one variable per user)"
     else:
-        report = solve_wide(np.ones(classes.count), split.T, np.full(len(residual), -INF),
-                            residual, np.full(classes.count, INF), time_limit=time_limit)
+        report = solve_wide(np.ones(classes.count), split.T, np.full(len(room), -INF),
+                            room, np.full(classes.count, INF), time_limit=time_limit)
         used = "ratio classes (highspy, one variable per class)"
     if report.status != "optimal":
         raise SolverError(f"EMRF efficiency LP: HiGHS says {report.status}")
-    y = fairest_optimum(split, shares, residual, report.objective, time_limit)
+    y = fairest_optimum(split, shares, room, report.objective, time_limit)
     extra = S * (y / shares)[classes.label]
-    return extra, float(report.objective), used
+    return extra, float(report.objective) * unit, used
 
 
 def knob_policy(problem: EmrfProblem, formulation: str = "auto",

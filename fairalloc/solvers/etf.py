@@ -8,15 +8,15 @@ to the apps in increasing order of (weighted energy before the slice, position i
 
 from __future__ import annotations
 
-import heapq
 import time
 
 import numpy as np
 
 from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
-from fairalloc.levels import fewest_reaching, highest_level
+from fairalloc.levels import TiedQueue, fewest_reaching, highest_level
 from fairalloc.models.etf import (
+    TIE,
     EtfProblem,
     energy_fair_time,
     energy_key,
@@ -37,18 +37,20 @@ def greedy_slices(p: EtfProblem) -> np.ndarray:
     """Algorithm 1: the guarantees (line 1), then one slice at a time to the app with the least
     weighted energy among those below their demand (lines 4-8); ties to the app listed first.
     A heap makes each slice O(log n); the loop runs once per leftover slice, so it grows with T.
+    Energies a relative ``TIE`` apart are one energy (``levels.TiedQueue``).
     """
     t = guarantee(p).tolist()
     power, weights, demand = p.power.tolist(), p.weights.tolist(), p.demand.tolist()
     left = p.quantum - sum(t)
-    heap = [(energy_key(t[i], power[i], weights[i]), i) for i in range(p.n) if t[i] < demand[i]]
-    heapq.heapify(heap)
-    while left > 0 and heap:
-        _, i = heapq.heappop(heap)
+    queue = TiedQueue(((i, energy_key(t[i], power[i], weights[i])) for i in range(p.n)
+                       if t[i] < demand[i]), TIE)
+    pop, push = queue.pop, queue.push
+    while left > 0 and queue:
+        i = pop()
         t[i] += 1
         left -= 1
         if t[i] < demand[i]:
-            heapq.heappush(heap, (energy_key(t[i], power[i], weights[i]), i))
+            push(energy_key(t[i], power[i], weights[i]), i)
     return np.array(t, dtype=np.int64)
 
 
@@ -57,15 +59,13 @@ def whole_total(t: np.ndarray) -> int:
     return int(t.astype(np.int64).sum())
 
 
-def level_slices(p: EtfProblem) -> tuple[np.ndarray, np.ndarray, int, float]:
-    """The whole-slice water level and what is left at it.
+def level_slices(p: EtfProblem) -> tuple[np.ndarray, float]:
+    """The whole-slice water level z* and need(z*).
 
     With need_i(z) = min(h_i, max(g_i, fewest t with e_i(t) >= z)) (h_i = min(d_i, T), g the
     guarantees of eq. 7, e_i(t) = t P_i / w_i as ``energy_key`` computes it), the level is
     z* = max {z : sum_i need_i(z) <= T}, found by bisection on the float level (``levels``;
-    at most 64 vectorised counts, whatever T). Returns need(z*), the apps sitting exactly at
-    z* below their cap (spec order), the s = T - sum need(z*) slices left and z*. By the
-    maximality of z*, s is less than the number of those apps unless every app is at its cap.
+    at most 64 vectorised counts, whatever T).
     """
     g = guarantee(p).astype(float)
     cap = np.minimum(p.demand, float(p.quantum))          # no app can use more than T
@@ -81,40 +81,43 @@ def level_slices(p: EtfProblem) -> tuple[np.ndarray, np.ndarray, int, float]:
 
     level = highest_level(fits, float(energy_key(g, p.power, p.weights).min()),
                           float(energy_key(cap, p.power, p.weights).max()))
-    t = need(level)
-    at_level = np.flatnonzero((t < cap) & (energy_key(t, p.power, p.weights) == level))
-    return t, at_level, p.quantum - whole_total(t), level
+    return need(level), level
+
+
+def tied_slices(p: EtfProblem) -> tuple[np.ndarray, np.ndarray, int]:
+    """The slices below the water level, the apps at it and the slices left for them, with
+    energies a relative ``TIE`` apart taken for one energy (the kind's tie rule).
+
+    Starting from need(z*) of ``level_slices``: an app whose slice before its last already
+    reached z* within ``TIE`` took the last slice only to clear an ulp, so it steps back to
+    the level (its slice is left over); the apps at the level are those below their cap
+    within ``TIE`` of z*, in spec order. Returns those slices, the apps at the level and the
+    s = T - sum of the slices left. By the maximality of z*, s is less than the number of
+    apps at the level unless every app is at its cap.
+    """
+    t, level = level_slices(p)
+    back = (t > guarantee(p)) & (energy_key(t - 1, p.power, p.weights) >= level * (1 - TIE))
+    t = t - back
+    cap = np.minimum(p.demand, float(p.quantum))
+    at_level = np.flatnonzero((t < cap) & (energy_key(t, p.power, p.weights)
+                                           <= level * (1 + TIE)))
+    return t, at_level, p.quantum - whole_total(t)
 
 
 def waterfill_slices(p: EtfProblem) -> np.ndarray:
     """The greedy's allocation in closed form, at a cost that does not grow with T.
 
     The greedy gives app i its (t+1)-th slice when its key e_i(t) is the smallest of all apps'
-    current keys, and each app's keys increase with t: so it hands out the R smallest
-    (key, index) pairs among t = g_i .. h_i - 1 (R = min(T - sum g, sum (h - g))). Those are
-    every slice with a key below the level z* of ``level_slices`` (at most R of them, as
+    current keys (within ``TIE``), and each app's keys increase with t: so it hands out the R
+    smallest (key, index) pairs among t = g_i .. h_i - 1 (R = min(T - sum g, sum (h - g))).
+    Those are every slice with a key below the level z* (at most R of them, as
     sum need(z*) <= T) and, as the s slices left are fewer than the apps at z* (each has one
-    key equal to z*), the first s of those in spec order (the greedy's tie-break) and no key
-    above z*.
+    key at z*), the first s of those in spec order (the greedy's tie-break) and no key
+    above z* (``tied_slices``).
     """
-    t, at_level, left, _ = level_slices(p)
+    t, at_level, left = tied_slices(p)
     t[at_level[:left]] += 1
     return t.astype(np.int64)
-
-
-TIE = 1e-12   # relative: weighted energies this close are one energy (see leximin_slices)
-
-
-def tied_level(p: EtfProblem, t: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-    """``level_slices``' need(z*) and apps at z* when energies a relative ``TIE`` apart are one
-    energy: an app whose slice before its last already reached z* within that took the last
-    slice only to clear an ulp, so it steps back to the level (its slice is left over); the
-    apps at the level are those below their cap within ``TIE`` of z*, in spec order."""
-    back = (t > guarantee(p)) & (energy_key(t - 1, p.power, p.weights) >= level * (1 - TIE))
-    t = t - back
-    cap = np.minimum(p.demand, float(p.quantum))
-    return t, np.flatnonzero((t < cap) & (energy_key(t, p.power, p.weights)
-                                          <= level * (1 + TIE)))
 
 
 def leximin_slices(p: EtfProblem) -> np.ndarray:
@@ -149,9 +152,7 @@ def leximin_slices(p: EtfProblem) -> np.ndarray:
     >>> leximin_slices(p).tolist(), waterfill_slices(p).tolist()   # energies (0, 100), (1, 0)
     ([0, 1], [1, 0])
     """
-    t, _, _, level = level_slices(p)
-    t, at_level = tied_level(p, t, level)
-    left = p.quantum - whole_total(t)
+    t, at_level, left = tied_slices(p)
     lifted_to = energy_key(t + 1, p.power, p.weights)[at_level]
     t[at_level[np.argsort(-lifted_to, kind="stable")[:left]]] += 1
     return t.astype(np.int64)

@@ -9,12 +9,11 @@ import numpy as np
 
 from fairalloc.allocation import Allocation
 from fairalloc.levels import fewest_reaching, highest_level
-from fairalloc.models.etf import EtfProblem, energy_key, guarantee
+from fairalloc.models.etf import TIE, EtfProblem, energy_key, guarantee
 from fairalloc.result import Finding
 from fairalloc.validators import no_mechanism, nothing_found, probe
 
 PROBE_CALLS = 40      # re-runs of the mechanism the strategy-proofness probe may make
-RTOL = 1e-9
 
 
 def _slices(allocation: Allocation) -> np.ndarray:
@@ -111,8 +110,8 @@ def max_min(p: EtfProblem, allocation: Allocation, **_) -> Finding:
     e = energy_key(t, p.power, p.weights)
     c = p.power / p.weights
     low = float(e.min())
-    at_min = np.flatnonzero(e <= low * (1 + RTOL))
-    donors = (t > guarantee(p)) & (e - c > low * (1 + RTOL))
+    at_min = np.flatnonzero(e <= low * (1 + TIE))
+    donors = (t > guarantee(p)) & (e - c > low * (1 + TIE))
     if at_min.size == 1 and t[at_min[0]] < p.demand[at_min[0]] and donors.any():
         m, i = int(at_min[0]), int(np.flatnonzero(donors)[0])   # the plainest witness
         raised = min(e[m] + c[m], e[i] - c[i], np.delete(e, [m, i]).min(initial=np.inf))
@@ -121,7 +120,7 @@ def max_min(p: EtfProblem, allocation: Allocation, **_) -> Finding:
                        f"weighted energy from {low:.6g} to {raised:.6g}",
                        {"from": p.ids[i], "to": p.ids[m], "minimum": low, "raised_to": raised})
     best, slices = max_min_slices(p)
-    if best > low * (1 + RTOL):
+    if best > low * (1 + TIE):
         return Finding("max_min", False,
                        f"minimum weighted energy {low:.6g}, but {best:.6g} is reachable",
                        {"minimum": low, "max_min": best,

@@ -10,7 +10,10 @@ The checks on Leontief users (drf, emrf) share one view, ``problem.market``
 same demand direction, so they cost O(n D + K^2 D) for K classes instead of O(n^2).
 
 Tolerances: amounts are compared with a relative tolerance of 1e-7 (LP solutions are accurate to
-about 1e-9), whole tasks exactly.
+about 1e-9) of the amount or of its natural size, whichever is larger: a resource's capacity, and
+for a user's units what the user runs on the whole of its dominant resource (``unit_scale``).
+No tolerance is absolute, so a spec with every quantity scaled by any factor gets the same
+verdicts. Whole tasks are compared exactly.
 """
 
 from __future__ import annotations
@@ -33,9 +36,16 @@ PROBE_WORK = 400_000   # user-solves: at 1e5 users the probe re-solves D + 1 tim
 Mechanism = Callable[[object], Solution]
 
 
-def exceeds(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a > b beyond the relative tolerance."""
-    return a > b + RTOL * np.maximum(1.0, np.abs(b))
+def exceeds(a: np.ndarray, b: np.ndarray, scale: np.ndarray | float = 1.0) -> np.ndarray:
+    """a > b beyond the relative tolerance: ``RTOL`` of |b| or of ``scale``, the natural size
+    of the quantity compared (a capacity, ``unit_scale``; 1 for ratios), whichever is larger."""
+    return a > b + RTOL * np.maximum(scale, np.abs(b))
+
+
+def unit_scale(m: Leontief) -> np.ndarray:
+    """The natural size of user i's units, 1 / s_i: what it runs holding the whole of its
+    dominant resource. Tolerances on units are relative to it, so they scale with the spec."""
+    return 1.0 / m.dominant()
 
 
 def _worst(mask: np.ndarray, amount: np.ndarray) -> int:
@@ -49,14 +59,16 @@ def feasibility(problem, allocation: Allocation, **_) -> Finding:
     x, bundles = m.units(allocation), m.bundles(allocation)
     used = bundles.sum(axis=0)
     problems: list[dict] = []
-    over = exceeds(used, m.capacity)
+    over = exceeds(used, m.capacity, m.capacity)
+    unit = unit_scale(m)
     for d in np.flatnonzero(over):
         problems.append({"resource": m.resources[d], "used": used[d], "capacity": m.capacity[d]})
     checks = [
-        ((bundles < 0).any(axis=1), "a negative amount in its bundle"),
-        (x < -RTOL, "negative units"),
-        (exceeds(x, m.caps), "above its cap"),
-        (exceeds(x, m.worth(np.arange(m.n), bundles)), "more units than its bundle supports"),
+        ((bundles < -RTOL * m.capacity).any(axis=1), "a negative amount in its bundle"),
+        (x < -RTOL * unit, "negative units"),
+        (exceeds(x, m.caps, unit), "above its cap"),
+        (exceeds(x, m.worth(np.arange(m.n), bundles), unit),
+         "more units than its bundle supports"),
         ((np.abs(x - np.round(x)) > 1e-9) if m.integral else np.zeros(m.n, bool),
          "fractional tasks"),
     ]
@@ -75,7 +87,7 @@ def sharing_incentive(problem, allocation: Allocation, **_) -> Finding:
     weighted slice w_i / sum(w) of every resource."""
     m: Leontief = problem.market
     x, own = m.units(allocation), m.weighted_slice()
-    short = exceeds(own, x)
+    short = exceeds(own, x, unit_scale(m))
     if not short.any():
         return Finding("sharing_incentive", True,
                        f"all {m.n} users get at least their weighted slice's worth")
@@ -188,7 +200,7 @@ def _envious_by_dominance(m: Leontief, x: np.ndarray, bundles: np.ndarray) -> np
     if m.integral:
         target = x + 1 - 1e-9
     else:
-        target = x + RTOL * np.maximum(1.0, np.abs(x))
+        target = x + RTOL * np.maximum(unit_scale(m), np.abs(x))
     query = (target / m.weights)[:, None] * m.demand
     free = m.caps > target                           # a capped user cannot use more
     envious = np.zeros(m.n, dtype=bool)
@@ -200,7 +212,8 @@ def _envious_by_dominance(m: Leontief, x: np.ndarray, bundles: np.ndarray) -> np
         envious[users] = _dominated(scaled[:, dims], query[users][:, dims])
     own = envious & (scaled > query).all(axis=1, where=support)
     for i in np.flatnonzero(own):                    # dominated by its own bundle: ask the rest
-        envious[i] = bool(exceeds(_envy_worth(m, bundles, int(i)).max(), x[i]))
+        envious[i] = bool(exceeds(_envy_worth(m, bundles, int(i)).max(), x[i],
+                                  unit_scale(m)[i]))
     return envious
 
 
@@ -249,7 +262,7 @@ def envy_freeness(problem, allocation: Allocation, **_) -> Finding:
     worth = np.minimum(m.caps, m.weights / m.dominant() * best)
     if m.integral:
         worth = np.floor(worth + 1e-9)
-    envious = exceeds(worth, x)
+    envious = exceeds(worth, x, unit_scale(m))
     if not envious.any():
         return Finding("envy_freeness", True,
                        f"no user prefers another's weight-scaled bundle ({m.n} users, "
@@ -313,8 +326,10 @@ def pareto_efficiency(problem, allocation: Allocation, **_) -> Finding:
     classes = m.classes()
     growth_room = np.bincount(classes.label, weights=np.where(room > 0, room, 0.0) * m.dominant(),
                               minlength=classes.count)
-    report = solve_wide(np.ones(classes.count), classes.direction.T, np.full(len(slack), -INF),
-                        slack, np.where(np.isinf(growth_room), INF, growth_room))
+    # rows in shares of each capacity, so HiGHS's absolute tolerances are relative to it
+    report = solve_wide(np.ones(classes.count), classes.direction.T / m.capacity[:, None],
+                        np.full(len(slack), -INF), slack / m.capacity,
+                        np.where(np.isinf(growth_room), INF, growth_room))
     gain = report.x if report.x is not None else np.zeros(classes.count)
     growing = gain > RTOL * max(1.0, float(np.abs(x * m.dominant()).max(initial=0.0)))
     if not growing.any():
@@ -322,7 +337,7 @@ def pareto_efficiency(problem, allocation: Allocation, **_) -> Finding:
                        f"LP over {classes.count} demand classes: nobody can grow "
                        f"(max growth {report.objective:.3g})")
     c = int(np.argmax(gain))
-    members = np.flatnonzero((classes.label == c) & (room > RTOL))
+    members = np.flatnonzero((classes.label == c) & (room > RTOL * unit_scale(m)))
     i = int(members[0])
     alone = float(m.worth(np.array([i]), (x[i] * m.demand[i] + slack)[None, :])[0] - x[i])
     return Finding(
@@ -375,10 +390,13 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
     _, reps = np.unique(types, axis=0, return_index=True)
     reps = np.sort(reps)
     budget = min(PROBE_SOLVES, max(len(m.resources) + 1, PROBE_WORK // m.n))
+    unit = unit_scale(m)
 
-    def gain(i: int, label: str, liar, outcome) -> dict:
+    def gain(i: int, label: str, liar, outcome) -> dict | None:
         held = liar.market.bundle_of(outcome.allocation, int(i))
         true_units = float(m.worth(np.array([i]), held[None, :])[0])
+        if not exceeds(true_units, x[i], unit[i]):
+            return None
         return {"gain": true_units - x[i], "user": m.ids[i], "misreport": label,
                 "reported": dict(zip(m.resources, liar.market.demand[i])),
                 "true_units_truthful": x[i], "true_units_lying": true_units}
@@ -387,7 +405,7 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
                                  lambda i: _misreports(m.demand[i], m.resources),
                                  lambda i, lie: problem.with_demand(int(i), lie), gain, budget)
     scope = f"probed {probed} of {len(reps)} user types with {solves} misreports"
-    if best["gain"] > RTOL * max(1.0, float(np.abs(x).max(initial=0.0))):
+    if best["gain"] > 0:
         return Finding("strategy_proofness", False,
                        f"{best['user']} gains {best['gain']:.6g} units by lying ({scope})", best)
     return nothing_found(scope)

@@ -666,3 +666,17 @@ def test_quantum_beyond_exact_integers_is_a_spec_error():
     assert [v.path for v in caught.value.violations] == ["quantum"]
 
 
+
+
+FLOAT_TIE = {"problem": "etf", "quantum": 7, "phi": 0, "apps": [
+    {"id": "a0", "power": 0.1, "weight": 0.1}, {"id": "a1", "power": 1}]}
+
+
+@pytest.mark.parametrize("method", ["waterfill", "greedy", "leximin"])
+def test_every_method_applies_the_one_tie_rule(method):
+    """Both apps gain 1 per slice, but 3 x 0.1 / 0.1 is 3.0000000000000004 against 3.0: at 3
+    slices each the float keys gave the 7th slice to a1, where Algorithm 1 (ties to the app
+    listed first) gives it to a0. Every method breaks the tie the same way (``models.etf.TIE``)."""
+    result = fairalloc.solve(FLOAT_TIE, method=method)
+    assert list(result.allocation.column("time")) == [4, 3]
+    assert result.finding("max_min").verdict == "holds"

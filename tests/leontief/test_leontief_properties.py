@@ -564,3 +564,15 @@ def test_envy_verdict_same_on_both_paths(spec_file, monkeypatch):
         w = by_dominance.witness
         assert w["would_have"] > w["has"]
         assert w["by"] <= by_class.witness["by"] + 1e-9   # the class path names the worst
+
+
+def test_whole_task_ties_go_to_the_user_listed_first():
+    """A's share per task is 0.1 / 0.6 = 0.16666666666666669 and B's 0.3 / 0.6 / 3 =
+    0.16666666666666666: a tie the user wrote, an ulp apart in floats. With one task each,
+    A (listed first) gets the next one, and then B's does not fit (stop mode): 3 tasks in
+    all, where the float keys gave B the next task, which did not fit: 2."""
+    spec = {"problem": "drf", "capacity": {"cpu": 0.6}, "divisible": False,
+            "saturation": "stop",
+            "users": [{"id": "A", "demand": {"cpu": 0.1}},
+                      {"id": "B", "weight": 3, "demand": {"cpu": 0.3}}]}
+    assert list(fairalloc.solve(spec).allocation.column("tasks")) == [2, 1]
