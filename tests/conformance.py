@@ -131,8 +131,10 @@ def registered(name: str, kind: Kind) -> Iterator[None]:
         yield
         return
     names, built = KINDS._names, dict(KINDS._built)
-    KINDS._names = names if name in names else (*names, name)
-    KINDS._built[name] = kind
+    if name in names:
+        KINDS._built[name] = kind
+    else:                                  # refuses a record without schema and template
+        KINDS.add_kind(kind)
     forget_schemas()                       # options.method names this record's methods
     try:
         yield
@@ -389,6 +391,7 @@ CHECKS: tuple[Callable[[str, Kind, Solved], None], ...] = (
 
 def _run(check: Callable[[str, Kind, Solved], None], name: str, kind: Kind | None) -> None:
     record = KINDS[name] if kind is None else kind
+    assert record.name == name, f"the record is named {record.name!r}, not {name!r}"
     with registered(name, record):
         check(name, record, solved_for(name, record))
 
