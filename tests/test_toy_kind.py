@@ -4,6 +4,7 @@ dash, which no module in fairalloc/kinds/ can have, so it never meets a shipped 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,6 +174,21 @@ def test_the_toy_kind_runs_its_experiment_from_the_command_line(capsys, tmp_path
 @pytest.mark.parametrize("name", [name for name, _ in check_kind(NAME, KIND)])
 def test_the_toy_kind_passes_the_battery(name):
     dict(check_kind(NAME, KIND))[name]()
+
+
+def test_the_battery_runs_on_a_kind_never_registered(monkeypatch, request):
+    """An out-of-tree author runs the battery on their record alone (CONTRIBUTING.md): it is
+    lent the registry while each check runs, and the registry is as it was after."""
+    monkeypatch.setattr(KINDS, "_names", tuple(n for n in KINDS if n != NAME))
+    monkeypatch.setattr(KINDS, "_built", {k: v for k, v in KINDS._built.items() if k != NAME})
+    request.addfinalizer(forget_schemas)
+    forget_schemas()
+    for _, check in check_kind(NAME, KIND):
+        check()
+    assert NAME not in KINDS
+    with pytest.raises(ValueError, match="brings its schema and template"):
+        dict(check_kind(NAME, dataclasses.replace(KIND, schema=None)))[
+            "check_schema_is_draft_2020_12"]()
 
 
 def test_a_registered_method_gets_every_check_and_the_probe(monkeypatch, request):
