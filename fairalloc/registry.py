@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import pkgutil
 from collections.abc import Callable, Iterator, Mapping
 from importlib.metadata import entry_points
 
+from fairalloc import kinds
 from fairalloc.contract import Kind, method_options
 
-__all__ = ["KINDS", "Kind", "Kinds", "register_kind", "register_method"]
+__all__ = ["KINDS", "Kind", "Kinds", "register_kind", "register_method", "shipped_kinds"]
 
 ENTRY_POINTS = "fairalloc.methods"
 
@@ -95,7 +97,16 @@ def _forget_schemas() -> None:
     forget_schemas()
 
 
-KINDS: Kinds = Kinds(("drf", "emrf", "etf", "moldable", "accelos", "token", "hetero"))
+def shipped_kinds() -> tuple[str, ...]:
+    """The kinds fairalloc ships: one a module in ``fairalloc/kinds/``, found without importing
+    it, in the order of ``fairalloc.kinds.ORDER`` and then by name (a new kind needs no edit
+    here to be registered)."""
+    found = [m.name for m in pkgutil.iter_modules(kinds.__path__) if not m.ispkg]
+    listed = {name: i for i, name in enumerate(kinds.ORDER)}
+    return tuple(sorted(found, key=lambda name: (listed.get(name, len(listed)), name)))
+
+
+KINDS: Kinds = Kinds(shipped_kinds())
 
 
 def register_kind(kind: Kind) -> None:

@@ -1,4 +1,5 @@
-"""The conformance battery (tests/conformance.py) over every kind."""
+"""The conformance battery (tests/conformance.py) over every kind, and the battery refuting
+records broken the ways a kind's author breaks them."""
 
 from __future__ import annotations
 
@@ -6,35 +7,62 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from conformance import check_kind
+from conformance import CHECKS, check_kind
 
 import fairalloc
-from fairalloc.registry import KINDS
+from fairalloc.allocation import Allocation
+from fairalloc.registry import KINDS, shipped_kinds
+from fairalloc.result import Solution
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CASES = [(kind, name, check) for kind in KINDS for name, check in check_kind(kind)]
+# (kind, check) -> why it fails: defects the battery found in a shipped kind, left to the
+# kind's owner; strict, so a fixed kind makes its entry fail until it is removed
+KNOWN_DEFECTS = {
+    ("token", "check_a_feasibility_check_exists"):
+        "token has no feasibility check (thresholds within the utility range, token "
+        "distributions that are distributions), so solve's guard is off for it",
+    ("token", "check_the_exact_method_is_optimal"):
+        "token has no exact method (Kind.exact is None): mean-field-lp reports feasible",
+    ("token", "check_no_method_beats_the_exact_one"): "token has no exact method",
+    ("etf", "check_no_method_beats_the_exact_one"):
+        "energy-fair ignores phi's time guarantee (its time_guarantee check fails) and so "
+        "beats the exact leximin (30 > 27 on the template), which keeps it; the guarantee "
+        "constrains the exact problem but is not part of etf's feasibility check",
+}
+
+CASES = [pytest.param(kind, name, check, id=f"{kind}-{name}",
+                      marks=[pytest.mark.xfail(strict=True, raises=AssertionError,
+                                               reason=KNOWN_DEFECTS[kind, name])]
+                      if (kind, name) in KNOWN_DEFECTS else [])
+         for kind in KINDS for name, check in check_kind(kind)]
 
 
-@pytest.mark.parametrize("kind, name, check", CASES,
-                         ids=[f"{kind}-{name}" for kind, name, _ in CASES])
+@pytest.mark.parametrize("kind, name, check", CASES)
 def test_kind_conforms(kind, name, check):
     check()
+
+
+def test_every_shipped_check_runs_on_every_kind():
+    """A kind cannot drop out: the table above is every shipped kind times every check."""
+    assert [kind for kind, _, _ in (c.values for c in CASES)] == [
+        kind for kind in shipped_kinds() for _ in CHECKS]
 
 
 def _check(kind, name: str):
     return dict(check_kind(kind.name, kind))[name]
 
 
+DRF = KINDS["drf"]
+
+
 def test_the_battery_refutes_a_method_with_hidden_options():
-    drf = KINDS["drf"]
-
     def sloppy(problem, **_):
-        return drf.methods["progressive-filling"](problem)
+        return DRF.methods["progressive-filling"](problem)
 
-    broken = dataclasses.replace(drf, methods={**drf.methods, "progressive-filling": sloppy})
+    broken = dataclasses.replace(DRF, methods={**DRF.methods, "progressive-filling": sloppy})
     with pytest.raises(AssertionError, match="takes \\*\\*kwargs"):
-        _check(broken, "methods_declare_documented_options")()
+        _check(broken, "check_methods_declare_documented_options")()
 
 
 def test_the_battery_refutes_a_schema_that_disagrees_with_the_record():
@@ -42,7 +70,63 @@ def test_the_battery_refutes_a_schema_that_disagrees_with_the_record():
     broken = dataclasses.replace(etf, methods={k: v for k, v in etf.methods.items()
                                                if k != "greedy"})
     with pytest.raises(AssertionError):
-        _check(broken, "schema_methods_equal_the_record")()
+        _check(broken, "check_schema_methods_equal_the_record")()
+
+
+def test_the_battery_refutes_a_sweep_metric_that_never_exists():
+    broken = dataclasses.replace(DRF, sweep_metrics=(*DRF.sweep_metrics, "no_such_metric"))
+    with pytest.raises(AssertionError, match="no_such_metric"):
+        _check(broken, "check_sweep_metrics_are_metrics")()
+
+
+def test_the_battery_refutes_an_objective_without_a_unit():
+    broken = dataclasses.replace(DRF, units={k: v for k, v in DRF.units.items()
+                                             if k != "objective"})
+    with pytest.raises(AssertionError, match="no entry for the objective"):
+        _check(broken, "check_units_label_the_objective_and_sweep_metrics")()
+
+
+def test_the_battery_refutes_an_exact_method_that_is_never_optimal():
+    def lp(problem: object) -> Solution:
+        solution = DRF.methods["lp"](problem)
+        return Solution(solution.allocation, "infeasible", None, solver=solution.solver)
+
+    broken = dataclasses.replace(DRF, methods={**DRF.methods, "lp": lp})
+    with pytest.raises(AssertionError, match="lp is infeasible, not optimal, on the template"):
+        _check(broken, "check_the_exact_method_is_optimal")()
+
+
+def test_the_battery_refutes_a_heuristic_that_over_allocates():
+    """Its allocation fails feasibility, so solve raises SolverError: a failure, not n/a."""
+    def progressive_filling(problem: object) -> Solution:
+        fair = DRF.methods["progressive-filling"](problem).allocation
+        doubled = Allocation(fair.ids, {key: 2 * col for key, col in fair.columns.items()})
+        return Solution(doubled, "heuristic", 1.0)
+
+    broken = dataclasses.replace(
+        DRF, methods={**DRF.methods, "progressive-filling": progressive_filling})
+    with pytest.raises(AssertionError, match="progressive-filling raised SolverError"):
+        _check(broken, "check_every_method_answers_on_the_template")()
+
+
+def test_the_battery_refutes_a_kind_without_a_feasibility_check():
+    broken = dataclasses.replace(DRF, validators=tuple(
+        v for v in DRF.validators if v.__name__ != "feasibility"))
+    with pytest.raises(AssertionError, match="no feasibility check"):
+        _check(broken, "check_a_feasibility_check_exists")()
+
+
+def test_the_battery_solves_each_spec_once(monkeypatch):
+    """The checks read one cached solution per (spec, method): run again, the battery solves
+    only what two checks solve on purpose (a spec refused before solving, the example)."""
+    record = dataclasses.replace(DRF)                       # a fresh record: a fresh cache
+    for _, check in check_kind("drf", record):
+        check()
+    solve, calls = fairalloc.solve, []
+    monkeypatch.setattr(fairalloc, "solve", lambda *a, **k: calls.append(a) or solve(*a, **k))
+    for _, check in check_kind("drf", record):
+        check()
+    assert len(calls) == 2, calls
 
 
 def test_models_never_import_solvers():
