@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fairalloc.allocation import Allocation
+from fairalloc.allocation import Allocation, Key
 from fairalloc.errors import Violations
 from fairalloc.models.leontief import (
     Leontief,
@@ -101,12 +101,16 @@ class EmrfProblem:
 
     def allocation(self, total: np.ndarray) -> Allocation:
         """Result-format allocation: total GFLOPS, per device, and the user's S_i and F_i^max."""
+        return self.market.allocation(total, self.derived(total))
+
+    def derived(self, total: np.ndarray) -> dict[Key, np.ndarray]:
+        """The user's S_i and F_i^max beside its allocation (they follow from the spec)."""
         m = self.market
-        return m.allocation(total, {("fair_share",): fair_share(m),
-                                    ("drf_ceiling",): drf_ceiling(m)})
+        return {("fair_share",): fair_share(m), ("drf_ceiling",): drf_ceiling(m)}
 
     def read_allocation(self, data) -> Allocation:
-        return self.market.read(data, optional=(("fair_share",), ("drf_ceiling",)))
+        """An allocation made elsewhere: totals and devices; S_i and F_i^max must be the spec's."""
+        return self.market.read(data, (("fair_share",), ("drf_ceiling",)), self.derived)
 
 
 def gamma(m: Leontief) -> np.ndarray:

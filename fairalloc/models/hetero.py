@@ -31,7 +31,7 @@ from importlib import resources
 
 import numpy as np
 
-from fairalloc.allocation import Allocation
+from fairalloc.allocation import Allocation, Key, read_allocation
 from fairalloc.errors import Violations
 from fairalloc.models.program import SparseRows
 from fairalloc.preconditions import check_at_least, check_unique_ids
@@ -129,15 +129,20 @@ class HeteroProblem:
         """Time fractions per type, with the effective and normalised throughputs."""
         x = np.where(np.abs(x) < 1e-12, 0.0, x)
         columns = {("time", t): x[:, c] for c, t in enumerate(self.types)}
-        columns[("throughput",)] = effective(self, x)
-        columns[("normalized",)] = columns[("throughput",)] / isolated_throughput(self)
-        return Allocation(self.ids, columns)
+        return Allocation(self.ids, {**columns, **self.derived(x)})
+
+    def derived(self, x: np.ndarray) -> dict[Key, np.ndarray]:
+        """The columns that follow from the time fractions: effective and normalised
+        throughput."""
+        throughput = effective(self, x)
+        return {("throughput",): throughput,
+                ("normalized",): throughput / isolated_throughput(self)}
 
     def read_allocation(self, data) -> Allocation:
-        from fairalloc.allocation import read_allocation
-
+        """An allocation made elsewhere: the time fractions; throughputs given must be theirs."""
         return read_allocation(data, self.ids, [("time", t) for t in self.types],
-                               [("throughput",), ("normalized",)])
+                               [("throughput",), ("normalized",)],
+                               derived=lambda read: self.derived(time_of(self, read)))
 
     def with_throughput(self, j: int, row: np.ndarray) -> HeteroProblem:
         """The problem as job j reports throughput ``row`` (a strategy-proofness probe)."""
