@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from fairalloc import startup
 from fairalloc.allocation import Allocation, Key
 from fairalloc.errors import Violations
 from fairalloc.models.leontief import Leontief, check_leontief_floors, utilization
@@ -118,7 +119,7 @@ def leximin_model(problem: DrfProblem):
     ``x_i * s_i / w_i >= t`` (weighted dominant share at least the level; ``s_i`` eq. 5).
     Frozen users are fixed by the caller; ``level[i]`` is deactivated for them.
     """
-    import pyomo.environ as pyo
+    pyo = startup.pyomo()
 
     m = problem.market
     s = m.dominant()

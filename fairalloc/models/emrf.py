@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from fairalloc import startup
 from fairalloc.allocation import Allocation, Key
 from fairalloc.errors import Violations
 from fairalloc.models.leontief import (
@@ -212,7 +213,7 @@ def efficiency_model(m: Leontief, residual: np.ndarray):
     maximise sum_i F'_i (15) s.t. sum_i F'_i xi_id <= C'_d for every device (16), and
     F'_i / S_i = F'_j / S_j for users with the same split (17), chained user to user.
     """
-    import pyomo.environ as pyo
+    pyo = startup.pyomo()
 
     S = fair_share(m)
     classes = m.classes()

@@ -31,6 +31,7 @@ from importlib import resources
 
 import numpy as np
 
+from fairalloc import startup
 from fairalloc.allocation import Allocation, Key, read_allocation
 from fairalloc.errors import Violations
 from fairalloc.models.program import SparseRows
@@ -349,7 +350,7 @@ def max_min_model(p: HeteroProblem):
     maximise z s.t. sum_k T_jk x_jk >= z w_j E_j^iso (every job), sum_k x_jk <= 1 (a job runs
     on one type at a time), sum_j s_j x_jk <= W_k (GPUs of each type).
     """
-    import pyomo.environ as pyo
+    pyo = startup.pyomo()
 
     ok = eligible(p)
     pairs = [(int(j), int(k)) for j, k in zip(*np.nonzero(ok))]
