@@ -148,6 +148,12 @@ def plain_value(value: Any, finite: bool = True) -> Any:
     return value
 
 
+# The largest magnitude of a number in an allocation read from elsewhere. Spec values are at
+# most ~1e15 and specs hold at most ~1e7 entities, so sums of products of an allocation value
+# with a few spec values stay far from the float range (1.8e308); no real allocation comes near.
+LARGEST = 1e100
+
+
 def read_allocation(
     data: Any,
     ids: Sequence[str],
@@ -159,7 +165,8 @@ def read_allocation(
 ) -> Allocation:
     """Read an allocation in the result's format (as produced elsewhere) into columns.
 
-    Every id of the spec must be present with every ``required`` key holding a finite number;
+    Every id of the spec must be present with every ``required`` key holding a finite number
+    of magnitude at most ``LARGEST``;
     ``optional`` keys, when given for one id, are needed for all; ``parsed`` keys are read by
     their function, whose result is the column's value (a ValueError is reported with its
     message; such a key is required when it is also in ``required``). Unknown ids and other
@@ -208,6 +215,9 @@ def read_allocation(
                 found.add(where, "must be a number")
             elif not math.isfinite(value):
                 found.add(where, "must be a finite number")
+            elif abs(value) > LARGEST:
+                found.add(where, f"must be within ±{LARGEST:g} (the checks add and multiply "
+                          "allocation values with the spec's: larger ones overflow)")
             else:
                 column[i] = value
         columns[key] = column
