@@ -377,11 +377,3 @@ def max_min_model(p: HeteroProblem):
         rule=lambda mdl, k: sum(float(p.scale[j]) * mdl.X[j, k] for j in by_type[k])
         <= float(p.workers[k]))
     return model
-
-
-def model_time(p: HeteroProblem, model) -> np.ndarray:
-    """The (n, k) time fractions of a solved :func:`max_min_model`."""
-    x = np.zeros((p.n, p.k))
-    for (j, k), var in model.X.items():
-        x[j, k] = var.value or 0.0
-    return x
