@@ -244,7 +244,7 @@ def read_allocation(
     computed = derived(Allocation(ids, columns))
     for key, column in computed.items():
         if key in columns:
-            _disagreements(columns[key], column, [*prefix], ids, key, found)
+            _disagreements(columns[key], column, prefix, ids, key, found)
     if own:
         found.raise_if_any()
     return Allocation(ids, {**columns, **computed})

@@ -95,14 +95,13 @@ def solve(spec: SpecLike, method: str | None = None, validate: bool = True, *,
     """Solve a spec with ``method`` (default: the spec's ``options.method``, then the kind's
     default) and, unless ``validate=False``, run every check of the kind (or those named in
     ``checks``, as ``fairalloc list`` names them; an unknown name is a ``ValueError``) on the
-    allocation. With ``strict=False``
-    the spec's options that ``method`` does not take are left out (as ``compare`` does, where
-    every method runs on one spec) instead of refused. ``time_limit`` (seconds) bounds a
-    method that takes a limit (an exact one); its result is then ``time_limit`` with the
-    best allocation found. Solver keywords reach every HiGHS run of the method: ``mip_gap``
-    (relative gap at which a MILP may stop; stopping above the method's own gap makes the
-    result ``feasible``, not ``optimal``), ``threads`` and ``log`` (True, or a text stream:
-    HiGHS's log as it runs; standard error for True).
+    allocation. With ``strict=False`` the spec's options that ``method`` does not take are
+    left out (as ``compare`` does, where every method runs on one spec) instead of refused.
+    ``time_limit`` (seconds) bounds a method that takes a limit (an exact one); its result is
+    then ``time_limit`` with the best allocation found. Solver keywords reach every HiGHS run
+    of the method: ``mip_gap`` (relative gap at which a MILP may stop; stopping above the
+    method's own gap makes the result ``feasible``, not ``optimal``), ``threads`` and ``log``
+    (True, or a text stream: HiGHS's log as it runs; standard error for True).
 
     A method whose own allocation fails the feasibility check is a bug, never a result: it
     raises :class:`SolverError` rather than print an infeasible allocation as a solution.
