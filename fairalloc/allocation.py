@@ -148,6 +148,12 @@ def plain_value(value: Any, finite: bool = True) -> Any:
     return value
 
 
+# The largest magnitude of a number in an allocation read from elsewhere. Spec values are at
+# most ~1e15 and specs hold at most ~1e7 entities, so sums of products of an allocation value
+# with a few spec values stay far from the float range (1.8e308); no real allocation comes near.
+LARGEST = 1e100
+
+
 def read_allocation(
     data: Any,
     ids: Sequence[str],
@@ -155,14 +161,19 @@ def read_allocation(
     optional: Sequence[Key] = (),
     found: Violations | None = None,
     parsed: Mapping[Key, Callable[[Any], Any]] | None = None,
+    derived: Callable[[Allocation], dict[Key, np.ndarray]] | None = None,
 ) -> Allocation:
     """Read an allocation in the result's format (as produced elsewhere) into columns.
 
-    Every id of the spec must be present with every ``required`` key holding a finite number;
+    Every id of the spec must be present with every ``required`` key holding a finite number
+    of magnitude at most ``LARGEST``;
     ``optional`` keys, when given for one id, are needed for all; ``parsed`` keys are read by
     their function, whose result is the column's value (a ValueError is reported with its
     message; such a key is required when it is also in ``required``). Unknown ids and other
-    keys are reported. Raises ``SpecError``.
+    keys are reported. ``derived`` computes from the columns read the keys (among
+    ``optional``) that follow from the decision variables: a value given for one must agree
+    with the computed one (``agrees``), and the allocation holds the computed ones, never an
+    echo of what was given. Raises ``SpecError``.
     """
     own = found is None
     found = found if found is not None else Violations()
@@ -204,6 +215,9 @@ def read_allocation(
                 found.add(where, "must be a number")
             elif not math.isfinite(value):
                 found.add(where, "must be a finite number")
+            elif abs(value) > LARGEST:
+                found.add(where, f"must be within ±{LARGEST:g} (the checks add and multiply "
+                          "allocation values with the spec's: larger ones overflow)")
             else:
                 column[i] = value
         columns[key] = column
@@ -225,7 +239,45 @@ def read_allocation(
         columns[key] = column
     if own:
         found.raise_if_any()
-    return Allocation(ids, columns)
+    if derived is None or found:
+        return Allocation(ids, columns)
+    computed = derived(Allocation(ids, columns))
+    for key, column in computed.items():
+        if key in columns:
+            _disagreements(columns[key], column, prefix, ids, key, found)
+    if own:
+        found.raise_if_any()
+    return Allocation(ids, {**columns, **computed})
+
+
+DERIVED_RTOL = 1e-9   # a derived value given may differ from the computed one by this much
+
+
+def agrees(given: np.ndarray, computed: np.ndarray) -> np.ndarray:
+    """Whether each given value of a derived column is the computed one, to ``DERIVED_RTOL``
+    of the larger of the two, or of the column's largest computed value near zero (the
+    rounding of a sum or product written out elsewhere is not a disagreement).
+
+    >>> agrees(np.array([3.0, 1e9, 1e-20]), np.array([3.0 + 1e-12, 7.0, 0.0])).tolist()
+    [True, False, True]
+    """
+    given, computed = np.asarray(given, float), np.asarray(computed, float)
+    finite = computed[np.isfinite(computed)]
+    scale = float(np.abs(finite).max(initial=0.0))
+    with np.errstate(over="ignore", invalid="ignore"):   # inf - inf: a disagreement below
+        gap = np.abs(given - computed)
+        slack = DERIVED_RTOL * np.maximum(np.maximum(np.abs(given), np.abs(computed)), scale)
+    return gap <= slack
+
+
+def _disagreements(given: np.ndarray, computed: np.ndarray, prefix: list, ids: Sequence[str],
+                   key: Key, found: Violations) -> None:
+    """A violation for each given value of a derived column that is not the computed one."""
+    for i in np.flatnonzero(~agrees(given, computed)).tolist():
+        found.add(prefix + [ids[i], *key],
+                  f"is {given[i]:.10g}, but the allocation's decision variables give "
+                  f"{float(computed[i]):.10g} (a derived value: give the computed one or leave "
+                  "it out)")
 
 
 def _leaf_keys(entry: dict, prefix: Key = ()) -> list[Key]:

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from fairalloc import startup
 from fairalloc.allocation import Allocation
 from fairalloc.contract import method_options, solver_info
 from fairalloc.errors import SolverError, SpecError, Violation, json_path
 from fairalloc.registry import KINDS, Kind
-from fairalloc.result import FAILED, Comparison, Finding, Result, Solution
+from fairalloc.result import FAILED, Comparison, Finding, Result, Solution, check_column
 from fairalloc.solvers import highs
 from fairalloc.spec import Spec, build, load_spec, plain, read_json, set_path
 
@@ -57,8 +58,9 @@ def _judge(kind: Kind, spec: Spec, allocation: Allocation, mechanism,
     """Every check of the kind (or those named in ``checks``); ``mechanism`` re-runs the method
     (strategy-proofness probes), ``claims`` are the method's own metrics (a theorem bound it
     promises, checked here)."""
+    chosen = None if checks is None else {check_column(name) for name in checks}
     findings = (check(spec.problem, allocation, mechanism=mechanism, claims=claims)
-                for check in kind.validators if checks is None or check.__name__ in checks)
+                for check in kind.validators if chosen is None or check.__name__ in chosen)
     return [f for f in findings if f is not None]
 
 
@@ -92,14 +94,14 @@ def solve(spec: SpecLike, method: str | None = None, validate: bool = True, *,
           threads: int | None = None, log: bool | TextIO | None = None) -> Result:
     """Solve a spec with ``method`` (default: the spec's ``options.method``, then the kind's
     default) and, unless ``validate=False``, run every check of the kind (or those named in
-    ``checks``, as ``fairalloc list`` names them) on the allocation. With ``strict=False``
-    the spec's options that ``method`` does not take are left out (as ``compare`` does, where
-    every method runs on one spec) instead of refused. ``time_limit`` (seconds) bounds a
-    method that takes a limit (an exact one); its result is then ``time_limit`` with the
-    best allocation found. Solver keywords reach every HiGHS run of the method: ``mip_gap``
-    (relative gap at which a MILP may stop; stopping above the method's own gap makes the
-    result ``feasible``, not ``optimal``), ``threads`` and ``log`` (True, or a text stream:
-    HiGHS's log as it runs; standard error for True).
+    ``checks``, as ``fairalloc list`` names them; an unknown name is a ``ValueError``) on the
+    allocation. With ``strict=False`` the spec's options that ``method`` does not take are
+    left out (as ``compare`` does, where every method runs on one spec) instead of refused.
+    ``time_limit`` (seconds) bounds a method that takes a limit (an exact one); its result is
+    then ``time_limit`` with the best allocation found. Solver keywords reach every HiGHS run
+    of the method: ``mip_gap`` (relative gap at which a MILP may stop; stopping above the
+    method's own gap makes the result ``feasible``, not ``optimal``), ``threads`` and ``log``
+    (True, or a text stream: HiGHS's log as it runs; standard error for True).
 
     A method whose own allocation fails the feasibility check is a bug, never a result: it
     raises :class:`SolverError` rather than print an infeasible allocation as a solution.
@@ -134,14 +136,29 @@ class Knobs:
                 if v is not None}
 
 
+def _check_names(kind: Kind, checks: Collection[str] | None) -> None:
+    """Refuse ``checks`` that name no check of the kind (``ValueError``, before anything runs):
+    a misspelt name must not quietly select nothing."""
+    if checks is None:
+        return
+    if isinstance(checks, str) or not all(isinstance(c, str) for c in checks):
+        raise TypeError(f"checks is a list of check names (strings), not {checks!r}")
+    unknown = kind.unknown_checks(checks)
+    if unknown:
+        raise ValueError(f"no check {', '.join(map(repr, unknown))} in {kind.name} "
+                         f"(checks: {', '.join(kind.check_names())})")
+
+
 def _solve(spec: Spec, method: str | None, validate: bool, strict: bool,
            checks: Collection[str] | None = None, knobs: Knobs = Knobs()) -> Result:
     kind = KINDS[spec.kind]
+    _check_names(kind, checks)
     name, mechanism = _mechanism(kind, spec, method, strict, knobs.time_limit)
-    start = time.perf_counter()
+    paid, start = startup.spent(), time.perf_counter()
     with knobs.solving():
         solution: Solution = mechanism(spec.problem)
-    elapsed = time.perf_counter() - start
+    start_up = startup.spent() - paid        # once per process (the first Pyomo model): apart
+    elapsed = time.perf_counter() - start - start_up
     metrics = {**kind.metrics(spec.problem, solution.allocation), **solution.metrics}
     validation = []
     if validate:
@@ -160,7 +177,8 @@ def _solve(spec: Spec, method: str | None, validate: bool, strict: bool,
         allocation=solution.allocation,
         metrics=metrics,
         validation=validation,
-        solver=solver_info({**solution.solver, "time_s": elapsed, **knobs.asked()}),
+        solver=solver_info({**solution.solver, "time_s": elapsed, **knobs.asked(),
+                            **({"start_up_s": start_up} if start_up else {})}),
         name=spec.name,
     )
 

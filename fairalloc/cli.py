@@ -98,11 +98,11 @@ def _gate(failed: list[str], fail_on: list[str] | None) -> int:
 
 def _check_fail_on(kind_name: str, fail_on: list[str] | None) -> None:
     """A usage error for a ``--fail-on`` name the kind has no check of."""
-    known = [v.__name__ for v in KINDS[kind_name].validators] + ["bound"]
-    unknown = [n for n in fail_on or () if check_column(n) not in known]
+    kind = KINDS[kind_name]
+    unknown = kind.unknown_checks(fail_on or ())
     if unknown:
         raise UsageError("--fail-on", f"no check {', '.join(map(repr, unknown))} in "
-                                      f"{kind_name} (checks: {', '.join(known)})")
+                                      f"{kind_name} (checks: {', '.join(kind.check_names())})")
 
 
 def _knobs(args) -> dict:
@@ -921,7 +921,7 @@ def cmd_list(args) -> int:
         methods = ", ".join(
             m + ("*" if m == kind.default else "") + ("†" if m == kind.exact else "")
             for m in kind.methods)
-        checks = ", ".join(v.__name__ for v in kind.validators)
+        checks = ", ".join(kind.check_names())
         also = ", ".join(command for command, capability in (
             ("solve --plot", kind.plot), ("experiment", kind.experiment),
             ("simulate", kind.simulation)) if capability is not None)

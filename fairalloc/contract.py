@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import fnmatch
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from fairalloc.errors import SpecError, Violation
-from fairalloc.result import STATUSES, Finding, Result, Solution
+from fairalloc.result import STATUSES, Finding, Result, Solution, check_column
 
 __all__ = ["Experiment", "Kind", "MethodDoesNotApply", "Parameter", "Simulation",
            "does_not_apply", "method_options", "Finding", "Result", "Solution", "STATUSES"]
@@ -164,6 +164,17 @@ class Kind:
     # what fairalloc found checking the kind's paper (Markdown); None: fairalloc/notes/<name>.md
     # when it exists (reports include it)
     notes: str | None = None
+
+    def check_names(self) -> tuple[str, ...]:
+        """The names of the kind's checks as results show them and ``checks=``, ``--fail-on``
+        and study specs take them (every method's own bound is ``bound``)."""
+        return tuple(check.__name__ for check in self.validators)
+
+    def unknown_checks(self, names: Iterable[str]) -> list[str]:
+        """Those of ``names`` that name no check of the kind (``bound:theorem2`` names the
+        bound check, as results show it)."""
+        known = self.check_names()
+        return [n for n in names if check_column(n) not in known]
 
     def unit(self, name: str) -> str:
         """The axis label of the objective or a metric (its name when none is declared)."""

@@ -453,9 +453,12 @@ def build(data: Any, source: str | None = None) -> Spec:
     check_schema(kind, data, found)
     if found:
         # Report precondition problems too where the structure allows; where it does not, the
-        # schema violations already say why, so the failure of this stage adds nothing.
+        # schema violations already say why, so the failure of this stage adds nothing. Values
+        # out of the schema's range may overflow here (1e308 registers per thread times the
+        # group size): that ends the stage too, rather than warn or report an inf.
         try:
-            KINDS[kind].from_spec(data, found)
+            with np.errstate(over="raise", divide="raise", invalid="raise"):
+                KINDS[kind].from_spec(data, found)
         except (KeyError, TypeError, AttributeError, ValueError, IndexError, ArithmeticError):
             pass
         found.raise_if_any(source)

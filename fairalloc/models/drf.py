@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fairalloc.allocation import Allocation
+from fairalloc import startup
+from fairalloc.allocation import Allocation, Key
 from fairalloc.errors import Violations
 from fairalloc.models.leontief import Leontief, check_leontief_floors, utilization
 from fairalloc.preconditions import check_names, check_unique_ids
@@ -86,11 +87,15 @@ class DrfProblem:
 
     def allocation(self, tasks: np.ndarray) -> Allocation:
         """Result-format allocation: tasks, dominant share, resources held."""
-        m = self.market
-        return m.allocation(tasks, {("dominant_share",): tasks * m.dominant()})
+        return self.market.allocation(tasks, self.derived(tasks))
+
+    def derived(self, tasks: np.ndarray) -> dict[Key, np.ndarray]:
+        """The column that follows from the tasks: the dominant share x_i s_i."""
+        return {("dominant_share",): tasks * self.market.dominant()}
 
     def read_allocation(self, data) -> Allocation:
-        return self.market.read(data, optional=(("dominant_share",),))
+        """An allocation made elsewhere: tasks and bundles; dominant shares must be theirs."""
+        return self.market.read(data, (("dominant_share",),), self.derived)
 
 
 def metrics(problem: DrfProblem, allocation: Allocation) -> dict:
@@ -114,7 +119,7 @@ def leximin_model(problem: DrfProblem):
     ``x_i * s_i / w_i >= t`` (weighted dominant share at least the level; ``s_i`` eq. 5).
     Frozen users are fixed by the caller; ``level[i]`` is deactivated for them.
     """
-    import pyomo.environ as pyo
+    pyo = startup.pyomo()
 
     m = problem.market
     s = m.dominant()

@@ -31,7 +31,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fairalloc.allocation import Allocation
+from fairalloc import startup
+from fairalloc.allocation import Allocation, Key
 from fairalloc.errors import Violations
 from fairalloc.models.leontief import (
     Leontief,
@@ -101,12 +102,16 @@ class EmrfProblem:
 
     def allocation(self, total: np.ndarray) -> Allocation:
         """Result-format allocation: total GFLOPS, per device, and the user's S_i and F_i^max."""
+        return self.market.allocation(total, self.derived(total))
+
+    def derived(self, total: np.ndarray) -> dict[Key, np.ndarray]:
+        """The user's S_i and F_i^max beside its allocation (they follow from the spec)."""
         m = self.market
-        return m.allocation(total, {("fair_share",): fair_share(m),
-                                    ("drf_ceiling",): drf_ceiling(m)})
+        return {("fair_share",): fair_share(m), ("drf_ceiling",): drf_ceiling(m)}
 
     def read_allocation(self, data) -> Allocation:
-        return self.market.read(data, optional=(("fair_share",), ("drf_ceiling",)))
+        """An allocation made elsewhere: totals and devices; S_i and F_i^max must be the spec's."""
+        return self.market.read(data, (("fair_share",), ("drf_ceiling",)), self.derived)
 
 
 def gamma(m: Leontief) -> np.ndarray:
@@ -210,7 +215,7 @@ def efficiency_model(m: Leontief, residual: np.ndarray):
     F' is in the unit of ``residual``; (17) is homogeneous, so S is taken relative to its
     largest value (coefficients near 1 whatever the capacities).
     """
-    import pyomo.environ as pyo
+    pyo = startup.pyomo()
 
     S = fair_share(m) / fair_share(m).max()
     classes = m.classes()

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from fairalloc.allocation import Allocation
+from fairalloc.allocation import Allocation, Key, read_allocation
 from fairalloc.errors import Violations
 from fairalloc.preconditions import check_at_least, check_unique_ids
 
@@ -85,12 +85,16 @@ class EtfProblem:
     def allocation(self, slices: np.ndarray) -> Allocation:
         """Result-format allocation: slices (time) and energy P_i * t_i per app."""
         t = np.asarray(slices, dtype=float)
-        return Allocation(self.ids, {("time",): t, ("energy",): t * self.power})
+        return Allocation(self.ids, {("time",): t, **self.derived(t)})
+
+    def derived(self, t: np.ndarray) -> dict[Key, np.ndarray]:
+        """The column that follows from the slices: energy P_i t_i."""
+        return {("energy",): t * self.power}
 
     def read_allocation(self, data) -> Allocation:
-        from fairalloc.allocation import read_allocation
-
-        return read_allocation(data, self.ids, [("time",)], [("energy",)])
+        """An allocation made elsewhere: the slices; energies given must be theirs."""
+        return read_allocation(data, self.ids, [("time",)], [("energy",)],
+                               derived=lambda read: self.derived(read.column("time")))
 
 
 def energy_key(t, power, weights):

@@ -31,7 +31,8 @@ from importlib import resources
 
 import numpy as np
 
-from fairalloc.allocation import Allocation
+from fairalloc import startup
+from fairalloc.allocation import Allocation, Key, read_allocation
 from fairalloc.errors import Violations
 from fairalloc.models.program import SparseRows
 from fairalloc.preconditions import check_at_least, check_unique_ids
@@ -129,15 +130,20 @@ class HeteroProblem:
         """Time fractions per type, with the effective and normalised throughputs."""
         x = np.where(np.abs(x) < 1e-12, 0.0, x)
         columns = {("time", t): x[:, c] for c, t in enumerate(self.types)}
-        columns[("throughput",)] = effective(self, x)
-        columns[("normalized",)] = columns[("throughput",)] / isolated_throughput(self)
-        return Allocation(self.ids, columns)
+        return Allocation(self.ids, {**columns, **self.derived(x)})
+
+    def derived(self, x: np.ndarray) -> dict[Key, np.ndarray]:
+        """The columns that follow from the time fractions: effective and normalised
+        throughput."""
+        throughput = effective(self, x)
+        return {("throughput",): throughput,
+                ("normalized",): throughput / isolated_throughput(self)}
 
     def read_allocation(self, data) -> Allocation:
-        from fairalloc.allocation import read_allocation
-
+        """An allocation made elsewhere: the time fractions; throughputs given must be theirs."""
         return read_allocation(data, self.ids, [("time", t) for t in self.types],
-                               [("throughput",), ("normalized",)])
+                               [("throughput",), ("normalized",)],
+                               derived=lambda read: self.derived(time_of(self, read)))
 
     def with_throughput(self, j: int, row: np.ndarray) -> HeteroProblem:
         """The problem as job j reports throughput ``row`` (a strategy-proofness probe)."""
@@ -344,7 +350,7 @@ def max_min_model(p: HeteroProblem):
     maximise z s.t. sum_k T_jk x_jk >= z w_j E_j^iso (every job), sum_k x_jk <= 1 (a job runs
     on one type at a time), sum_j s_j x_jk <= W_k (GPUs of each type).
     """
-    import pyomo.environ as pyo
+    pyo = startup.pyomo()
 
     ok = eligible(p)
     pairs = [(int(j), int(k)) for j, k in zip(*np.nonzero(ok))]
@@ -371,11 +377,3 @@ def max_min_model(p: HeteroProblem):
         rule=lambda mdl, k: sum(float(p.scale[j]) * mdl.X[j, k] for j in by_type[k])
         <= float(p.workers[k]))
     return model
-
-
-def model_time(p: HeteroProblem, model) -> np.ndarray:
-    """The (n, k) time fractions of a solved :func:`max_min_model`."""
-    x = np.zeros((p.n, p.k))
-    for (j, k), var in model.X.items():
-        x[j, k] = var.value or 0.0
-    return x

@@ -148,10 +148,14 @@ class Leontief:
             return np.array([allocation.columns[k][i] for k in keys], dtype=float)
         return self.units(allocation)[i] * self.demand[i]
 
-    def read(self, data, optional: tuple[Key, ...] = ()) -> Allocation:
-        """Read an external allocation: units required, the bundle and ``optional`` keys allowed."""
+    def read(self, data, keys: tuple[Key, ...],
+             derived: Callable[[np.ndarray], dict[Key, np.ndarray]]) -> Allocation:
+        """Read an external allocation: units required, the bundle allowed (a user may hold
+        more than its units use), and ``keys``, the columns ``derived(units)`` computes,
+        allowed when they agree with it."""
         bundle = tuple((self.bundle_key, r) for r in self.resources)
-        return read_allocation(data, self.ids, [(self.unit_key,)], bundle + optional)
+        return read_allocation(data, self.ids, [(self.unit_key,)], bundle + keys,
+                               derived=lambda read: derived(self.units(read)))
 
 
 def utilization(m: Leontief, allocation: Allocation) -> dict[str, float]:

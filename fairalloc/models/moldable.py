@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from fairalloc import startup
 from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations
 from fairalloc.preconditions import check_unique_ids
@@ -546,7 +547,7 @@ def exact_model(p: MoldableProblem, horizon: float, lower: float = 0.0):
         m (C - min_i x_i) >= sum_i A_i                   all the work
     Jobs with identical data go in index order (y_ij fixed to 1 for such i < j).
     """
-    import pyomo.environ as pyo
+    pyo = startup.pyomo()
 
     n, m, H = p.n, p.processors, float(horizon)
     x = [float(v) for v in p.offload]

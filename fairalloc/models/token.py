@@ -494,6 +494,17 @@ def boost_probability(g: np.ndarray, agents: int, boosts: int) -> np.ndarray:
     return p_b
 
 
+def mean_tokens(p: TokenProblem, f: np.ndarray) -> float:
+    """The population's mean tokens, sum over types of fraction x sum_t t f_type(t)."""
+    return float(p.fractions @ (f @ np.arange(p.max_tokens + 1)))
+
+
+def supply_slack(p: TokenProblem) -> float:
+    """How far the population's mean tokens may be from ``initial_tokens`` and still be the
+    spec's token supply: ``tolerance`` x max(1, initial_tokens)."""
+    return p.tolerance * max(1.0, float(p.initial_tokens))
+
+
 def signalling_mass(fractions: np.ndarray, f: np.ndarray, p_y: np.ndarray) -> np.ndarray:
     """g(t) = sum over types of fraction x f_type(t) x P_Y,type(t) (section 4.3 over the mix)."""
     return fractions @ (f * p_y)
@@ -596,7 +607,7 @@ def metrics(p: TokenProblem, allocation: Allocation) -> dict:
         share = (f * spend_probability(p_y, p_b)).sum(axis=1)
         return {
             "boost_probability": p_b,
-            "mean_tokens": float(p.fractions @ (f @ np.arange(p.max_tokens + 1))),
+            "mean_tokens": mean_tokens(p, f),
             "boost_share": dict(zip(p.ids, share)),
             "boosts_per_round": float(p.agents * p.fractions @ share),
         }

@@ -1,6 +1,7 @@
 """The hetero kind's methods: Gavel's policies as LPs through HiGHS, and two baselines.
 
-* ``max-min`` (exact LP): maximise min_j E_j / (w_j E_j^iso), heterogeneity-aware;
+* ``max-min`` (exact LP): maximise min_j E_j / (w_j E_j^iso), heterogeneity-aware, then
+  (Gavel's second stage) the total normalised throughput with every job kept at that level;
 * ``leximin`` (exact): water filling — repeat the max-min, freezing the jobs that cannot rise;
 * ``agnostic-max-min``: the same on time, as if every GPU were the same (leximin on t_j, each
   job's time spread over the types in proportion to their GPUs);
@@ -27,7 +28,6 @@ from fairalloc.models.hetero import (
     isolated_throughput,
     max_min_lp,
     max_min_model,
-    model_time,
     normalized,
     sum_lp,
     throughput_program,
@@ -36,6 +36,7 @@ from fairalloc.result import Solution
 from fairalloc.solvers.highs import solve_matrix, solve_pyomo
 
 DUAL_TOLERANCE = 1e-9
+LEVEL_SLACK = 1e-9       # the second stage holds each job to within this of the max-min level
 FINISH_TOLERANCE = 1e-9
 MAX_BISECTIONS = 200
 INTERIOR_FROM = 2_000    # LP columns from which the interior point method wins (benchmarks)
@@ -85,23 +86,34 @@ def water_fill(p: HeteroProblem, program: Program, reference: np.ndarray
     return report.x[:-1], rounds
 
 
+def above_level(p: HeteroProblem, program: Program, z: float) -> np.ndarray:
+    """Gavel's second stage after the max-min level z: maximise the total normalised throughput
+    sum_j E_j / E_j^iso with every job kept at E_j >= z w_j E_j^iso (to ``LEVEL_SLACK``). The
+    max-min LP alone stops at any allocation that reaches z, leaving idle whatever no job's
+    minimum needs (the K80s of gavel-mix); here a job that can use it gets it. With every weight
+    of the sum positive, the result is Pareto efficient: a gain for one job with no loss for
+    another would raise the sum. Returns the (n, k) time fractions."""
+    iso = isolated_throughput(p)
+    floor = z * p.weights * iso * (1 - LEVEL_SLACK)
+    return program.to_time(_solve(sum_lp(program, 1.0 / iso, floor)).x, p.k)
+
+
 def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
-    """Heterogeneity-aware max-min fairness (Gavel): max z s.t. E_j(x) >= z w_j E_j^iso; the
+    """Heterogeneity-aware max-min fairness (Gavel): max z s.t. E_j(x) >= z w_j E_j^iso, then
+    the most total normalised throughput at that level (``above_level``). The level by the
     sparse matrix LP, or (``formulation: "pyomo"``) the same LP written out in Pyomo
     (``models.hetero.max_min_model``; tests check both reach the same optimum)."""
+    program = throughput_program(p)
     if formulation == "pyomo":
-        model = max_min_model(p)
-        report = solve_pyomo(model)
+        report = solve_pyomo(max_min_model(p))
         if report.status != "optimal":
             raise SolverError(f"hetero LP: HiGHS says {report.status}")
-        x, z = model_time(p, model), report.objective
+        z = report.objective
     else:
-        program = throughput_program(p)
-        z, v, _ = max_min_value(p, program, p.weights * isolated_throughput(p))
-        x = program.to_time(v, p.k)
-    return Solution(p.allocation(x), "optimal", z,
-                    solver={"name": f"HiGHS LP (max-min, {formulation})", "bound": z,
-                            "gap": 0.0})
+        z, _, _ = max_min_value(p, program, p.weights * isolated_throughput(p))
+    return Solution(p.allocation(above_level(p, program, z)), "optimal", z,
+                    solver={"name": f"HiGHS LPs (max-min, {formulation}; then max-sum at "
+                            "its level)", "bound": z, "gap": 0.0})
 
 
 def leximin(p: HeteroProblem) -> Solution:

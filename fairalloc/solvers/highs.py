@@ -28,6 +28,7 @@ from typing import TextIO
 import highspy
 import numpy as np
 
+from fairalloc import startup
 from fairalloc.errors import SolverError
 from fairalloc.models.program import MatrixProgram, SparseRows
 
@@ -332,6 +333,7 @@ def solve_pyomo(
     Honours ``time_limit`` (seconds) and ``mip_gap`` (relative). With ``duals=True`` the report's
     ``duals`` maps each constraint data object to its dual value (LPs only).
     """
+    startup.pyomo()     # the interface's one-off start-up, timed apart (a model built elsewhere)
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 

@@ -16,8 +16,12 @@ parameter implicitly, by iterating the chain from f(t_ini) = 1 (tokens are conse
 boosts are fully used). Here the same is explicit: for the current P_Y, the inner step finds the
 step-shaped P_B (1 above a cutoff c, 0 below, linear in between) whose stationary distribution
 holds ``initial_tokens`` tokens per agent on average, by bisection on c; eq. 8 then gives P_B.
-If no cutoff reaches that mean (too few tokens for agents to ever fill the boosts, or so many
-that agents pile up at t_max), the nearest end is taken and the mean tokens differ.
+If no cutoff reaches that mean, the nearest end is taken and the mean tokens differ: every
+stationary state spends n/m tokens per agent and round, and with plentiful boosts (150 of 1,000
+agents on the KMeans-vs-PageRank spec) agents holding ``initial_tokens`` on average would not
+claim them, even with every signal boosted; or the tokens pile up at t_max. Then the result is
+an equilibrium of another token supply, and it is labelled ``infeasible``, its message saying
+which way it missed (the ``token_supply`` check fails on it too).
 
 The outer loop is a search on one number. Eq. 8 ranks by tokens, so every P_B it returns is such
 a step, P_B(t) = clip(t - c, 0, 1) for 0 < t < t_max, with cutoff c = sum_t (1 - P_B(t)) in
@@ -59,11 +63,13 @@ from fairalloc.models.token import (
     boost_utility,
     description_mismatch,
     deviation_gain,
+    mean_tokens,
     signal_probability,
     signalling_mass,
     spend_probability,
     stationary_distribution,
     strategy_thresholds,
+    supply_slack,
     thresholds_from_values,
 )
 from fairalloc.result import Solution
@@ -102,11 +108,6 @@ def cutoff(p_b: np.ndarray) -> float:
     """The cutoff c of a step-shaped P_B (the inverse of ``step_boosts``): sum over
     0 < t < t_max of 1 - P_B(t)."""
     return float((1.0 - p_b[1:-1]).sum())
-
-
-def mean_tokens(p: TokenProblem, f: np.ndarray) -> float:
-    """The population's mean tokens, sum over types of fraction x sum_t t f_type(t)."""
-    return float(p.fractions @ (f @ np.arange(p.max_tokens + 1)))
 
 
 def stationary_under(p: TokenProblem, p_y: np.ndarray, c: float) -> np.ndarray:
@@ -431,10 +432,12 @@ def algorithm1(p: TokenProblem, best_response: BestResponse, name: str,
         initial=0.0))
     converged = (out.reached and gain <= p.tolerance and residual <= p.tolerance
                  and mismatch.excess <= PROBABILITY_SLACK)
+    supply = mean_tokens(p, out.f)
+    supplied = abs(supply - p.initial_tokens) <= supply_slack(p)
     thresholds = own * p.scale
     solution = Solution(
         p.allocation(thresholds, out.f, out.p_y),
-        "feasible" if converged else "iteration_limit",
+        "iteration_limit" if not converged else "feasible" if supplied else "infeasible",
         objective=boost_utility(p, out.p_y, out.f, out.p_b),
         solver={"name": name, "iterations": iterations, work_unit: work},
     )
@@ -450,7 +453,21 @@ def algorithm1(p: TokenProblem, best_response: BestResponse, name: str,
                     f"at t = {mismatch.tokens}")
         solution.solver["message"] = (f"Algorithm 1 did not converge in {iterations} iterations "
                                       f"({why}; tolerance {p.tolerance:g})")
+    elif not supplied:
+        solution.solver["message"] = missed_supply(p, supply)
     return solution
+
+
+def missed_supply(p: TokenProblem, supply: float) -> str:
+    """Why an equilibrium holds ``supply`` tokens per agent rather than ``initial_tokens``."""
+    why = (f"agents holding {p.initial_tokens} on average would not claim that many boosts "
+           f"(fewer boosts, or more initial_tokens)" if supply > p.initial_tokens else
+           f"the tokens pile up at t_max = {p.max_tokens} (a larger max_tokens, or fewer "
+           f"initial_tokens)")
+    return (f"the equilibrium found holds {supply:.4g} tokens per agent, not initial_tokens = "
+            f"{p.initial_tokens}: no cutoff of P_B brings its best responses' stationary mean "
+            f"there; every stationary state spends n/m = {p.boosts / p.agents:.3g} tokens per "
+            f"agent and round, and {why}")
 
 
 def mean_field(p: TokenProblem) -> Solution:

@@ -307,10 +307,10 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
     reference = data.get("reference") or ("exact" if kind.exact in methods else "best")
     _check_reference(kind, reference, methods, found)
     checks = data.get("checks")
-    names = [v.__name__ for v in kind.validators]
     for i, c in enumerate(checks or ()):
-        if c not in names:
-            found.add(["checks", i], f"unknown check for {kind_name} (known: {', '.join(names)})")
+        if kind.unknown_checks([c]):
+            found.add(["checks", i], f"unknown check for {kind_name} (known: "
+                      f"{', '.join(kind.check_names())})")
     if found:
         return None
     study = Study(

@@ -43,8 +43,9 @@ def claimed_bounds(objective: Callable[[Any, Allocation], float], sense: str,
     """The check of every bound a method claims: ``objective(problem, allocation)`` computes
     the ``quantity`` (e.g. the makespan) from the allocation. One finding: ``holds`` when every
     claim holds, ``fails`` with the first broken claim as witness, ``unchecked`` without one
-    (the method proves none, or the allocation came from elsewhere). Its name is the claim's
-    (``bound:theorem2``), or ``bound`` when there are none or several."""
+    (the method proves none, or the allocation came from elsewhere). The finding's name is the
+    claim's (``bound:theorem2``), or ``bound`` when there are none or several; the check's own
+    name (``fairalloc list``, ``checks=``) is ``bound``."""
     if sense not in ("min", "max"):
         raise ValueError(f"sense is min or max, not {sense!r}")
     relation, broken_relation = ("<=", ">") if sense == "min" else (">=", "<")
@@ -67,5 +68,5 @@ def claimed_bounds(objective: Callable[[Any, Allocation], float], sense: str,
             broken.pop("claim")
         return Finding(name, broken is None, "; ".join(parts), broken)
 
-    check.__name__ = check.__qualname__ = "claimed_bounds"
+    check.__name__ = check.__qualname__ = "bound"     # as results and --fail-on name it
     return check

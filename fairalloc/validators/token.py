@@ -22,9 +22,11 @@ from fairalloc.models.token import (
     boost_probability,
     description_mismatch,
     deviation_gain,
+    mean_tokens,
     signalling_mass,
     spend_probability,
     strategy_thresholds,
+    supply_slack,
 )
 from fairalloc.result import Finding
 
@@ -179,10 +181,31 @@ def stationarity(p: TokenProblem, allocation: Allocation, **_) -> Finding:
                        f"one round of the chain moves type {p.ids[k]}'s f({t}) by "
                        f"{moved[k, t]:.3g}", {"type": p.ids[k], "tokens": int(t),
                                               "change": moved[k, t]})
-    mean = float(p.fractions @ (f @ np.arange(p.max_tokens + 1)))
     return Finding("stationarity", True,
-                   f"f P = f within {moved.max():.1g} for every type; mean tokens {mean:.4g} "
-                   f"(initial {p.initial_tokens})")
+                   f"f P = f within {moved.max():.1g} for every type; mean tokens "
+                   f"{mean_tokens(p, f):.4g} (initial {p.initial_tokens})")
+
+
+def token_supply(p: TokenProblem, allocation: Allocation, **_) -> Finding:
+    """The tokens in circulation are the spec's: every agent starts with ``initial_tokens`` and
+    the mechanism only passes spent tokens on, so the population's mean tokens under f is
+    ``initial_tokens``, within tolerance x max(1, initial_tokens). A stationary f of another
+    mean is an equilibrium of another token supply (with plentiful boosts, the only one
+    Algorithm 1 finds; the notes)."""
+    _, f, _ = _columns(allocation)
+    if not_a_distribution(p, f, "token_supply"):
+        return Finding("token_supply", "unchecked", "the token distribution is not a "
+                       "distribution (stationarity reports where): it holds no mean")
+    mean, slack = mean_tokens(p, f), supply_slack(p)
+    if abs(mean - p.initial_tokens) > slack:
+        per_type = dict(zip(p.ids, (f @ np.arange(p.max_tokens + 1)).tolist()))
+        return Finding("token_supply", False,
+                       f"the agents hold {mean:.4g} tokens on average, not initial_tokens = "
+                       f"{p.initial_tokens} (allowed: ±{slack:.3g}): an equilibrium of another "
+                       "token supply", {"mean_tokens": mean, "initial_tokens": p.initial_tokens,
+                                        "by_type": per_type})
+    return Finding("token_supply", True, f"the agents hold {mean:.6g} tokens on average: "
+                   f"initial_tokens = {p.initial_tokens} (within ±{slack:.3g})")
 
 
 def monotone_thresholds(p: TokenProblem, allocation: Allocation, **_) -> Finding:

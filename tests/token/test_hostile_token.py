@@ -88,6 +88,18 @@ def threshold_rule_violation(problem, result) -> float:
 # ------------------------------------------------------------ converged means checked
 
 
+def assert_supply_labelled(result) -> None:
+    """``feasible`` exactly when the equilibrium holds the spec's initial_tokens; else
+    ``infeasible``, the message saying why and token_supply failing with the mean."""
+    supply = result.finding("token_supply")
+    if supply.verdict == "holds":
+        assert result.status == "feasible", result.solver.get("message")
+        return
+    assert supply.verdict == "fails" and result.status == "infeasible"
+    assert supply.witness["mean_tokens"] == pytest.approx(result.metrics["mean_tokens"])
+    assert "tokens per agent, not initial_tokens" in result.solver["message"]
+
+
 CASES = ([("random", seed) for seed in range(16)] + [("grid", seed) for seed in range(12)])
 
 
@@ -100,9 +112,10 @@ def test_every_result_converges_to_an_equilibrium_its_checks_confirm(family, see
     problem = fairalloc.load_spec(data).problem
     result = fairalloc.solve(data, method)
     # a loop that stops while P_B no longer moves has not failed to converge: it must not stop
-    assert result.status == "feasible", result.solver.get("message")
-    assert result.metrics["converged"] is True
+    assert result.metrics["converged"] is True, result.solver.get("message")
     verdicts = {f.check: f.verdict for f in result.validation}
+    # converged at the spec's token supply, or labelled with why not (plentiful boosts)
+    assert_supply_labelled(result)
     assert verdicts["equilibrium"] == "holds", result.finding("equilibrium").detail
     assert verdicts["stationarity"] == "holds", result.finding("stationarity").detail
     # the paper's monotonicity is a claim that fails on some equilibria (P_B jumping from
@@ -152,7 +165,9 @@ def scaled(data: dict, s: float) -> dict:
 def test_thresholds_scale_with_the_utilities(s, method):
     base = fairalloc.solve(BASE, method)
     result = fairalloc.solve(scaled(BASE, s), method)
-    assert result.status == "feasible"
+    # agents who lose by a boost keep their tokens to t_max: not the spec's supply
+    assert result.status == ("feasible" if s > 0 else "infeasible")
+    assert_supply_labelled(result)
     assert all(f.verdict in ("holds", "fails") for f in result.validation)
     assert result.finding("equilibrium").verdict == "holds"
     assert result.finding("stationarity").verdict == "holds"
@@ -198,9 +213,12 @@ def test_discount_next_to_one_solves_in_bounded_time(tmp_path, method, discount)
         assert "discount" in proc.stderr
         return
     result = json.loads(proc.stdout)
-    assert proc.returncode == 0 and result["status"] == "feasible"
+    # agents this patient hold more than the one initial token: labelled, exit 1
+    supplied = {f["check"]: f["verdict"] for f in result["validation"]}["token_supply"]
+    assert (proc.returncode, result["status"]) == ((0, "feasible") if supplied == "holds"
+                                                   else (1, "infeasible"))
     assert all(f["verdict"] == "holds" for f in result["validation"]
-               if f["check"] != "monotone_thresholds")
+               if f["check"] not in ("monotone_thresholds", "token_supply"))
 
 
 def test_many_tokens_solve():
@@ -213,7 +231,7 @@ def test_many_tokens_solve():
                                             (100_000_000, 1)])
 def test_population_extremes(agents, boosts):
     result = fairalloc.solve({**BASE, "agents": agents, "boosts": boosts})
-    assert result.status == "feasible"
+    assert_supply_labelled(result)
     assert result.finding("equilibrium").verdict == "holds"
 
 
@@ -316,7 +334,7 @@ def test_boundary_signal_probabilities_are_checked(solved):
 
 def test_a_valid_allocation_from_a_file_is_fully_checked(solved):
     result = fairalloc.validate(BASE, solved)
-    assert [f.verdict for f in result.validation] == ["holds", "holds", "holds"]
+    assert [f.verdict for f in result.validation] == ["holds"] * 4
 
 
 def test_simulation_of_tampered_thresholds_is_quiet():

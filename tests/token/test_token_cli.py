@@ -12,7 +12,7 @@ from clitools import CONTRACT, ROOT, cli, run, write
 SPECS = ROOT / "specs" / "token"
 PAIR = str(SPECS / "kmeans-pagerank.json")
 FIVE = str(SPECS / "five-spark-types.json")
-CHECKS = ["equilibrium", "stationarity", "monotone_thresholds"]
+CHECKS = ["equilibrium", "stationarity", "token_supply", "monotone_thresholds"]
 SIM_METRICS = {"performance", "relative_performance", "share_uniformity", "envy_free_index",
                "boost_share"}
 

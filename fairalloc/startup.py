@@ -1,0 +1,47 @@
+"""One-off start-up costs of a process, timed apart from the methods.
+
+The first Pyomo model in a process pays for importing Pyomo and for setting up its HiGHS
+interface: 1-4 s on a busy machine, where the next model of the same size takes 0.05 s. That
+is a cost of the process, not of the method, and a paper's time column must not hold it.
+:func:`pyomo` pays it once, building and solving a one-variable model, and :func:`spent` says
+how long every start-up so far took, so that a caller timing a method leaves out what was paid
+inside it (``api.solve`` reports it apart as ``solver.extra.start_up_s``).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from types import ModuleType
+
+import highspy
+
+_SPENT = [0.0]     # seconds of one-off start-up paid in this process
+
+
+def spent() -> float:
+    """Seconds this process has spent on one-off start-ups so far."""
+    return _SPENT[0]
+
+
+@functools.cache
+def pyomo() -> ModuleType:
+    """``pyomo.environ``, with Pyomo's HiGHS interface warmed by one trivial solve (once per
+    process, timed into :func:`spent`); every Pyomo formulation gets Pyomo from here."""
+    start = time.perf_counter()
+    try:
+        import pyomo.environ as pyo
+        from pyomo.contrib.solver.common.factory import SolverFactory
+
+        model = pyo.ConcreteModel(name="start-up")
+        model.x = pyo.Var(bounds=(0, 1))
+        model.objective = pyo.Objective(expr=model.x, sense=pyo.maximize)
+        solver = SolverFactory("highs")
+        if solver.available():       # else the first real solve says so (solvers.highs)
+            solver.solve(model, load_solutions=False, raise_exception_on_nonoptimal_result=False)
+            # HiGHS sizes its thread pool on the first run: leave that to the first real one
+            # (which may ask for a number of threads)
+            highspy.Highs.resetGlobalScheduler(True)
+        return pyo
+    finally:
+        _SPENT[0] += time.perf_counter() - start
