@@ -71,13 +71,15 @@ def test_drf(seed, users, divisible, saturation, exact, f, g):
 
 
 def scale_amounts(allocation: dict, units: float, amounts: float) -> dict:
-    """A result-format Leontief allocation with units times ``units`` and every other
-    number (the bundles, the derived columns) times ``amounts``."""
+    """A result-format Leontief allocation's decisions, units times ``units`` and the
+    bundles times ``amounts``; derived columns (shares) are left out for ``validate`` to
+    recompute (a stale one is refused)."""
     def scale(value, by):
         return {k: scale(v, by) for k, v in value.items()} if isinstance(value, dict) \
             else value * by
-    return {uid: {key: scale(value, units if key in ("tasks", "total") else amounts)
-                  for key, value in row.items()} for uid, row in allocation.items()}
+    decisions = {"tasks": units, "total": units, "resources": amounts, "devices": amounts}
+    return {uid: {key: scale(value, decisions[key]) for key, value in row.items()
+                  if key in decisions} for uid, row in allocation.items()}
 
 
 @examples(60)
