@@ -45,6 +45,30 @@ def test_a_looser_gap_than_the_methods_never_leaves_an_optimal_label():
     assert loose.status in ("optimal", "feasible")
 
 
+def solve_small_knapsack(mip_gap: float | None, scale: float):
+    """The knapsack with its values in units of ``scale``."""
+    cost, rows, capacity = knapsack()
+    n = cost.size
+    return highs.solve_matrix(cost * scale, rows, np.array([-highs.INF]), capacity,
+                              np.zeros(n), np.ones(n), integer=np.ones(n, dtype=bool),
+                              mip_gap=mip_gap)
+
+
+@pytest.mark.parametrize("mip_gap", [1e-9, None])
+@pytest.mark.parametrize("scale", [1e-6, 1e-7])
+def test_optimal_never_comes_with_a_gap_above_the_methods(mip_gap, scale):
+    """With values of 1e-7 HiGHS stops on its absolute tolerances and says optimal at a
+    relative gap of 0.24%: the run is feasible, with that gap, where the method asked for
+    less; with values of 1e-6 it proves the optimum."""
+    run = solve_small_knapsack(mip_gap, scale)
+    asked = highs.HIGHS_MIP_GAP if mip_gap is None else mip_gap
+    assert run.status in ("optimal", "feasible") and run.gap is not None
+    assert (run.status == "optimal") == (run.gap <= asked + 1e-12)
+    if scale == 1e-6:
+        assert run.status == "optimal"
+        assert run.objective == pytest.approx(solve_knapsack(0.0).objective * scale, rel=1e-9)
+
+
 def test_a_tighter_gap_keeps_the_methods_verdict():
     with highs.settings(mip_gap=0.0):
         assert solve_knapsack(None).status == "optimal"

@@ -143,12 +143,10 @@ HIGHS_MIP_GAP = 1e-4       # HiGHS's own mip_rel_gap, for methods that leave it 
 
 
 def _proven(status: str, gap: float | None, asked: float | None) -> str:
-    """``optimal`` only within the method's own gap: a caller's looser ``mip_gap`` that let a
-    MILP stop early leaves a ``feasible`` result with its gap."""
-    chosen = _SETTINGS.get().mip_gap
+    """``optimal`` only within the method's own relative gap: a MILP that stopped above it (a
+    caller's looser ``mip_gap``, or HiGHS's absolute gap on an objective of small magnitude)
+    is ``feasible``, with its gap."""
     own = HIGHS_MIP_GAP if asked is None else asked
-    if chosen is None or chosen <= own:     # as tight as the method's: its verdict stands
-        return status
     if status == "optimal" and gap is not None and gap > own + 1e-12:
         return "feasible"
     return status
@@ -267,10 +265,9 @@ def load_matrix(cost, rows, row_lower, row_upper, col_lower, col_upper, *,
     if time_limit is not None:
         h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
     gap = _gap_for(mip_gap) if is_mip else None
-    if gap is not None:
+    if gap is not None:     # relative only: HiGHS's absolute gap (1e-6) knows no units
         h.setOptionValue("mip_rel_gap", float(gap))
-        if gap == 0:        # "prove optimal": HiGHS also stops at an absolute gap of 1e-6
-            h.setOptionValue("mip_abs_gap", 0.0)
+        h.setOptionValue("mip_abs_gap", 0.0)
     if tolerance is not None:
         h.setOptionValue("primal_feasibility_tolerance", tolerance)
         h.setOptionValue("mip_feasibility_tolerance", tolerance)
@@ -348,10 +345,9 @@ def solve_pyomo(
     if time_limit is not None:
         config["time_limit"] = float(max(time_limit, 1e-3))
     gap = _gap_for(mip_gap)
-    if gap is not None:
+    if gap is not None:     # relative only, as in load_matrix
         config["rel_gap"] = float(gap)
-        if gap == 0:
-            config["abs_gap"] = 0.0
+        config["abs_gap"] = 0.0
     start = time.perf_counter()
     res = solver.solve(model, **config)
     elapsed = time.perf_counter() - start
