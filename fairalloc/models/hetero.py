@@ -270,6 +270,12 @@ class Program:
     gains: SparseRows
     spread: np.ndarray | None = None     # (n, k): x = t_j * spread_jk for a time program
 
+    def per_unit(self, unit: np.ndarray) -> Program:
+        """The same program with job j's utility counted in units of ``unit[j]`` (its rows
+        relative, so that a solver's absolute tolerances mean the same for every job)."""
+        g = self.gains
+        return replace(self, gains=SparseRows(g.shape, g.row, g.col, g.value / unit[g.row]))
+
     def to_time(self, v: np.ndarray, k: int) -> np.ndarray:
         if self.spread is None:
             return v.reshape(-1, k)
