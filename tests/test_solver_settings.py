@@ -187,3 +187,22 @@ def test_quiet_hides_the_notes(tmp_path, capsys):
     assert "plot written to" in err
     _, _, err = cli(capsys, "solve", MOLDABLE1, "--method", "gpusched2", "--plot", figure, "-q")
     assert err == ""
+
+
+def test_a_feasible_lp_presolve_calls_infeasible_is_solved():
+    """max z over time fractions (two jobs, three types) with E_j >= z need_j: x = 0, z = 0 is
+    feasible, yet HiGHS 1.16's presolve says infeasible (found by hetero's finish-time with its
+    steps counted in half units); without presolve the LP solves."""
+    from fairalloc.models.program import SparseRows
+
+    row = [0, 0, 0, 1, 1, 1, 2, 3, 4, 2, 3, 4, 5, 5, 5, 6, 6, 6, 5, 6]
+    col = [0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 6]
+    value = [1.0] * 12 + [0.5, 0, 0, 0.5, 0, 0.5, -0.5000000019227305, -0.5000000596046519]
+    rows = SparseRows((7, 7), np.array(row), np.array(col), np.array(value))
+    cost = np.zeros(7)
+    cost[6] = 1.0
+    report = highs.solve_matrix(cost, rows, np.array([-highs.INF] * 5 + [0.0, 0.0]),
+                                np.array([1.0, 1.0, 2.0, 2.0, 2.0, highs.INF, highs.INF]),
+                                np.zeros(7), np.array([1.0, 0, 0, 1, 0, 1, highs.INF]))
+    assert report.status == "optimal"
+    assert report.objective == pytest.approx(0.5 / 0.5000000596046519, rel=1e-9)

@@ -285,6 +285,11 @@ def load_matrix(cost, rows, row_lower, row_upper, col_lower, col_upper, *,
     return h
 
 
+def _presolved(h: highspy.Highs) -> bool:
+    """Whether HiGHS's presolve may run on the loaded model."""
+    return h.getOptionValue("presolve")[1] != "off"
+
+
 def run_loaded(h: highspy.Highs, is_mip: bool = False, mip_gap: float | None = None,
                time_limit: float | None = None) -> Report:
     """Run a loaded HiGHS object (again: an LP whose bounds changed starts from its last
@@ -293,8 +298,15 @@ def run_loaded(h: highspy.Highs, is_mip: bool = False, mip_gap: float | None = N
         h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
     start = time.perf_counter()
     h.run()
-    elapsed = time.perf_counter() - start
     model_status = h.getModelStatus()
+    if model_status == highspy.HighsModelStatus.kInfeasible and _presolved(h):
+        # HiGHS 1.16's presolve calls some feasible LPs infeasible (one with x = 0 feasible,
+        # its coefficients 0.5 and 0.50000006); without presolve the answer stands
+        h.setOptionValue("presolve", "off")
+        h.clearSolver()
+        h.run()
+        model_status = h.getModelStatus()
+    elapsed = time.perf_counter() - start
     status = _MODEL_STATUS.get(model_status)
     if status is None:
         raise SolverError(f"HiGHS: {h.modelStatusToString(model_status)}")
