@@ -8,21 +8,21 @@ import pytest
 from fairalloc.result import Result
 
 
-def verdicts(result: Result, skip: tuple[str, ...] = ()) -> dict[str, object]:
-    """Each check's verdict, by check name (but the ``skip`` ones)."""
-    return {f.check: f.verdict for f in result.validation if f.check not in skip}
+def verdicts(result: Result) -> dict[str, object]:
+    """Each check's verdict, by check name."""
+    return {f.check: f.verdict for f in result.validation}
 
 
 def assert_alike(base: Result | str, scaled: Result | str, factor: float, rel: float,
-                 objective_scales: bool = True, skip: tuple[str, ...] = ()) -> None:
-    """``scaled`` is ``base`` in another unit: the same status and verdicts (but ``skip``'s),
-    and the objective times ``factor`` (when it is a time; else the same) to a relative
-    ``rel``; or the same refusal (``compare``'s reason why a method does not apply)."""
+                 objective_scales: bool = True) -> None:
+    """``scaled`` is ``base`` in another unit: the same status and verdicts, and the objective
+    times ``factor`` (when it is a time; else the same) to a relative ``rel``; or the same
+    refusal (``compare``'s reason why a method does not apply)."""
     if isinstance(base, str) or isinstance(scaled, str):
         assert scaled == base
         return
     assert scaled.status == base.status, (base.method, base.status, scaled.status)
-    assert verdicts(scaled, skip) == verdicts(base, skip), base.method
+    assert verdicts(scaled) == verdicts(base), base.method
     if base.objective is None:
         assert scaled.objective is None
         return
