@@ -45,6 +45,30 @@ def test_a_looser_gap_than_the_methods_never_leaves_an_optimal_label():
     assert loose.status in ("optimal", "feasible")
 
 
+def solve_small_knapsack(mip_gap: float | None, scale: float):
+    """The knapsack with its values in units of ``scale``."""
+    cost, rows, capacity = knapsack()
+    n = cost.size
+    return highs.solve_matrix(cost * scale, rows, np.array([-highs.INF]), capacity,
+                              np.zeros(n), np.ones(n), integer=np.ones(n, dtype=bool),
+                              mip_gap=mip_gap)
+
+
+@pytest.mark.parametrize("mip_gap", [1e-9, None])
+@pytest.mark.parametrize("scale", [1e-6, 1e-7])
+def test_optimal_never_comes_with_a_gap_above_the_methods(mip_gap, scale):
+    """With values of 1e-7 HiGHS stops on its absolute tolerances and says optimal at a
+    relative gap of 0.24%: the run is feasible, with that gap, where the method asked for
+    less; with values of 1e-6 it proves the optimum."""
+    run = solve_small_knapsack(mip_gap, scale)
+    asked = highs.HIGHS_MIP_GAP if mip_gap is None else mip_gap
+    assert run.status in ("optimal", "feasible") and run.gap is not None
+    assert (run.status == "optimal") == (run.gap <= asked + 1e-12)
+    if scale == 1e-6:
+        assert run.status == "optimal"
+        assert run.objective == pytest.approx(solve_knapsack(0.0).objective * scale, rel=1e-9)
+
+
 def test_a_tighter_gap_keeps_the_methods_verdict():
     with highs.settings(mip_gap=0.0):
         assert solve_knapsack(None).status == "optimal"
@@ -163,3 +187,22 @@ def test_quiet_hides_the_notes(tmp_path, capsys):
     assert "plot written to" in err
     _, _, err = cli(capsys, "solve", MOLDABLE1, "--method", "gpusched2", "--plot", figure, "-q")
     assert err == ""
+
+
+def test_a_feasible_lp_presolve_calls_infeasible_is_solved():
+    """max z over time fractions (two jobs, three types) with E_j >= z need_j: x = 0, z = 0 is
+    feasible, yet HiGHS 1.16's presolve says infeasible (found by hetero's finish-time with its
+    steps counted in half units); without presolve the LP solves."""
+    from fairalloc.models.program import SparseRows
+
+    row = [0, 0, 0, 1, 1, 1, 2, 3, 4, 2, 3, 4, 5, 5, 5, 6, 6, 6, 5, 6]
+    col = [0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 6]
+    value = [1.0] * 12 + [0.5, 0, 0, 0.5, 0, 0.5, -0.5000000019227305, -0.5000000596046519]
+    rows = SparseRows((7, 7), np.array(row), np.array(col), np.array(value))
+    cost = np.zeros(7)
+    cost[6] = 1.0
+    report = highs.solve_matrix(cost, rows, np.array([-highs.INF] * 5 + [0.0, 0.0]),
+                                np.array([1.0, 1.0, 2.0, 2.0, 2.0, highs.INF, highs.INF]),
+                                np.zeros(7), np.array([1.0, 0, 0, 1, 0, 1, highs.INF]))
+    assert report.status == "optimal"
+    assert report.objective == pytest.approx(0.5 / 0.5000000596046519, rel=1e-9)

@@ -212,12 +212,27 @@ def normalized(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
 
 def finish_time_ratio(p: HeteroProblem, throughput: np.ndarray) -> np.ndarray:
     """rho_j = (t_j + S_j / E_j) / (t_j + S_j / E_j^iso) (Themis): how much later than under
-    the isolated share job j finishes; inf when E_j = 0 and steps remain; NaN without
-    steps_remaining and time_elapsed."""
+    the isolated share job j finishes; inf when E_j = 0 and steps remain; NaN for a finished
+    job (S_j = 0: its finish time no longer depends on the allocation, and at t_j = 0 the
+    ratio is 0/0) and without steps_remaining and time_elapsed."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        own = p.elapsed + np.where(p.steps > 0, p.steps / throughput, 0.0)
+        own = p.elapsed + p.steps / throughput
         ref = p.elapsed + p.steps / isolated_throughput(p)
-        return own / ref
+        return np.where(p.steps > 0, own / ref, np.nan)
+
+
+def unfinished(p: HeteroProblem) -> np.ndarray:
+    """(n,): the jobs with steps remaining (the ones with a finish-time ratio)."""
+    return p.steps > 0
+
+
+def largest_finish_time_ratio(p: HeteroProblem, throughput: np.ndarray) -> float:
+    """max_j rho_j over the unfinished jobs (NaN when none is, or a job lacks its steps or
+    time)."""
+    live = unfinished(p)
+    if not live.any() or np.isnan(p.steps).any() or np.isnan(p.elapsed).any():
+        return float("nan")
+    return float(finish_time_ratio(p, throughput)[live].max())
 
 
 def utilization(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
@@ -234,7 +249,7 @@ def time_of(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
 
 def metrics(p: HeteroProblem, allocation: Allocation) -> dict:
     """Smallest and total normalised throughput, total steps/s, utilisation per type, and the
-    largest finish-time ratio when every job has its steps and time."""
+    largest finish-time ratio of the unfinished jobs when every job has its steps and time."""
     x = time_of(p, allocation)
     e = effective(p, x)
     share = e / isolated_throughput(p)
@@ -242,8 +257,9 @@ def metrics(p: HeteroProblem, allocation: Allocation) -> dict:
            "total_normalized_throughput": float(share.sum()),
            "total_throughput": float(e.sum()),
            "utilization": dict(zip(p.types, utilization(p, x).tolist()))}
-    if not np.isnan(p.steps).any() and not np.isnan(p.elapsed).any():
-        out["max_finish_time_ratio"] = float(finish_time_ratio(p, e).max())
+    largest = largest_finish_time_ratio(p, e)
+    if not np.isnan(largest):
+        out["max_finish_time_ratio"] = largest
     return out
 
 
@@ -259,6 +275,12 @@ class Program:
     upper: np.ndarray
     gains: SparseRows
     spread: np.ndarray | None = None     # (n, k): x = t_j * spread_jk for a time program
+
+    def per_unit(self, unit: np.ndarray) -> Program:
+        """The same program with job j's utility counted in units of ``unit[j]`` (its rows
+        relative, so that a solver's absolute tolerances mean the same for every job)."""
+        g = self.gains
+        return replace(self, gains=SparseRows(g.shape, g.row, g.col, g.value / unit[g.row]))
 
     def to_time(self, v: np.ndarray, k: int) -> np.ndarray:
         if self.spread is None:

@@ -106,6 +106,12 @@ class MoldableProblem:
         check_time_scale(problem, found)
         return None if found else problem
 
+    def scaled(self, factor: float) -> MoldableProblem:
+        """The same problem with every time (offloads and work) multiplied by ``factor``: a
+        solver with absolute tolerances sees it at a scale it was tuned for."""
+        return MoldableProblem(self.ids, self.processors, self.offload * factor, self.chi,
+                               tuple(table * factor for table in self.work), self.linear)
+
     @cached_property
     def horizon(self) -> float:
         """sum_i x_i + sum_i w_i(1): every job offloaded and run on one processor, one after
@@ -609,7 +615,7 @@ def exact_model(p: MoldableProblem, horizon: float, lower: float = 0.0):
         model.J, doc="at most m processors busy at s_j",
         rule=lambda _, j: sum(k * model.a[j, k] for k in ks[j]) + sum(
             k * model.r[i, j, k] for i in range(n) if i != j for k in ks[i]) <= m)
-    free = [i for i in range(n) if x[i] <= 1e-6 * max(H, 1.0)]
+    free = [i for i in range(n) if x[i] <= 1e-6 * H]
     model.T = pyo.Set(dimen=3, initialize=[(i, j, k) for i in free for j in free for k in free
                                            if i < j < k])
     model.acyclic = pyo.Constraint(

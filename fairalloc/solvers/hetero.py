@@ -23,14 +23,15 @@ from fairalloc.models.hetero import (
     agnostic_program,
     effective,
     eligible,
-    finish_time_ratio,
     isolated_share,
     isolated_throughput,
+    largest_finish_time_ratio,
     max_min_lp,
     max_min_model,
     normalized,
     sum_lp,
     throughput_program,
+    unfinished,
 )
 from fairalloc.result import Solution
 from fairalloc.solvers.highs import solve_matrix, solve_pyomo
@@ -155,19 +156,26 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
     (D_j: its denominator), linear in x; so bisect on rho, each step the LP max z s.t. E_j >=
     z S_j / (rho D_j - t_j) (feasible iff z >= 1). The bracket [proven lower bound, achieved
     rho] is narrowed until its relative width is at most ``tolerance``: the result is optimal
-    to that tolerance, and its bound is the largest rho proven infeasible."""
+    to that tolerance, and its bound is the largest rho proven infeasible.
+
+    A finished job (steps_remaining 0) has no ratio (its finish time no longer depends on the
+    allocation): the largest ratio is over the others; it still counts in the isolated share,
+    as in every method. With every job finished there is nothing to share: does not apply."""
     if np.isnan(p.steps).any() or np.isnan(p.elapsed).any():
         missing = int(np.flatnonzero(np.isnan(p.steps) | np.isnan(p.elapsed))[0])
         raise does_not_apply(f"jobs[{missing}]", "finish-time needs steps_remaining and "
                              "time_elapsed for every job (other methods do not)")
+    done = ~unfinished(p)
+    if done.all():
+        raise does_not_apply("jobs", "finish-time: every job has steps_remaining 0 (finished); "
+                             "no finish time is left to share")
     program = throughput_program(p)
     denominator = p.elapsed + p.steps / isolated_throughput(p)
-    done = p.steps <= 0
     best_x = isolated_share(p)
-    hi = float(finish_time_ratio(p, effective(p, best_x)).max())    # the isolated share: 1
-    lo = float(np.max(np.where(done, 0.0, p.elapsed / denominator)))  # no throughput beats it
+    hi = largest_finish_time_ratio(p, effective(p, best_x))          # the isolated share: 1
+    lo = float(np.max(p.elapsed[~done] / denominator[~done]))       # no throughput beats it
     steps = 0
-    while not done.all() and hi - lo > tolerance * hi and steps < MAX_BISECTIONS:
+    while hi - lo > tolerance * hi and steps < MAX_BISECTIONS:
         steps += 1
         rho = (lo + hi) / 2
         slack = rho * denominator - p.elapsed
@@ -178,7 +186,7 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
         report = _solve(max_min_lp(program, need, {}))
         if report.objective >= 1.0:           # every E_j >= need_j: every rho_j <= rho
             x = program.to_time(report.x[:-1], p.k)
-            achieved = float(finish_time_ratio(p, effective(p, x)).max())
+            achieved = largest_finish_time_ratio(p, effective(p, x))
             if achieved < hi:
                 best_x, hi = x, achieved
             else:                             # within the LP's tolerance of rho

@@ -144,12 +144,10 @@ HIGHS_MIP_GAP = 1e-4       # HiGHS's own mip_rel_gap, for methods that leave it 
 
 
 def _proven(status: str, gap: float | None, asked: float | None) -> str:
-    """``optimal`` only within the method's own gap: a caller's looser ``mip_gap`` that let a
-    MILP stop early leaves a ``feasible`` result with its gap."""
-    chosen = _SETTINGS.get().mip_gap
+    """``optimal`` only within the method's own relative gap: a MILP that stopped above it (a
+    caller's looser ``mip_gap``, or HiGHS's absolute gap on an objective of small magnitude)
+    is ``feasible``, with its gap."""
     own = HIGHS_MIP_GAP if asked is None else asked
-    if chosen is None or chosen <= own:     # as tight as the method's: its verdict stands
-        return status
     if status == "optimal" and gap is not None and gap > own + 1e-12:
         return "feasible"
     return status
@@ -268,10 +266,9 @@ def load_matrix(cost, rows, row_lower, row_upper, col_lower, col_upper, *,
     if time_limit is not None:
         h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
     gap = _gap_for(mip_gap) if is_mip else None
-    if gap is not None:
+    if gap is not None:     # relative only: HiGHS's absolute gap (1e-6) knows no units
         h.setOptionValue("mip_rel_gap", float(gap))
-        if gap == 0:        # "prove optimal": HiGHS also stops at an absolute gap of 1e-6
-            h.setOptionValue("mip_abs_gap", 0.0)
+        h.setOptionValue("mip_abs_gap", 0.0)
     if tolerance is not None:
         h.setOptionValue("primal_feasibility_tolerance", tolerance)
         h.setOptionValue("mip_feasibility_tolerance", tolerance)
@@ -289,6 +286,11 @@ def load_matrix(cost, rows, row_lower, row_upper, col_lower, col_upper, *,
     return h
 
 
+def _presolved(h: highspy.Highs) -> bool:
+    """Whether HiGHS's presolve may run on the loaded model."""
+    return h.getOptionValue("presolve")[1] != "off"
+
+
 def run_loaded(h: highspy.Highs, is_mip: bool = False, mip_gap: float | None = None,
                time_limit: float | None = None) -> Report:
     """Run a loaded HiGHS object (again: an LP whose bounds changed starts from its last
@@ -297,8 +299,15 @@ def run_loaded(h: highspy.Highs, is_mip: bool = False, mip_gap: float | None = N
         h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
     start = time.perf_counter()
     h.run()
-    elapsed = time.perf_counter() - start
     model_status = h.getModelStatus()
+    if model_status == highspy.HighsModelStatus.kInfeasible and _presolved(h):
+        # HiGHS 1.16's presolve calls some feasible LPs infeasible (one with x = 0 feasible,
+        # its coefficients 0.5 and 0.50000006); without presolve the answer stands
+        h.setOptionValue("presolve", "off")
+        h.clearSolver()
+        h.run()
+        model_status = h.getModelStatus()
+    elapsed = time.perf_counter() - start
     status = _MODEL_STATUS.get(model_status)
     if status is None:
         raise SolverError(f"HiGHS: {h.modelStatusToString(model_status)}")
@@ -350,10 +359,9 @@ def solve_pyomo(
     if time_limit is not None:
         config["time_limit"] = float(max(time_limit, 1e-3))
     gap = _gap_for(mip_gap)
-    if gap is not None:
+    if gap is not None:     # relative only, as in load_matrix
         config["rel_gap"] = float(gap)
-        if gap == 0:
-            config["abs_gap"] = 0.0
+        config["abs_gap"] = 0.0
     start = time.perf_counter()
     res = solver.solve(model, **config)
     elapsed = time.perf_counter() - start

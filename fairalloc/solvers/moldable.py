@@ -575,7 +575,7 @@ def impl_b(p: MoldableProblem, epsilon: float = DUAL_PRECISION) -> Solution:
 
 
 EXACT_TIME_LIMIT = 60.0     # seconds, when the spec sets no options.time_limit
-EXACT_GAP = 1e-9            # relative MIP gap (HiGHS's absolute gap, 1e-6, applies as well)
+EXACT_GAP = 1e-9            # relative: what ``optimal`` promises, at any scale of the times
 EXACT_MAX_BINARIES = 50_000  # about n = 100 at m = 8: 3 s to build, no hope of a proof beyond
 TAIL_SHARE = 0.1            # of the time limit, at most, for ``tail_search`` before the MILP
 TAILS_TRIED = 8             # of each depth's best tails, completed into schedules
@@ -653,8 +653,9 @@ def _milp_schedule(p: MoldableProblem, model) -> Platform | None:
 
 
 def meets(upper: float, bound: float) -> bool:
-    """Whether a makespan is proven optimal by a lower bound (to ``EXACT_GAP``)."""
-    return upper <= bound * (1 + EXACT_GAP) + EXACT_GAP
+    """Whether a makespan is proven optimal by a lower bound (to ``EXACT_GAP``, relative: the
+    spec's times may be in any unit, so no absolute slack)."""
+    return upper <= bound * (1 + EXACT_GAP)
 
 
 def completed(p: MoldableProblem, tail: Tail) -> Platform:
@@ -716,8 +717,9 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
     the best schedule is the MILP's horizon H (its big-M), the bound its floor on C, and the
     answer if the time limit hits before HiGHS finds better. The MILP's allotments, order
     and 'ended before' relation are re-timed exactly (``ordered_schedule``), so HiGHS's
-    tolerances never reach the schedule. Status ``optimal`` when proven, ``time_limit``
-    otherwise; metric ``mip_bound`` is the proven lower bound (also reported as
+    tolerances never reach the schedule. Status ``optimal`` when proven (the schedule within
+    ``EXACT_GAP`` of the bound, relative), ``feasible`` when HiGHS stopped without that,
+    ``time_limit`` otherwise; metric ``mip_bound`` is the proven lower bound (also reported as
     ``lower_bound``), and the solver reports the relative gap and ``tail_depth`` (the last
     depth searched to the end). ``time_limit`` (default 60 s) covers the whole method.
     Beyond ``EXACT_MAX_BINARIES`` binaries (n^2 chi / 2 roughly) the MILP does not apply:
@@ -755,6 +757,8 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
             report, best, bound = milp(p, best, bound, left)
             status = report.status
     upper = float(best.objective)
+    if status == "optimal" and not meets(upper, bound):
+        status = "feasible"     # the re-timed schedule is not proven within EXACT_GAP
     if status == "optimal":
         bound = min(bound, upper)
     metrics = {"mip_bound": bound, "lower_bound": bound,
@@ -769,7 +773,9 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
 def milp(p: MoldableProblem, best: Solution, bound: float, left: float):
     """HiGHS on ``exact_model`` for ``left`` seconds, from the best schedule (its makespan is
     the horizon) and the bound (C's floor): the report, the best schedule (the MILP's, re-timed
-    by ``_milp_schedule``, if shorter) and the bound, raised to HiGHS's. Beyond
+    by ``_milp_schedule``, if shorter) and the bound, raised to HiGHS's. HiGHS sees the times
+    divided by that makespan (its feasibility tolerances are absolute: at times of 1e-9 every
+    schedule would fit within them); the schedule is re-timed in the spec's units. Beyond
     ``EXACT_MAX_BINARIES`` binaries, a SpecError on ``options.method`` (does not apply)."""
     from fairalloc.errors import SolverError
     from fairalloc.models.moldable import exact_model
@@ -782,7 +788,8 @@ def milp(p: MoldableProblem, best: Solution, bound: float, left: float):
                              "a list schedule nor the last jobs' search meets the lower bound; "
                              "use a list algorithm")
     upper = float(best.objective)
-    model = exact_model(p, upper * (1 + 1e-9) + 1e-9, bound)   # the best schedule fits
+    unit = upper
+    model = exact_model(p.scaled(1 / unit), 1 + 1e-9, bound / unit)   # the best schedule fits
     report = solve_pyomo(model, time_limit=max(left, 1e-3), mip_gap=EXACT_GAP)
     if report.status == "infeasible":
         raise SolverError("moldable exact: HiGHS finds no schedule as good as a known one "
@@ -795,5 +802,5 @@ def milp(p: MoldableProblem, best: Solution, bound: float, left: float):
         if float(found.end.max()) < upper:
             best = found.solution("HiGHS MILP, continuous time (exact_model)")
     if report.bound is not None and np.isfinite(report.bound):
-        bound = max(bound, float(report.bound))
+        bound = max(bound, float(report.bound) * unit)
     return report, best, bound

@@ -15,6 +15,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scaling import assert_alike
 
 import fairalloc
 from fairalloc.errors import SpecError, Violations
@@ -28,7 +31,7 @@ from fairalloc.models.moldable import (
 )
 from fairalloc.registry import KINDS
 from fairalloc.solvers import moldable as solvers
-from fairalloc.solvers.highs import solve_pyomo
+from fairalloc.solvers.highs import Report, solve_pyomo
 from fairalloc.studies.moldable import random_spec as section5_spec
 from fairalloc.validators.schedule import feasibility
 
@@ -360,6 +363,61 @@ def test_tail_search_and_the_milp_agree(seed, n, monkeypatch):
     assert by_tail.objective == pytest.approx(by_milp.objective, rel=REL)
 
 
+# Six jobs on four processors with whole-number times (found by a random search); their
+# optima are proven at scale 1 and their lists do not meet the lower bound.
+SIX_JOBS = {
+    55.25: [(12, 4, 41), (11, 4, 46), (4, 4, 4), (5, 2, 52), (0, 4, 30), (2, 4, 48)],
+    76.0: [(18, 3, 30), (11, 1, 40), (9, 1, 21), (13, 3, 3), (1, 1, 46), (17, 1, 58)],
+    62.25: [(12, 4, 31), (6, 2, 3), (0, 1, 11), (12, 4, 54), (12, 3, 58), (12, 3, 33)],
+}
+
+
+def six_jobs(rows: list[tuple[int, int, int]], scale: float) -> dict:
+    """(offload, chi, work) rows as a spec, every time multiplied by ``scale``."""
+    return {"problem": "moldable", "processors": 4, "jobs": [
+        {"id": f"j{i}", "offload": x * scale, "max_parallelism": chi, "work": w * scale}
+        for i, (x, chi, w) in enumerate(rows)]}
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-6, 1e-9, 1e-10, 1e6])
+@pytest.mark.parametrize("optimum", sorted(SIX_JOBS))
+def test_the_optimum_scales_with_the_times(optimum, scale):
+    """Times in any unit the schema allows give the same proven optimum in that unit: at 1e-9
+    an absolute slack of 1e-9 let a list schedule 2-15% above the optimum 'meet' the bound,
+    and the MILP stopped on HiGHS's absolute gap, both reported optimal."""
+    r = fairalloc.solve(six_jobs(SIX_JOBS[optimum], scale), "exact")
+    assert r.status == "optimal"
+    assert r.objective == pytest.approx(optimum * scale, rel=1e-9)
+    assert r.solver["gap"] <= solvers.EXACT_GAP
+    assert r.finding("feasibility").holds
+
+
+@pytest.mark.parametrize("scale", [1e-9, 1e3])
+def test_the_milp_alone_scales_with_the_times(scale, monkeypatch):
+    """With the last jobs' search off, HiGHS proves the same optimum at any scale: it sees
+    the times divided by the best schedule's makespan."""
+    monkeypatch.setattr(solvers, "TAIL_SHARE", 0.0)
+    r = solvers.exact(problem(six_jobs(SIX_JOBS[55.25], scale)))
+    assert r.status == "optimal" and r.solver["name"].startswith("HiGHS")
+    assert r.objective == pytest.approx(55.25 * scale, rel=1e-9)
+    assert r.solver["gap"] <= solvers.EXACT_GAP
+
+
+def test_optimal_only_within_the_stated_gap(monkeypatch):
+    """A HiGHS run that says optimal while the schedule it leads to is not within
+    ``EXACT_GAP`` of the bound is reported feasible, with its gap."""
+    monkeypatch.setattr(solvers, "TAIL_SHARE", 0.0)
+    p = problem(six_jobs(SIX_JOBS[55.25], 1.0))
+
+    def stops_at_once(p, best, bound, left):
+        return Report("optimal", float(best.objective), 0.0, bound, 0.0), best, bound
+
+    monkeypatch.setattr(solvers, "milp", stops_at_once)
+    r = solvers.exact(p)
+    assert r.status == "feasible"
+    assert r.solver["gap"] > solvers.EXACT_GAP
+
+
 @pytest.mark.parametrize(("seed", "n", "m"), [(20240534, 14, 8), (20240531, 12, 16),
                                               (20240534, 16, 16), (20240531, 12, 28)])
 def test_section5_instances_the_milp_left_open(seed, n, m):
@@ -392,3 +450,45 @@ def test_verbose_reports_the_search_progress():
     assert "incumbent" in lines[-1] and "gap" in lines[-1]
     assert float(lines[-1].split("bound ")[1].split(",")[0]) == pytest.approx(
         r.metrics["mip_bound"], rel=1e-9)
+
+
+# ------------------------------------------------------------------------- scale invariance
+
+
+@st.composite
+def whole_number_specs(draw) -> dict:
+    """2 to 5 jobs on 1 to 4 processors, whole-number offloads (some 0) and work, linear or
+    with a work table w(k) = W + c (k - 1), 0 <= c <= W (w(k)/k non-increasing)."""
+    m = draw(st.integers(1, 4))
+    jobs = []
+    for i in range(draw(st.integers(2, 5))):
+        chi = draw(st.integers(1, m))
+        W = draw(st.integers(1, 60))
+        c = draw(st.integers(0, W))
+        work = [W + c * (k - 1) for k in range(1, chi + 1)] if draw(st.booleans()) else W
+        jobs.append({"id": f"j{i}", "offload": draw(st.integers(0, 20)),
+                     "max_parallelism": chi, "work": work})
+    return {"problem": "moldable", "processors": m, "jobs": jobs}
+
+
+def scaled_spec(spec: dict, factor: float) -> dict:
+    """Every offload and work value times ``factor``."""
+    def times(work):
+        return [w * factor for w in work] if isinstance(work, list) else work * factor
+    return {**spec, "jobs": [{**j, "offload": j["offload"] * factor, "work": times(j["work"])}
+                             for j in spec["jobs"]]}
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spec=whole_number_specs(), power=st.integers(-40, 40))
+def test_every_method_is_alike_in_any_unit(spec, power):
+    """Times multiplied by 2^power (about 1e-12 to 1e12; the schema limits every time to 1e15
+    and no smaller than 1e-11 of the horizon; a power of two changes no rounding, so
+    every comparison of the algorithms is the same): every method gives the same status and
+    verdicts and its makespan times the factor; the exact one within its gap."""
+    factor = 2.0 ** power
+    base = dict(fairalloc.compare(spec))
+    scaled = dict(fairalloc.compare(scaled_spec(spec, factor)))
+    for name, result in base.items():
+        assert_alike(result, scaled[name], factor,
+                     rel=solvers.EXACT_GAP if name == "exact" else 1e-12)

@@ -1,0 +1,69 @@
+"""hetero ``finish-time`` with finished jobs (steps_remaining 0): they have no finish-time
+ratio, the largest ratio is over the others, and a spec where every job has finished is
+refused with its path."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from clitools import cli, write
+
+import fairalloc
+from fairalloc.models.hetero import finish_time_ratio
+
+TWO_JOBS = [{"id": "a", "throughput": {"k80": 2, "v100": 3},
+             "steps_remaining": 500, "time_elapsed": 400},
+            {"id": "b", "throughput": {"k80": 1, "v100": 5},
+             "steps_remaining": 900, "time_elapsed": 50}]
+
+
+def with_finished(elapsed: float) -> dict:
+    """The two jobs and a third, finished one (it still counts in the isolated share)."""
+    done = {"id": "c", "throughput": {"k80": 4, "v100": 4}, "steps_remaining": 0,
+            "time_elapsed": elapsed}
+    return {"problem": "hetero", "workers": {"k80": 1, "v100": 1}, "jobs": TWO_JOBS + [done]}
+
+
+def grid_optimum(spec: dict) -> float:
+    """The largest ratio of a and b minimised over a grid of a's split of both GPUs, b filling
+    its best type first from what is left, c nothing (its ratio counts for nothing): within
+    the grid's step above the optimum."""
+    p = fairalloc.load_spec(spec).problem
+    grid = np.linspace(0, 1, 401)
+    order = np.argsort(-p.throughput[1])
+    best = np.inf
+    for a_k80, a_v100 in itertools.product(grid, grid):
+        if a_k80 + a_v100 > 1:
+            continue
+        left, room, b = np.array([1 - a_k80, 1 - a_v100]), 1.0, np.zeros(2)
+        for k in order:
+            b[k] = min(left[k], room)
+            room -= b[k]
+        x = np.array([[a_k80, a_v100], b, [0.0, 0.0]])
+        best = min(best, finish_time_ratio(p, (p.throughput * x).sum(axis=1))[:2].max())
+    return best
+
+
+@pytest.mark.parametrize("elapsed", [0.0, 300.0])
+def test_a_finished_job_counts_in_no_ratio(elapsed):
+    """At t = 0 a finished job's ratio was 0/0, the bisection never ran and the isolated share
+    came back optimal at 1; at t > 0 its ratio is 1 whatever the allocation, and the largest
+    ratio could not go below it."""
+    spec = with_finished(elapsed)
+    result = fairalloc.solve(spec, "finish-time")
+    rho = result.metrics["max_finish_time_ratio"]
+    best = grid_optimum(spec)
+    assert result.status == "optimal" and result.solver["extra"]["steps"] > 0
+    assert best - 0.01 <= rho <= best + 1e-9 and rho < 0.99
+    assert result.solver["extra"]["rho"] == pytest.approx(rho, rel=1e-9)
+    assert result.metrics["finish_time_bound"] <= rho
+
+
+def test_every_job_finished_is_refused(tmp_path, capsys):
+    spec = with_finished(0.0)
+    spec["jobs"] = [job | {"steps_remaining": 0} for job in spec["jobs"]]
+    code, _, err = cli(capsys, "solve", write(tmp_path, spec), "--method", "finish-time")
+    assert code == 2 and "jobs: finish-time: every job has steps_remaining 0" in err
+    assert "max_finish_time_ratio" not in fairalloc.solve(spec, "max-min").metrics
