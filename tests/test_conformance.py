@@ -19,9 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 # (kind, check) -> why it fails: defects the battery found in a shipped kind, left to the
 # kind's owner; strict, so a fixed kind makes its entry fail until it is removed
 KNOWN_DEFECTS = {
-    ("token", "check_a_feasibility_check_exists"):
-        "token has no feasibility check (thresholds within the utility range, token "
-        "distributions that are distributions), so solve's guard is off for it",
     ("token", "check_the_exact_method_is_optimal"):
         "token has no exact method (Kind.exact is None): mean-field-lp reports feasible",
     ("token", "check_no_method_beats_the_exact_one"): "token has no exact method",

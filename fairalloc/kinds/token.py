@@ -15,7 +15,8 @@ KIND = Kind(
     methods={"mean-field": solvers.mean_field, "mean-field-lp": solvers.mean_field_lp},
     default="mean-field",
     exact=None,
-    validators=(checks.equilibrium, checks.stationarity, checks.monotone_thresholds),
+    validators=(checks.feasibility, checks.equilibrium, checks.stationarity,
+                checks.monotone_thresholds),
     random_spec=studies.random_spec,
     simulation=studies.SIMULATION,
     metrics=studies.metrics,                # the model's, and the spec's simulation
