@@ -18,12 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # (kind, check) -> why it fails: defects the battery found in a shipped kind, left to the
 # kind's owner; strict, so a fixed kind makes its entry fail until it is removed
-KNOWN_DEFECTS = {
-    ("etf", "check_no_method_beats_the_exact_one"):
-        "energy-fair ignores phi's time guarantee (its time_guarantee check fails) and so "
-        "beats the exact leximin (30 > 27 on the template), which keeps it; the guarantee "
-        "constrains the exact problem but is not part of etf's feasibility check",
-}
+KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
 
 CASES = [pytest.param(kind, name, check, id=f"{kind}-{name}",
                       marks=[pytest.mark.xfail(strict=True, raises=AssertionError,
