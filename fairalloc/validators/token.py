@@ -116,6 +116,24 @@ def wrong_mean(p: TokenProblem, f: np.ndarray, mean: np.ndarray) -> Finding | No
                    {"type": p.ids[k], "mean_tokens": mean[k], "mean": expected[k]})
 
 
+def undescribed(p: TokenProblem, thresholds: np.ndarray, p_y: np.ndarray,
+                check: str) -> Finding | None:
+    """A failure when the thresholds do not describe the signal probabilities: signalling iff
+    u > u_thr(t) up to ``tolerance`` in utility (``description_mismatch``), else None."""
+    with np.errstate(over="ignore"):              # a threshold far beyond every utility
+        unit = thresholds / p.scale
+    off = description_mismatch(p.grid, unit, p_y, p.tolerance)
+    if off.excess <= PROBABILITY_SLACK:
+        return None
+    k, t = off.type, off.tokens
+    return Finding(check, False,
+                   f"type {p.ids[k]}'s threshold {thresholds[k, t]:.6g} at t = {t} does not "
+                   f"describe its signal probability {p_y[k, t]:.6g} (signalling iff u > "
+                   f"threshold gives {off.low:.6g}..{off.high:.6g})",
+                   {"type": p.ids[k], "tokens": t, "threshold": thresholds[k, t],
+                    "signal_probability": p_y[k, t], "implied": [off.low, off.high]})
+
+
 def feasibility(p: TokenProblem, allocation: Allocation, **_) -> Finding:
     """The allocation is one threshold strategy per type with its token distribution, on every
     type and token count (section 4; what any strategy profile must be, equilibrium or not):
@@ -141,24 +159,6 @@ def feasibility(p: TokenProblem, allocation: Allocation, **_) -> Finding:
                    f"every type's signal probabilities are a strategy its thresholds describe "
                    f"(P_Y(0) = 0, P_Y({p.max_tokens}) = 1), its token distribution a "
                    f"distribution over 0..{p.max_tokens} with the mean reported")
-
-
-def undescribed(p: TokenProblem, thresholds: np.ndarray, p_y: np.ndarray,
-                check: str) -> Finding | None:
-    """A failure when the thresholds do not describe the signal probabilities: signalling iff
-    u > u_thr(t) up to ``tolerance`` in utility (``description_mismatch``), else None."""
-    with np.errstate(over="ignore"):              # a threshold far beyond every utility
-        unit = thresholds / p.scale
-    off = description_mismatch(p.grid, unit, p_y, p.tolerance)
-    if off.excess <= PROBABILITY_SLACK:
-        return None
-    k, t = off.type, off.tokens
-    return Finding(check, False,
-                   f"type {p.ids[k]}'s threshold {thresholds[k, t]:.6g} at t = {t} does not "
-                   f"describe its signal probability {p_y[k, t]:.6g} (signalling iff u > "
-                   f"threshold gives {off.low:.6g}..{off.high:.6g})",
-                   {"type": p.ids[k], "tokens": t, "threshold": thresholds[k, t],
-                    "signal_probability": p_y[k, t], "implied": [off.low, off.high]})
 
 
 def equilibrium(p: TokenProblem, allocation: Allocation, claims: dict | None = None,
