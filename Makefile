@@ -21,7 +21,7 @@ demo: $(STAMP)
 	done
 	$(BIN)/fairalloc compare specs/emrf/example1-knob0.5.json
 	$(BIN)/fairalloc sweep specs/emrf/example1-knob0.5.json --set knob=0:1:0.1 --plot sweep-example1.png
-	$(BIN)/fairalloc compare specs/etf/example.json
+	$(BIN)/fairalloc compare specs/etf/weighted.json
 	$(BIN)/fairalloc sweep specs/etf/resnet-mobilenet.json --set phi=0:1:0.05 --plot sweep-etf-tradeoff.png
 	$(BIN)/fairalloc solve specs/moldable/example1.json --method gpusched2 --plot gantt-example1.png
 	$(BIN)/fairalloc experiment moldable --jobs 20 --processors 8 --instances 40 --plot experiment-moldable.png

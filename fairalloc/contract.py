@@ -164,6 +164,10 @@ class Kind:
     # what fairalloc found checking the kind's paper (Markdown); None: fairalloc/notes/<name>.md
     # when it exists (reports include it)
     notes: str | None = None
+    # True: the methods compute an equilibrium (a fixed point, e.g. token's Algorithm 1), not
+    # an optimum. Nothing is optimised, so no method is exact (``exact`` is None) and none is
+    # ``optimal``; the objective is a quantity read at the equilibrium, compared, not a bound
+    equilibrium: bool = False
 
     def check_names(self) -> tuple[str, ...]:
         """The names of the kind's checks as results show them and ``checks=``, ``--fail-on``

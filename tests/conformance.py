@@ -279,9 +279,19 @@ def check_sweep_metrics_are_metrics(name: str, kind: Kind, solved: Solved) -> No
 
 # ---- the exact method ----------------------------------------------------------------------
 
+def _optimises(kind: Kind) -> bool:
+    """Whether the kind's methods optimise (then it has an exact method) or compute an
+    equilibrium (``Kind.equilibrium``: then it has none, there being no optimum to reach)."""
+    if kind.equilibrium:
+        assert kind.exact is None, (f"the kind computes an equilibrium, yet names an exact "
+                                    f"method {kind.exact!r}: no optimum for it to reach")
+        return False
+    assert kind.exact is not None, "the kind has no exact method (nor computes an equilibrium)"
+    return True
+
+
 def _exact(kind: Kind, found: dict[str, Outcome], where: str) -> Result:
     """The exact method's result, which must be optimal with a finite objective."""
-    assert kind.exact is not None, "the kind has no exact method"
     assert kind.exact in kind.methods, f"exact {kind.exact!r} is not a method"
     exact = _answered(kind.exact, found[kind.exact], where)
     assert exact is not None, f"the exact method {kind.exact} does not apply to {where}"
@@ -297,13 +307,24 @@ def _solved_specs(solved: Solved) -> Iterator[tuple[str, dict[str, Outcome]]]:
 
 
 def check_the_exact_method_is_optimal(name: str, kind: Kind, solved: Solved) -> None:
-    """The kind has an exact method, optimal on the template and on random specs."""
+    """The kind has an exact method, optimal on the template and on random specs. A kind that
+    computes an equilibrium has none, and no method of it claims ``optimal``."""
+    optimises = _optimises(kind)
     for where, found in _solved_specs(solved):
-        _exact(kind, found, where)
+        if optimises:
+            _exact(kind, found, where)
+            continue
+        for method, other in found.items():
+            result = _answered(method, other, where)
+            assert result is None or result.status != "optimal", \
+                f"{method} claims optimal on {where}, but the kind computes an equilibrium"
 
 
 def check_no_method_beats_the_exact_one(name: str, kind: Kind, solved: Solved) -> None:
-    """No method's objective is better than the exact optimum (in the kind's ``sense``)."""
+    """No method's objective is better than the exact optimum (in the kind's ``sense``);
+    nothing to compare for a kind that computes an equilibrium (no optimum)."""
+    if not _optimises(kind):
+        return
     for where, found in _solved_specs(solved):
         exact = _exact(kind, found, where)
         for method, other in found.items():

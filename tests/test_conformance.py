@@ -18,18 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # (kind, check) -> why it fails: defects the battery found in a shipped kind, left to the
 # kind's owner; strict, so a fixed kind makes its entry fail until it is removed
-KNOWN_DEFECTS = {
-    ("token", "check_a_feasibility_check_exists"):
-        "token has no feasibility check (thresholds within the utility range, token "
-        "distributions that are distributions), so solve's guard is off for it",
-    ("token", "check_the_exact_method_is_optimal"):
-        "token has no exact method (Kind.exact is None): mean-field-lp reports feasible",
-    ("token", "check_no_method_beats_the_exact_one"): "token has no exact method",
-    ("etf", "check_no_method_beats_the_exact_one"):
-        "energy-fair ignores phi's time guarantee (its time_guarantee check fails) and so "
-        "beats the exact leximin (30 > 27 on the template), which keeps it; the guarantee "
-        "constrains the exact problem but is not part of etf's feasibility check",
-}
+KNOWN_DEFECTS: dict[tuple[str, str], str] = {}
 
 CASES = [pytest.param(kind, name, check, id=f"{kind}-{name}",
                       marks=[pytest.mark.xfail(strict=True, raises=AssertionError,
@@ -94,6 +83,31 @@ def test_the_battery_refutes_an_exact_method_that_is_never_optimal():
     broken = dataclasses.replace(DRF, methods={**DRF.methods, "lp": lp})
     with pytest.raises(AssertionError, match="lp is infeasible, not optimal, on the template"):
         _check(broken, "check_the_exact_method_is_optimal")()
+
+
+def test_the_battery_refutes_an_optimising_kind_without_an_exact_method():
+    broken = dataclasses.replace(DRF, exact=None)
+    for name in ("check_the_exact_method_is_optimal", "check_no_method_beats_the_exact_one"):
+        with pytest.raises(AssertionError, match="no exact method"):
+            _check(broken, name)()
+
+
+def test_the_battery_refutes_an_equilibrium_kind_naming_an_exact_method():
+    """token computes an equilibrium: a method of it called exact would have no optimum to
+    reach, and one claiming optimal claims what nothing optimised."""
+    token = KINDS["token"]
+    named = dataclasses.replace(token, exact="mean-field-lp")
+    with pytest.raises(AssertionError, match="computes an equilibrium, yet names an exact"):
+        _check(named, "check_the_exact_method_is_optimal")()
+
+    def optimal(problem: object) -> Solution:
+        solution = token.methods["mean-field-lp"](problem)
+        return Solution(solution.allocation, "optimal", solution.objective, solution.metrics,
+                        solution.solver)
+
+    claims = dataclasses.replace(token, methods={**token.methods, "mean-field-lp": optimal})
+    with pytest.raises(AssertionError, match="mean-field-lp claims optimal on the template"):
+        _check(claims, "check_the_exact_method_is_optimal")()
 
 
 def test_the_battery_refutes_a_heuristic_that_over_allocates():

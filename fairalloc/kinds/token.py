@@ -14,8 +14,9 @@ KIND = Kind(
     from_spec=model.TokenProblem.from_spec,
     methods={"mean-field": solvers.mean_field, "mean-field-lp": solvers.mean_field_lp},
     default="mean-field",
-    exact=None,
-    validators=(checks.equilibrium, checks.stationarity, checks.token_supply,
+    exact=None,                             # an equilibrium: nothing to be optimal for
+    equilibrium=True,
+    validators=(checks.feasibility, checks.equilibrium, checks.stationarity, checks.token_supply,
                 checks.monotone_thresholds),
     random_spec=studies.random_spec,
     simulation=studies.SIMULATION,

@@ -258,13 +258,14 @@ class TokenProblem:
         )
 
     def allocation(self, thresholds: np.ndarray, distribution: np.ndarray,
-                   signal: np.ndarray) -> Allocation:
+                   signal: np.ndarray, mean: np.ndarray | None = None) -> Allocation:
         """Result-format allocation, one row per type: thresholds (NaN, shown as null, at t = 0
-        and t = t_max), token distribution f, signal probability P_Y, mean tokens (of an
-        allocation read from a file, whatever its numbers: the checks judge them)."""
-        tokens = np.arange(self.max_tokens + 1)
-        with np.errstate(over="ignore", invalid="ignore"):
-            mean = distribution @ tokens
+        and t = t_max), token distribution f, signal probability P_Y, mean tokens (``mean``,
+        else sum_t t f(t); of an allocation read from a file, whatever its numbers: the
+        checks judge them)."""
+        if mean is None:
+            with np.errstate(over="ignore", invalid="ignore"):
+                mean = distribution @ np.arange(self.max_tokens + 1)
         return Allocation(self.ids, {
             ("thresholds",): thresholds,
             ("token_distribution",): distribution,
@@ -274,7 +275,8 @@ class TokenProblem:
 
     def read_allocation(self, data) -> Allocation:
         """An allocation produced elsewhere, in the result's format (``mean_tokens`` may be
-        given; it is recomputed from the distribution)."""
+        left out, then it is computed from the distribution; given, it is kept for the
+        ``feasibility`` check to judge)."""
         from fairalloc.allocation import read_allocation
 
         size = self.max_tokens + 1
@@ -282,7 +284,9 @@ class TokenProblem:
                   for key in LIST_KEYS}
         read = read_allocation(data, self.ids, [(key,) for key in LIST_KEYS],
                                parsed={**parsed, ("mean_tokens",): finite_number})
-        return self.allocation(*(np.stack(read.column(key)) for key in LIST_KEYS))
+        given = read.columns.get(("mean_tokens",))
+        return self.allocation(*(np.stack(read.column(key)) for key in LIST_KEYS),
+                               mean=None if given is None else given.astype(float))
 
 
 LIST_KEYS = ("thresholds", "token_distribution", "signal_probability")

@@ -206,9 +206,23 @@ def time_fair(p: EtfProblem) -> Solution:
 
 def energy_fair(p: EtfProblem) -> Solution:
     """Baseline: energy-fair time, proportional to w_i / P_i (eq. 3; not eq. 2), capped by
-    demands and work-conserving, whole slices by largest remainder."""
-    return _solution(p, largest_remainder(p, energy_fair_time(p)), "heuristic",
-                     "energy-fair (t proportional to w/P)")
+    demands and work-conserving, whole slices by largest remainder.
+
+    It ignores phi: it is ETF at phi = 0 (section 3.3). Where its slices leave an app below
+    the spec's guarantee (eq. 7), a constraint of the problem the other methods solve
+    (Theorem 3), its allocation is not feasible for the spec: status ``infeasible``, no
+    objective (its smallest weighted energy, in the metrics, is that of another problem and
+    is never set against the optimum), and a message naming the app."""
+    t = largest_remainder(p, energy_fair_time(p))
+    name = "energy-fair (t proportional to w/P)"
+    g = guarantee(p)
+    short = np.flatnonzero(t < g)
+    if not short.size:
+        return _solution(p, t, "heuristic", name)
+    i = int(short[0])
+    return Solution(p.allocation(t), "infeasible", None, solver={
+        "name": name, "message": f"energy-fair ignores phi's time guarantee: {p.ids[i]} gets "
+        f"{t[i]} of its {g[i]} guaranteed slices (phi = {p.phi:g}; {short.size} apps short)"})
 
 
 def ordered_start(c: np.ndarray, t: np.ndarray, k: int) -> np.ndarray:

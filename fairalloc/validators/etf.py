@@ -28,9 +28,16 @@ def _handed_out(t: np.ndarray) -> float:
     return float(t.sum())
 
 
+def below_guarantee(p: EtfProblem, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The apps below their guarantee (eq. 7, whole slices) and the guarantees."""
+    g = guarantee(p)
+    return np.flatnonzero(t < g), g
+
+
 def feasibility(p: EtfProblem, allocation: Allocation, **_) -> Finding:
-    """Whole, non-negative slices, within demands, adding up to at most the quantum; energies,
-    where given, equal time x power."""
+    """Whole, non-negative slices, within demands, adding up to at most the quantum, each app
+    at least its guarantee (eq. 7: the spec's phi constrains the problem ETF solves, Theorem 3,
+    as it does the exact leximin); energies, where given, equal time x power."""
     t = _slices(allocation)
     problems = []
     if ("energy",) in allocation.columns:
@@ -50,15 +57,20 @@ def feasibility(p: EtfProblem, allocation: Allocation, **_) -> Finding:
     total = _handed_out(t)
     if total > p.quantum:
         problems.append(f"{total:g} slices handed out, quantum is {p.quantum}")
+    short, g = below_guarantee(p, t)
+    if short.size:
+        problems.append(f"{p.ids[short[0]]} gets {t[short[0]]:g} < its guarantee {g[short[0]]} "
+                        f"(phi = {p.phi:g})")
     if problems:
         return Finding("feasibility", False, "; ".join(problems), {"problems": problems})
-    return Finding("feasibility", True, f"{total:g} of {p.quantum} slices, whole, within demands")
+    return Finding("feasibility", True, f"{total:g} of {p.quantum} slices, whole, within demands "
+                   f"and at least the guarantees")
 
 
 def time_guarantee(p: EtfProblem, allocation: Allocation, **_) -> Finding:
     """Every app gets its phi-share of the time-fair slices (eq. 7, whole slices) or its demand."""
-    t, g = _slices(allocation), guarantee(p)
-    short = np.flatnonzero(t < g)
+    t = _slices(allocation)
+    short, g = below_guarantee(p, t)
     if short.size:
         i = int(short[np.argmax((g - t)[short])])
         return Finding("time_guarantee", False,
@@ -125,6 +137,11 @@ def max_min(p: EtfProblem, allocation: Allocation, **_) -> Finding:
                        f"minimum weighted energy {low:.6g}, but {best:.6g} is reachable",
                        {"minimum": low, "max_min": best,
                         "time": dict(zip(p.ids, slices.astype(int).tolist()))})
+    if low > best * (1 + TIE):            # above every allocation with the guarantees
+        return Finding("max_min", False,
+                       f"minimum weighted energy {low:.6g} is above the max-min {best:.6g} "
+                       f"of allocations with the guarantees: this one breaks a constraint "
+                       f"(see feasibility)", {"minimum": low, "max_min": best})
     return Finding("max_min", True, f"minimum weighted energy {low:.6g} equals the exact max-min")
 
 

@@ -97,6 +97,72 @@ def missing_threshold(p: TokenProblem, thresholds: np.ndarray, check: str) -> Fi
     return None
 
 
+def not_well_formed(p: TokenProblem, thresholds: np.ndarray, f: np.ndarray, p_y: np.ndarray,
+                    check: str) -> Finding | None:
+    """A failure when the allocation is not a strategy and a distribution (``not_a_strategy``,
+    ``not_a_distribution``, ``missing_threshold``), else None."""
+    return (not_a_strategy(p, p_y, check) or not_a_distribution(p, f, check)
+            or missing_threshold(p, thresholds, check))
+
+
+def wrong_mean(p: TokenProblem, f: np.ndarray, mean: np.ndarray) -> Finding | None:
+    """A failure when some type's mean_tokens is not sum_t t f(t) (to ``STATIONARY_TOL`` x
+    t_max; f already a distribution), else None."""
+    expected = f @ np.arange(p.max_tokens + 1)
+    wrong = ~(np.abs(mean - expected) <= STATIONARY_TOL * max(1, p.max_tokens))  # NaN: wrong
+    if not wrong.any():
+        return None
+    k = int(np.argmax(wrong))
+    return Finding("feasibility", False, f"type {p.ids[k]}'s mean_tokens {mean[k]:.6g} is not "
+                   f"the mean of its token distribution, {expected[k]:.6g}",
+                   {"type": p.ids[k], "mean_tokens": mean[k], "mean": expected[k]})
+
+
+def undescribed(p: TokenProblem, thresholds: np.ndarray, p_y: np.ndarray,
+                check: str) -> Finding | None:
+    """A failure when the thresholds do not describe the signal probabilities: signalling iff
+    u > u_thr(t) up to ``tolerance`` in utility (``description_mismatch``), else None."""
+    with np.errstate(over="ignore"):              # a threshold far beyond every utility
+        unit = thresholds / p.scale
+    off = description_mismatch(p.grid, unit, p_y, p.tolerance)
+    if off.excess <= PROBABILITY_SLACK:
+        return None
+    k, t = off.type, off.tokens
+    return Finding(check, False,
+                   f"type {p.ids[k]}'s threshold {thresholds[k, t]:.6g} at t = {t} does not "
+                   f"describe its signal probability {p_y[k, t]:.6g} (signalling iff u > "
+                   f"threshold gives {off.low:.6g}..{off.high:.6g})",
+                   {"type": p.ids[k], "tokens": t, "threshold": thresholds[k, t],
+                    "signal_probability": p_y[k, t], "implied": [off.low, off.high]})
+
+
+def feasibility(p: TokenProblem, allocation: Allocation, **_) -> Finding:
+    """The allocation is one threshold strategy per type with its token distribution, on every
+    type and token count (section 4; what any strategy profile must be, equilibrium or not):
+
+    1. P_Y(t) in [0, 1] with the boundary rows P_Y(0) = 0 (no tokens, no signal) and
+       P_Y(t_max) = 1 (must take a boost); f(t) in [0, 1] over 0..t_max, summing to 1; a
+       threshold for every 0 < t < t_max;
+    2. the thresholds describe the signal probabilities (signalling iff u > u_thr(t), eq. 5, up
+       to ``tolerance`` x the utility scale; see ``equilibrium``, part 3). A threshold above
+       every utility (never signal) or below every one (always) is a strategy too, so the
+       thresholds are not held to the utility support;
+    3. mean_tokens is sum_t t f(t) for every type.
+
+    Neither the equilibrium (``equilibrium``), nor stationarity (``stationarity``), nor how
+    many tokens circulate is part of it."""
+    thresholds, f, p_y = _columns(allocation)
+    broken = (not_well_formed(p, thresholds, f, p_y, "feasibility")
+              or undescribed(p, thresholds, p_y, "feasibility")
+              or wrong_mean(p, f, np.asarray(allocation.column("mean_tokens"), dtype=float)))
+    if broken:
+        return broken
+    return Finding("feasibility", True,
+                   f"every type's signal probabilities are a strategy its thresholds describe "
+                   f"(P_Y(0) = 0, P_Y({p.max_tokens}) = 1), its token distribution a "
+                   f"distribution over 0..{p.max_tokens} with the mean reported")
+
+
 def equilibrium(p: TokenProblem, allocation: Allocation, claims: dict | None = None,
                 **_) -> Finding:
     """Mean-field equilibrium (section 4.4), within ``tolerance``, on every type, token count
@@ -118,8 +184,7 @@ def equilibrium(p: TokenProblem, allocation: Allocation, claims: dict | None = N
        are judged by the strategy they describe, not by their exact value.)
     """
     thresholds, f, p_y = _columns(allocation)
-    broken = (not_a_strategy(p, p_y, "equilibrium") or not_a_distribution(p, f, "equilibrium")
-              or missing_threshold(p, thresholds, "equilibrium"))
+    broken = not_well_formed(p, thresholds, f, p_y, "equilibrium")
     if broken:
         return broken
     p_b = _boosts(p, f, p_y)
@@ -145,17 +210,9 @@ def equilibrium(p: TokenProblem, allocation: Allocation, claims: dict | None = N
                        f"threshold there is {own[k, t] * scale:.6g})",
                        {"type": p.ids[k], "tokens": t, "utility": u * scale,
                         "gain": gain * scale, "threshold": own[k, t] * scale})
-    with np.errstate(over="ignore"):              # a threshold far beyond every utility
-        unit = thresholds / scale
-    off = description_mismatch(p.grid, unit, p_y, tol)
-    if off.excess > PROBABILITY_SLACK:
-        k, t = off.type, off.tokens
-        return Finding("equilibrium", False,
-                       f"type {p.ids[k]}'s threshold {thresholds[k, t]:.6g} at t = {t} does not "
-                       f"describe its signal probability {p_y[k, t]:.6g} (signalling iff u > "
-                       f"threshold gives {off.low:.6g}..{off.high:.6g})",
-                       {"type": p.ids[k], "tokens": t, "threshold": thresholds[k, t],
-                        "signal_probability": p_y[k, t], "implied": [off.low, off.high]})
+    broken = undescribed(p, thresholds, p_y, "equilibrium")
+    if broken:
+        return broken
     return Finding("equilibrium", True,
                    f"P_B reproduces itself; the largest one-step deviation gain is "
                    f"{gain * scale:.2g} (tolerance x utility scale {tol * scale:.3g}), over "

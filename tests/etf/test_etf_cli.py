@@ -100,7 +100,7 @@ def test_solve_table_and_markdown(capsys):
 
 def test_compare_lists_every_method(capsys):
     code, out, err = cli(capsys, "compare", EXAMPLE)
-    assert code == 0, err
+    assert code == 1, err                           # energy-fair's allocation is infeasible
     rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()}
     for method in METHODS:
         assert method in rows, out
@@ -108,6 +108,9 @@ def test_compare_lists_every_method(capsys):
     for method in ("leximin", "milp", "waterfill", "greedy"):
         status = "optimal" if method in ("leximin", "milp") else "heuristic"
         assert rows[method][1:3] == [status, "27"], rows[method]
+    # energy-fair ignores phi's guarantee: no objective to beat the optimum with, and marked
+    assert rows["energy-fair"][1:6] == ["infeasible", "—", rows["energy-fair"][3], "—", "—"]
+    assert rows["energy-fair"][7] == "✗"                       # the feasibility column
     # the exact method comes first
     order = [line.split()[0] for line in out.splitlines()
              if line.split() and line.split()[0] in METHODS]
@@ -116,7 +119,7 @@ def test_compare_lists_every_method(capsys):
 
 def test_compare_json(capsys):
     code, out, _ = cli(capsys, "compare", EXAMPLE, "--format", "json")
-    assert code == 0
+    assert code == 1
     results = {r["method"]: r for r in json.loads(out)}
     assert list(results) == ["leximin", "waterfill", "greedy", "milp", "time-fair",
                              "energy-fair"]
@@ -129,6 +132,9 @@ def test_compare_json(capsys):
           for m, r in results.items()}
     assert tg == {"leximin": True, "milp": True, "waterfill": True, "greedy": True,
                   "time-fair": True, "energy-fair": False}
+    assert {m: (r["status"], r["objective"]) for m, r in results.items()
+            if m in ("leximin", "energy-fair")} == {"leximin": ("optimal", 27),
+                                                    "energy-fair": ("infeasible", None)}
 
 
 # ---------------------------------------------------------------- sweep
@@ -237,9 +243,11 @@ def test_validate_external_whole_result(capsys, tmp_path):
 def test_validate_external_broken_allocation(capsys, tmp_path):
     path = write(tmp_path, {"A": {"time": 5}, "B": {"time": 10}, "C": {"time": 4}}, "b.json")
     code, out, _ = cli(capsys, "validate", EXAMPLE, "--allocation", path, "--format", "json")
-    assert code == 0                                 # a failed axiom is a finding
-    verdict = {f["check"]: f for f in json.loads(out)["validation"]}
-    assert verdict["feasibility"]["holds"]           # 19 whole slices within the quantum
+    assert code == 1                                 # 19 whole slices, but A and C below 7
+    checked = json.loads(out)
+    assert checked["status"] == "infeasible"
+    verdict = {f["check"]: f for f in checked["validation"]}
+    assert verdict["feasibility"]["detail"] == "A gets 5 < its guarantee 7 (phi = 0.7)"
     assert verdict["time_guarantee"]["holds"] is False
     assert verdict["time_guarantee"]["witness"]["app"] in ("A", "C")
     assert verdict["pareto_efficiency"]["holds"] is False

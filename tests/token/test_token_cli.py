@@ -12,7 +12,8 @@ from clitools import CONTRACT, ROOT, cli, run, write
 SPECS = ROOT / "specs" / "token"
 PAIR = str(SPECS / "kmeans-pagerank.json")
 FIVE = str(SPECS / "five-spark-types.json")
-CHECKS = ["equilibrium", "stationarity", "token_supply", "monotone_thresholds"]
+CHECKS = ["feasibility", "equilibrium", "stationarity", "token_supply",
+          "monotone_thresholds"]
 SIM_METRICS = {"performance", "relative_performance", "share_uniformity", "envy_free_index",
                "boost_share"}
 
@@ -61,6 +62,12 @@ def test_validate_round_trip_and_a_tampered_allocation(small_json, tmp_path, cap
     assert all(f["holds"] for f in checked["validation"])
     bad = json.loads(json.dumps(result["allocation"]))
     bad["fast"]["signal_probability"][1:-1] = [1.0] * 4       # signals whatever its utility
+    code, out, _ = cli(capsys, "validate", path, "--allocation",
+                       write(tmp_path, bad, "bad.json"), "--format", "json")
+    checked = json.loads(out)                 # thresholds that say otherwise: no strategy
+    assert code == 1 and checked["status"] == "infeasible"
+    assert "does not describe" in checked["validation"][0]["detail"]
+    bad["fast"]["thresholds"][1:-1] = [0.0] * 4               # below every utility: a strategy
     code, out, _ = cli(capsys, "validate", path, "--allocation",
                        write(tmp_path, bad, "bad.json"), "--format", "json")
     assert code == 0                                      # a failed check is a finding

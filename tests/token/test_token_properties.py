@@ -12,6 +12,8 @@ mechanisms against their definitions.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -229,6 +231,59 @@ def _with(p, result, **columns):
     cols.update(columns)
     return p.allocation(cols["thresholds"], cols["token_distribution"],
                         cols["signal_probability"])
+
+
+def test_feasibility_holds_on_the_solved_pair_and_fails_on_each_broken_part(solved):
+    """Each structural rule on its own: a signal at t = 0, no forced boost at t_max, a
+    distribution that does not sum to 1, a missing threshold, thresholds that describe
+    another strategy, a mean_tokens that is not the mean."""
+    p, result = solved
+    assert V.feasibility(p, result.allocation).holds
+    p_y = np.array(result.allocation.column("signal_probability"), dtype=float)
+    f = np.array(result.allocation.column("token_distribution"), dtype=float)
+    thr = np.array(result.allocation.column("thresholds"), dtype=float)
+    signals_at_zero, never_forced = p_y.copy(), p_y.copy()
+    signals_at_zero[1, 0], never_forced[0, -1] = 0.5, 0.0
+    short, missing, moved = f.copy(), thr.copy(), thr.copy()
+    short[0, 1] -= 0.01
+    missing[1, 3] = np.nan
+    moved[1, 2] += 0.06                      # "lo" is on a 0.025 grid: a different strategy
+    broken = {"at t = 0": _with(p, result, signal_probability=signals_at_zero),
+              "at t = 6": _with(p, result, signal_probability=never_forced),
+              "(sum 0.99": _with(p, result, token_distribution=short),
+              "no threshold at t = 3": _with(p, result, thresholds=missing),
+              "does not describe": _with(p, result, thresholds=moved)}
+    for words, allocation in broken.items():
+        finding = V.feasibility(p, allocation)
+        assert finding.verdict == "fails" and words in finding.detail, (words, finding)
+
+
+def test_feasibility_judges_the_mean_tokens_a_file_gives(solved):
+    p, result = solved
+    data = json.loads(result.to_json())["allocation"]
+    assert fairalloc.validate(PAIR, data).finding("feasibility").holds
+    data["lo"]["mean_tokens"] += 0.5
+    checked = fairalloc.validate(PAIR, data)
+    assert checked.status == "infeasible"
+    assert checked.finding("feasibility").witness["type"] == "lo"
+
+
+def test_solve_refuses_a_token_method_whose_strategy_signals_without_tokens(monkeypatch):
+    """The guard in solve is on for token: a method standing by a broken allocation is a
+    bug (SolverError), not a result."""
+    def eager(problem):
+        solution = S.mean_field(problem)
+        p_y = np.array(solution.allocation.column("signal_probability"), dtype=float)
+        p_y[:, 0] = 1.0
+        thr, f = (np.array(solution.allocation.column(k), dtype=float)
+                  for k in ("thresholds", "token_distribution"))
+        solution.allocation = problem.allocation(thr, f, p_y)
+        return solution
+
+    token = fairalloc.registry.KINDS["token"]
+    monkeypatch.setitem(token.methods, "mean-field", eager)
+    with pytest.raises(fairalloc.SolverError, match="fails its own feasibility check"):
+        fairalloc.solve(PAIR)
 
 
 def test_equilibrium_fails_when_a_type_signals_too_eagerly(solved):
