@@ -334,7 +334,7 @@ def test_boundary_signal_probabilities_are_checked(solved):
 
 def test_a_valid_allocation_from_a_file_is_fully_checked(solved):
     result = fairalloc.validate(BASE, solved)
-    assert [f.verdict for f in result.validation] == ["holds"] * 4
+    assert [f.verdict for f in result.validation] == ["holds"] * 5
 
 
 def test_simulation_of_tampered_thresholds_is_quiet():
