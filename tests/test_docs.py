@@ -2,9 +2,10 @@
 relative link resolves, and README stays a front door (the conventions: docs/testing-docs.md).
 
 A ```sh block's every line is a command (a ```console block's, the lines starting ``$ ``); a
-line ending in ``\\`` continues on the next. Each runs in bash, in a folder of its own per page
-(with ``specs`` linking to the repository's and ``fairalloc`` on the PATH running this
-checkout), after the page's earlier commands, so a page's commands may use each other's files.
+line ending in ``\\`` continues on the next; a ```python block is one program. Each runs (in
+bash, or Python) in a folder of its own per page (with ``specs`` linking to the repository's
+and ``fairalloc`` on the PATH running this checkout), after the page's earlier commands, so a
+page's commands may use each other's files.
 A command must exit 0, or N where its comment says ``# exit N``. A line whose comment says
 ``doc-test: skip (reason)``, or a block under an HTML comment saying so, is not run.
 """
@@ -37,15 +38,18 @@ class Command:
     text: str
     skip: str | None   # the reason it is not run
     exit: int          # the exit code the page promises
+    python: bool = False   # a ```python block, run as one program
 
 
-def shell_commands(text: str, page: str = "page.md") -> list[Command]:
-    """The commands of a Markdown text's ```sh and ```console blocks, in order."""
+def documented_commands(text: str, page: str = "page.md") -> list[Command]:
+    """The commands of a Markdown text's ```sh and ```console blocks, and its ```python
+    blocks, in order."""
     commands: list[Command] = []
     prompt: str | None = None
     in_shell = in_block = False
     block_skip: str | None = None
     pending: tuple[int, str] | None = None        # a command continued with a backslash
+    program: list[str] | None = None              # the lines of a ```python block
     previous = ""
     for number, line in enumerate(text.splitlines(), 1):
         fence = FENCE.match(line)
@@ -54,8 +58,15 @@ def shell_commands(text: str, page: str = "page.md") -> list[Command]:
             prompt = SHELL_BLOCKS.get(fence.group(1))
             skipped = SKIP.search(previous) if previous.lstrip().startswith("<!--") else None
             block_skip = skipped.group(1) if skipped else None
+            program = [] if fence.group(1) == "python" else None
+            start = number + 1
         elif fence:
+            if program is not None:
+                commands.append(Command(page, start, "\n".join(program), block_skip, 0, True))
             in_block = in_shell = False
+            program = None
+        elif program is not None:
+            program.append(line)
         elif in_shell and pending is not None:
             start, head = pending
             pending = (start, head[:-1] + " " + line.strip()) if line.endswith("\\") else None
@@ -86,7 +97,7 @@ def _command(page: str, line: int, text: str, block_skip: str | None) -> Command
 
 
 COMMANDS = [c for page in PAGES
-            for c in shell_commands(page.read_text(encoding="utf-8"),
+            for c in documented_commands(page.read_text(encoding="utf-8"),
                                     page.relative_to(ROOT).as_posix())]
 
 
@@ -103,9 +114,9 @@ class Workspaces:
         folder, done = self.folders.get(command.page) or (self._folder(command.page), 0)
         for earlier in page[done:page.index(command)]:
             if earlier.skip is None:
-                _bash(earlier.text, folder)
+                _run(earlier, folder)
         self.folders[command.page] = (folder, page.index(command) + 1)
-        return _bash(command.text, folder)
+        return _run(command, folder)
 
     def _folder(self, page: str) -> Path:
         folder = self.factory.mktemp(Path(page).stem)
@@ -118,12 +129,15 @@ class Workspaces:
         return folder
 
 
-def _bash(text: str, folder: Path) -> subprocess.CompletedProcess:
+def _run(command: Command, folder: Path) -> subprocess.CompletedProcess:
+    """``command`` in ``folder``: a Python program with this interpreter, else a bash line."""
+    argv = [sys.executable, "-c", command.text] if command.python else ["bash", "-c",
+                                                                         command.text]
     environment = dict(os.environ, PATH=f"{folder / '.bin'}{os.pathsep}{os.environ['PATH']}",
                        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT),
                                                                 os.environ.get("PYTHONPATH")])),
                        MPLBACKEND="Agg")
-    return subprocess.run(["bash", "-c", text], cwd=folder, env=environment, text=True,
+    return subprocess.run(argv, cwd=folder, env=environment, text=True,
                           capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
 
 
@@ -155,15 +169,17 @@ def test_the_extractor_follows_the_conventions():
         "```json", "fairalloc not a command", "```",
         "```console", "$ fairalloc new drf", "{ output }", "```",
         "<!-- doc-test: skip (needs a cluster) -->", "```sh", "dask scheduler", "```",
-        "```sh", "fairalloc study run s.json   # doc-test: skip (an hour)", "```"])
-    found = [(c.line, c.text, c.skip, c.exit) for c in shell_commands(text)]
+        "```sh", "fairalloc study run s.json   # doc-test: skip (an hour)", "```",
+        "```python", "import fairalloc", "fairalloc.list()", "```"])
+    found = [(c.line, c.text, c.skip, c.exit) for c in documented_commands(text)]
     assert found == [
         (2, "fairalloc list   # kinds", None, 0),
         (4, "fairalloc solve a.json  --format json", None, 0),
         (6, "fairalloc solve bad.json   # exit 2", None, 2),
         (12, "fairalloc new drf", None, 0),
         (17, "dask scheduler", "needs a cluster", 0),
-        (20, "fairalloc study run s.json   # doc-test: skip (an hour)", "an hour", 0)]
+        (20, "fairalloc study run s.json   # doc-test: skip (an hour)", "an hour", 0),
+        (23, "import fairalloc\nfairalloc.list()", None, 0)]
 
 
 def test_the_readme_is_a_front_door():
