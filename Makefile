@@ -38,7 +38,7 @@ fuzz: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --write benchmarks/RESULTS.md
 
-# The README's figures (docs/figures/), made by the commands they illustrate
+# The figures of docs/reports.md (docs/figures/), made by the commands they illustrate
 FIG := docs/figures
 figures: $(STAMP)
 	mkdir -p $(FIG)

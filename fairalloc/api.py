@@ -16,7 +16,7 @@ from fairalloc.errors import SolverError, SpecError, Violation, json_path
 from fairalloc.registry import KINDS, Kind
 from fairalloc.result import FAILED, Comparison, Finding, Result, Solution, check_column
 from fairalloc.solvers import highs
-from fairalloc.spec import Spec, build, load_spec, plain, read_json, set_path
+from fairalloc.spec import COMMON_OPTIONS, Spec, build, load_spec, plain, read_json, set_path
 
 SpecLike = Spec | str | Path | dict
 MAX_SWEEP_POINTS = 10_000
@@ -42,10 +42,12 @@ def _method(kind: Kind, name: str | None) -> tuple[str, Callable]:
 def _options(spec: Spec, name: str, run: Callable, strict: bool = True) -> dict:
     """The spec's options for method ``name``: those it declares (``method_options``). With
     ``strict``, an option it does not declare is a bad spec; without (``compare``, where every
-    method runs on one spec), it is left out."""
+    method runs on one spec), it is left out. The options every spec may give
+    (``COMMON_OPTIONS``: method, time_limit) are never refused: a method that finishes without
+    a limit ignores ``time_limit``."""
     declared = method_options(run)
     given = {k: v for k, v in spec.options.items() if k != "method"}
-    foreign = [k for k in given if k not in declared]
+    foreign = [k for k in given if k not in declared and k not in COMMON_OPTIONS]
     if strict and foreign:
         takes = f"it takes {', '.join(declared)}" if declared else "it takes none"
         raise SpecError([Violation(json_path(["options", k]), f"method {name} does not take "

@@ -26,6 +26,8 @@ from fairalloc.errors import OutputError, SolverError, SpecError, Violation
 from fairalloc.files import same_file, write_text
 from fairalloc.registry import KINDS
 from fairalloc.render import (
+    abbreviations,
+    check_heads,
     comparison,
     csv_table,
     exact_text,
@@ -37,7 +39,6 @@ from fairalloc.render import (
     render_markdown,
     render_table,
     rich_mark,
-    short_check,
     table_text,
     verdict_columns,
 )
@@ -198,13 +199,15 @@ def cmd_compare(args) -> int:
     checks = verdict_columns(results)
     show = exact_text if args.format == "csv" else fmt
     header, body, notes = comparison(rows, kind.exact, kind.sense, show)
-    header += [short_check(c) for c in checks]
+    header += check_heads(checks)
     style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
     for row, (_, r) in zip(body, rows):
         row += [_check_mark(r, c, style) if isinstance(r, Result) else "" for c in checks]
     title = f"{_spec_title(spec)} — every {spec.kind} method"
     findings = [f for r in results for f in r.validation]
-    note = "\n".join(([legend(findings)] if findings else []) + notes)
+    marks = " · ".join(filter(None, [legend(findings) if findings else "",
+                                     abbreviations(header)]))
+    note = "\n".join(filter(None, [marks, *notes]))
     _print_rows(title, header, body, args.format, note)
     return _exit_status(results, args.fail_on)
 
@@ -334,10 +337,11 @@ def cmd_sweep(args) -> int:
                  *[show(_number(rows[f"metric.{n}"][i])) for n in names],
                  *_verdict_cells(rows, i, checks, style)] for i, point in enumerate(at)]
         verdicts = {v for c in verdict_columns for v in rows[c]} - {None}
-        _print_rows(f"{_spec_title(spec)}: {what}",
-                    [*keys, *(["method"] if several else []), "status", "objective", *names,
-                     *map(short_check, checks)], body,
-                    args.format, legend(verdicts) if verdicts else "")
+        header = [*keys, *(["method"] if several else []), "status", "objective", *names,
+                  *check_heads(checks)]
+        _print_rows(f"{_spec_title(spec)}: {what}", header, body, args.format,
+                    " · ".join(filter(None, [legend(verdicts) if verdicts else "",
+                                            abbreviations(header)])))
     if args.plot:
         plots.sweep(rows, keys[0], names, checks, args.plot, _spec_title(spec), kind)
         _note(args, f"plot written to {args.plot}")
@@ -368,7 +372,7 @@ def _print_rows(title: str, header: list[str], body: list[list[str]], fmt_name: 
     from rich import box
     from rich.table import Table
 
-    table = Table(*header, box=box.SIMPLE_HEAD, title=title, title_justify="left")
+    table = Table(*map(str, header), box=box.SIMPLE_HEAD, title=title, title_justify="left")
     for row in body:
         table.add_row(*row)
     console = _console()
@@ -611,8 +615,9 @@ def _print_summary(title: str, records: list[dict], by: list[str], values: list[
     header, body = summary_cells(records, by, values, baseline, checks)
     value_note = "; ".join(f"{v}: {labels.get(v, v)}" for v in values)
     _print_rows(title, header, body, fmt_name,
-                f"{value_note}; 95% CI: bootstrap interval of the mean; rows that did not "
-                "solve (or whose reference is unproven) are counted apart")
+                "; ".join(filter(None, [value_note, "95% CI: bootstrap interval of the mean; "
+                                        "rows that did not solve (or whose reference is "
+                                        "unproven) are counted apart", abbreviations(header)])))
 
 
 def cmd_study_run(args) -> int:

@@ -167,6 +167,44 @@ def short_check(check: str) -> str:
     return SHORT.get(check, check.removeprefix("bound:"))
 
 
+TITLES = {
+    "envy_freeness": "envy-freeness", "pareto_efficiency": "Pareto efficiency",
+    "strategy_proofness": "strategy-proofness", "delta_fairness": "δ-fairness",
+    "max_min": "max-min fairness", "no_unforced_idle": "no unforced idle time",
+    "all_resident": "every kernel resident",
+}
+
+
+def check_title(check: str) -> str:
+    """A check's name in words, for the reader of an abbreviated column head.
+
+    >>> check_title("sharing_incentive"), check_title("bound"), check_title("bound:theorem5")
+    ('sharing incentive', "the method's own bound", "the method's own bound (theorem5)")
+    """
+    name, _, claim = check.partition(":")
+    if name == "bound":
+        return "the method's own bound" + (f" ({claim})" if claim else "")
+    return TITLES.get(check, check.replace("_", " "))
+
+
+def check_heads(checks: Iterable[str]) -> list[Cell]:
+    """The column heads of checks: the short name, with the check's name in words as its
+    detail (HTML writes ``<abbr title>``; other formats the short name)."""
+    return [Cell(short_check(c), "", check_title(c)) for c in checks]
+
+
+def abbreviations(header: Iterable[Any]) -> str:
+    """The legend of a table's heads written as initials (SI, EF, ...; :func:`check_heads`),
+    each with its title; none: empty.
+
+    >>> abbreviations(["method", *check_heads(["feasibility", "sharing_incentive", "bound"])])
+    'SI: sharing incentive'
+    """
+    heads = {h.text: h.detail for h in header
+             if isinstance(h, Cell) and h.detail and h.text.isupper()}
+    return " · ".join(f"{short}: {title}" for short, title in heads.items())
+
+
 def escape_markdown(text: str) -> str:
     """A cell or line of Markdown: pipes, backslashes and the characters that start
     emphasis, code, links or HTML are escaped (an underscore inside a word, as in
@@ -285,7 +323,7 @@ def html_table(header: list[str], body: list[list[Any]], caption: str = "",
     out = [f"<table{ident}>"]
     if caption:
         out.append(f"<caption>{escape_html(caption)}</caption>")
-    out.append("<thead><tr>" + "".join(f"<th>{escape_html(h)}</th>" for h in header)
+    out.append("<thead><tr>" + "".join(f"<th>{_head_html(h)}</th>" for h in header)
                + "</tr></thead><tbody>")
     for r in body:
         cells = []
@@ -304,14 +342,24 @@ def html_table(header: list[str], body: list[list[Any]], caption: str = "",
     return "\n".join(out)
 
 
+def _head_html(head: Any) -> str:
+    """A column head: a :class:`Cell` with a detail is an abbreviation titled by it."""
+    if isinstance(head, Cell) and head.detail:
+        return f'<abbr title="{escape_html(head.detail)}">{escape_html(head.text)}</abbr>'
+    return escape_html(str(head))
+
+
 class Cell:
     """A table cell with a CSS class and a detail shown on expand (HTML; other formats show
-    the text)."""
+    the text). As a column head, the detail is the title of the abbreviated head."""
 
     __slots__ = ("text", "css", "detail")
 
     def __init__(self, text: str, css: str = "", detail: str = "") -> None:
         self.text, self.css, self.detail = text, css, detail
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def comparison(rows: list[tuple[str, Result | str]], exact: str | None, sense: str,
@@ -356,8 +404,11 @@ def comparison_with_verdicts(rows: list[tuple[str, Result | str]], exact: str | 
             {check_column(f.check): f for f in reversed(r.validation)}
         row += [verdict_cell(found[c]) if c in found else "" for c in checks]
     findings = [f for r in results for f in r.validation]
-    note = "; ".join(([legend(findings)] if findings else []) + notes)
-    return header + [short_check(c) for c in checks], body, note
+    heads = check_heads(checks)
+    marks = " · ".join(filter(None, [legend(findings) if findings else "",
+                                     abbreviations(heads)]))
+    note = "; ".join(filter(None, [marks, *notes]))
+    return header + heads, body, note
 
 
 def verdict_columns(results: Iterable[Result]) -> list[str]:

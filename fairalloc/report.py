@@ -24,6 +24,8 @@ from typing import Any
 from fairalloc.files import make_folder, write_text
 from fairalloc.render import (
     Cell,
+    abbreviations,
+    check_heads,
     comparison,
     escape_html,
     escape_markdown,
@@ -32,7 +34,6 @@ from fairalloc.render import (
     legend,
     markdown_table,
     result_tables,
-    short_check,
     verdict_cell,
     verdict_columns,
 )
@@ -168,10 +169,12 @@ def _verdicts(results: list[tuple[str, Result]]) -> list[Block]:
             row.append(verdict_cell(found[0]))
         body.append(row)
     findings = [f for _, r in results for f in r.validation]
+    header = ["method", *check_heads(checks)]
     return [Heading("Verdicts"),
             Text("Each check computed from its definition on each method's allocation; open a "
                  "mark for its detail and witness."),
-            Table(["method", *map(short_check, checks)], body, note=legend(findings),
+            Table(header, body, note=" · ".join(filter(None, [legend(findings),
+                                                               abbreviations(header)])),
                   ident="verdicts")]
 
 
@@ -267,9 +270,10 @@ def store_report(path: str, study: str | None = None) -> Document:
                    f"in {path} — fairalloc {__version__}")
     doc.blocks += [
         Heading("Summary"),
-        Table(header, body, note=f"ratio: {labels['ratio']}; 95% CI: bootstrap interval of "
-              "the mean; rows that did not solve (or whose reference is unproven) are counted "
-              "apart", ident="summary"),
+        Table(header, body, note="; ".join(filter(None, [
+            f"ratio: {labels['ratio']}", "95% CI: bootstrap interval of the mean; rows that "
+            "did not solve (or whose reference is unproven) are counted apart",
+            abbreviations(header)])), ident="summary"),
         Heading("Figures"),
         _figure("study", title, lambda p: plots.study(rows, by, ["ratio"], labels, title, p,
                                                       [*record["grid"]])),

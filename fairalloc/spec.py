@@ -284,10 +284,19 @@ def read_json(source: str | Path, what: str = "spec") -> tuple[Any, str]:
     return parse_text(text, label, what), label
 
 
+# Options every spec may give, whatever its method: ``method`` picks it, ``time_limit``
+# bounds a method that takes a limit and is ignored by one that finishes without (as the
+# command line's --time-limit is).
+COMMON_OPTIONS = ("method", "time_limit")
+TIME_LIMIT_RULE = {"type": "number", "exclusiveMinimum": 0,
+                   "description": "seconds, for a method that takes a limit (ignored by others)"}
+
+
 @cache
 def schema(kind: str) -> dict:
     """The JSON Schema of a problem kind, as shipped in ``fairalloc/schemas``, with
-    ``options.method`` naming the kind's methods as its record has them (registered ones too).
+    ``options.method`` naming the kind's methods as its record has them (registered ones too)
+    and ``options.time_limit`` allowed in every kind (its own rule where it states one).
     """
     from fairalloc.registry import KINDS
 
@@ -299,6 +308,7 @@ def schema(kind: str) -> dict:
         data = json.loads(text)
     options = data["properties"]["options"]["properties"]
     options["method"]["enum"] = list(record.methods)
+    options.setdefault("time_limit", TIME_LIMIT_RULE)
     options.update(record.options or {})
     return data
 

@@ -89,6 +89,40 @@ def test_a_report_has_witnesses_figures_and_the_papers_notes(tmp_path, capsys):
     assert "<strong>" in text                                      # its Markdown, as HTML
 
 
+VERDICT_HEADS = {"SI": "sharing incentive", "EF": "envy-freeness",
+                 "PE": "Pareto efficiency", "SP": "strategy-proofness"}
+
+
+def _table(text: str, ident: str) -> str:
+    start = text.index(f'id="{ident}"')
+    return text[start:text.index("</p>", text.index("</table>", start))]
+
+
+def test_the_verdict_matrix_names_its_abbreviated_checks(tmp_path, capsys):
+    """Each initialled column head (SI, EF, PE, SP) is an <abbr> titled with the check's name,
+    and a legend under the matrix spells them out, in HTML and in Markdown."""
+    html_out, markdown_out = tmp_path / "r.html", tmp_path / "r.md"
+    assert cli(capsys, "report", EMRF1, "-o", str(html_out))[0] == 0
+    assert cli(capsys, "report", EMRF1, "-o", str(markdown_out))[0] == 0
+    matrix = _table(html_out.read_text(encoding="utf-8"), "verdicts")
+    markdown = markdown_out.read_text(encoding="utf-8")
+    verdicts = markdown[markdown.index("## Verdicts"):]
+    for short, title in VERDICT_HEADS.items():
+        assert f'<th><abbr title="{title}">{short}</abbr></th>' in matrix
+        assert f"{short}: {title}" in matrix.rpartition("</table>")[2]
+        assert f"{short}: {title}" in verdicts[:verdicts.index("\n## ", 3)]
+    assert '<abbr title="δ-fairness">δ-fair</abbr>' in matrix       # words get a title too
+
+
+@pytest.mark.parametrize("fmt", ["html", "markdown"])
+def test_compare_tables_name_their_abbreviated_checks(capsys, fmt):
+    code, out, _ = cli(capsys, "compare", EMRF1, "--format", fmt)
+    assert code == 0
+    for short, title in VERDICT_HEADS.items():
+        assert f"{short}: {title}" in out
+        assert (f'<abbr title="{title}">{short}</abbr>' in out) == (fmt == "html")
+
+
 def test_a_markdown_report_writes_its_figures_beside_it(tmp_path, capsys):
     out = tmp_path / "gantt.md"
     code, _, err = cli(capsys, "report", str(SPECS / EXAMPLES["moldable"]), "-o", str(out))

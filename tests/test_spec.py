@@ -15,6 +15,7 @@ import pytest
 
 import fairalloc
 from fairalloc.allocation import read_allocation
+from fairalloc.api import method_of
 from fairalloc.cli import main
 from fairalloc.errors import SpecError, Violation, json_path
 from fairalloc.models.drf import DrfProblem
@@ -451,3 +452,24 @@ def test_read_allocation_directly():
         ("allocation.b", "must be an object"),
         ("allocation.a.x", "must be a number"),
     ])
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_method_takes_the_common_options(kind):
+    """``options.time_limit`` (and ``method``) are accepted for every method of every kind,
+    as the command line's --time-limit is; a method that finishes without a limit ignores
+    it."""
+    data = parse_text(template(kind), None)
+    for method in KINDS[kind].methods:
+        given = {**data, "options": {"method": method, "time_limit": 50}}
+        assert method_of(given) == method
+
+
+def test_a_heuristic_ignores_the_specs_time_limit(tmp_path):
+    spec = {**DRF, "options": {"method": "progressive-filling", "time_limit": 50}}
+    plain = {**DRF, "options": {"method": "progressive-filling"}}
+    assert fairalloc.solve(spec).to_dict()["allocation"] == \
+        fairalloc.solve(plain).to_dict()["allocation"]
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    assert main(["solve", "-q", str(path)]) == 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairalloc.render import fmt, short_check
+from fairalloc.render import check_heads, fmt
 from fairalloc.result import MARKS, VERDICTS, check_column
 from fairalloc.studies.store import OK
 
@@ -132,7 +132,7 @@ def summary_cells(records: list[dict], by: list[str], values: list[str],
     checks = list(dict.fromkeys(c for r in records for c in r["checks"])) if checks else []
     header = [*(["value"] if len(values) > 1 else []), *by, "n", "statuses", "mean", "95% CI",
               "p10", "p50", "p90", *([f"> {baseline:g}"] if baseline is not None else []),
-              *(["apart"] if apart else []), "time (s)", *map(short_check, checks)]
+              *(["apart"] if apart else []), "time (s)", *check_heads(checks)]
     body = []
     for v in values:
         for r in records:
