@@ -21,7 +21,7 @@ from rich.console import Console
 from fairalloc import api, plots
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
-from fairalloc.errors import SolverError, SpecError, Violation
+from fairalloc.errors import SolverError, SpecError, StoreError, Violation
 from fairalloc.registry import KINDS
 from fairalloc.render import (
     comparison,
@@ -41,7 +41,6 @@ from fairalloc.render import (
 from fairalloc.result import FAILED, MARKS, Result, check_column
 from fairalloc.solvers import highs
 from fairalloc.spec import schema, set_path, template
-from fairalloc.studies.store import StoreError
 from fairalloc.studies.summary import ratio_label, study_title, summary_cells
 
 FORMATS = ("table", "json", "markdown", "csv", "latex", "html")
@@ -233,7 +232,9 @@ def _spec_study(spec, what: str, grid: dict, methods: list[str], metrics: list[s
                 checks: list[str] | None = None) -> dict:
     """The study a one-spec command runs: the spec as its base instance, a grid over its keys,
     its methods, every row keeping its whole result."""
-    return {"study": f"{spec.name or _stem(spec.source or '-')}: {what}", "kind": spec.kind,
+    from fairalloc.studies.plan import study_name
+
+    return {"study": study_name(spec.name or _stem(spec.source or "-"), what), "kind": spec.kind,
             "instances": {"base": spec.source or "-"}, "grid": grid, "methods": methods,
             "metrics": metrics, "results": True,
             **({"checks": checks} if checks is not None else {})}
@@ -647,6 +648,11 @@ def cmd_study_summary(args) -> int:
         if unknown:
             raise UsageError(option, f"no column {', '.join(map(repr, unknown))} in the "
                                      f"study's results (columns: {', '.join(columns)})")
+    numeric = [n for n in columns if rows[n].dtype.kind in "fiub"]
+    text = [n for n in values if n not in numeric]
+    if text:
+        raise UsageError("--values", f"{', '.join(map(repr, text))} is not a number column; "
+                                     f"the numbers are: {', '.join(numeric)}")
     labels = {"ratio": ratio_label(record["reference"])}
     methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
     records = summarise(rows, by, values, methods=methods)
@@ -668,13 +674,11 @@ def cmd_study_export(args) -> int:
 
 def cmd_study_instance(args) -> int:
     from fairalloc.studies.plan import load_study
-    from fairalloc.studies.store import StoreError
 
     store, record = _open_store(args)
-    store.close()
-    root = os.path.dirname(record["source"]) if record["source"] not in (None, "<stdin>") \
-        else "."
-    study = load_study(record["spec"], root or ".")
+    with store:
+        files = store.spec_files(record["study"])
+    study = load_study(record["spec"], files=files)
     found = next((i for i in study.instances() if i.id == args.id), None)
     if found is None:
         raise StoreError(f"study {record['study']} has instances 0 to "
@@ -841,7 +845,10 @@ def _spec_json(raw: dict, key: str) -> str:
 
 
 def _is_store(path: str) -> bool:
-    """A DuckDB file (its magic bytes), not a spec."""
+    """A study store (named ``.duckdb``, even a damaged one) or a DuckDB file (its magic
+    bytes), not a spec."""
+    if path.lower().endswith(".duckdb"):
+        return True
     try:
         with open(path, "rb") as fh:
             return fh.read(12)[8:12] == b"DUCK"

@@ -1,4 +1,5 @@
-"""The two kinds of failure a user can meet: a bad spec (exit 2) and solver trouble (exit 1)."""
+"""The failures a user can meet: a bad spec (exit 2), solver trouble (exit 1) and a study store
+that cannot serve a request (exit 2)."""
 
 from __future__ import annotations
 
@@ -102,3 +103,9 @@ class Violations:
 
 class SolverError(Exception):
     """The solver could not produce an allocation (a status we cannot map, or a crash)."""
+
+
+class StoreError(Exception):
+    """A study store that cannot serve the request (exit 2): not a fairalloc store (a foreign,
+    damaged or truncated file), a study already in it or changed since it ran, no such study
+    or instance."""
