@@ -14,6 +14,7 @@ import duckdb
 import pytest
 
 import fairalloc
+from fairalloc import api
 from fairalloc.cli import main
 from fairalloc.errors import SpecError, StoreError
 from fairalloc.studies.plan import load_study, study_name
@@ -291,3 +292,33 @@ def test_summary_of_a_text_column_says_so(good_store, capsys):
     _, good = good_store
     one_line_exit_2(capsys, ["study", "summary", str(good), "--values", "status"],
                     "--values", "'status' is not a number column")
+
+
+# ---------------------------------------------------------------- the Python study API
+
+
+def test_store_error_is_public_and_raised_by_run_study(tmp_path):
+    assert fairalloc.StoreError is StoreError and "StoreError" in fairalloc.__all__
+    path = tmp_path / "theirs.duckdb"
+    _foreign(path, path)
+    with pytest.raises(fairalloc.StoreError, match="not a fairalloc study store"):
+        fairalloc.run_study(GENERATED, path, workers=1)
+
+
+@pytest.mark.parametrize("arguments, error, words", [
+    ({"study": None}, TypeError, "a study is a dict, a file path"),
+    ({"workers": 2.5}, TypeError, "workers is a whole number"),
+    ({"workers": 0}, ValueError, "workers must be at least 1"),
+    ({"workers": True}, TypeError, "workers is a whole number"),
+    ({"cluster": ("local", 0)}, ValueError, "local:N takes N from 1"),
+    ({"cluster": ("local", 2.0)}, TypeError, "whole number of workers"),
+    ({"cluster": "local:0"}, ValueError, "local:N takes N from 1"),
+    ({"cluster": 3}, TypeError, "cluster is ('local', N)"),
+    ({"store": b"x.duckdb"}, TypeError, "store is a file path"),
+    ({"resume": "yes"}, TypeError, "resume is True or False"),
+])
+def test_run_study_checks_its_arguments(arguments, error, words, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(error, match=words.replace("(", r"\(").replace(")", r"\)")):
+        api.run_study(**{"study": GENERATED, **arguments})
+    assert list(tmp_path.iterdir()) == []          # no file made, named b'x.duckdb' or else
