@@ -651,8 +651,9 @@ def cmd_study_summary(args) -> int:
     numeric = [n for n in columns if rows[n].dtype.kind in "fiub"]
     text = [n for n in values if n not in numeric]
     if text:
-        raise UsageError("--values", f"{', '.join(map(repr, text))} is not a number column; "
-                                     f"the numbers are: {', '.join(numeric)}")
+        verb = "is not a number column" if len(text) == 1 else "are not number columns"
+        raise UsageError("--values", f"{', '.join(map(repr, text))} {verb}; the numbers are: "
+                                     f"{', '.join(numeric)}")
     labels = {"ratio": ratio_label(record["reference"])}
     methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
     records = summarise(rows, by, values, methods=methods)

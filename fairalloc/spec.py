@@ -383,8 +383,8 @@ def _schema_violations(rules: dict, data: Any, error) -> list[tuple[list, str]]:
 
 
 TYPE_WORDS = {"number": "a number", "integer": "a whole number", "string": "text",
-               "boolean": "true or false", "object": "an object", "array": "a list",
-               "null": "null"}
+              "boolean": "true or false", "object": "an object", "array": "a list",
+              "null": "null"}
 
 
 def _described(branch: dict) -> str:
