@@ -20,13 +20,14 @@ strategy_proofness unrefuted
 from fairalloc.allocation import Allocation
 from fairalloc.api import compare, run_study, solve, sweep, validate
 from fairalloc.contract import MethodDoesNotApply
-from fairalloc.errors import SolverError, SpecError
+from fairalloc.errors import SolverError, SpecError, StoreError
 from fairalloc.registry import register_method
 from fairalloc.result import Finding, Result
 from fairalloc.spec import load_spec
 
 __all__ = [
     "Allocation", "Finding", "MethodDoesNotApply", "Result", "SolverError", "SpecError",
-    "compare", "load_spec", "register_method", "run_study", "solve", "sweep", "validate",
+    "StoreError", "compare", "load_spec", "register_method", "run_study", "solve", "sweep",
+    "validate",
 ]
 __version__ = "0.1.0"

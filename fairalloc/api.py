@@ -310,9 +310,14 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
               cluster: tuple[str, int | str] | None = None) -> dict:
     """Run a study (a study spec file, or its data) into the DuckDB ``store`` (None: in
     memory) as ``fairalloc study run`` does, and return its ``results`` rows: column -> numpy
-    array (numbers with NaN for null). ``cluster``: ``("local", N)`` or ``("address",
-    "tcp://HOST:PORT")``. A run interrupted by Ctrl-C raises ``KeyboardInterrupt`` after
-    storing what arrived (``resume=True`` continues it).
+    array (numbers with NaN for null). ``workers``: a whole number of local processes (None:
+    as many as help); ``cluster``: ``("local", N)`` or ``("address", "tcp://HOST:PORT")``, or
+    the same as text (``"local:N"``, ``"tcp://HOST:PORT"``). A run interrupted by Ctrl-C
+    raises ``KeyboardInterrupt`` after storing what arrived (``resume=True`` continues it).
+
+    Raises ``SpecError`` for a bad study, ``StoreError`` for a store that cannot take it (not
+    a fairalloc store, damaged, or holding the study already, or with its spec files
+    changed since it ran), ``TypeError`` or ``ValueError`` for a bad argument.
 
     >>> rows = run_study({"study": "doc", "kind": "drf", "seed": 1, "methods": ["lp"],
     ...                   "instances": {"generate": {"users": 3}, "count": 2}}, workers=1)
@@ -323,8 +328,49 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
     from fairalloc.studies.run import run_study as run
     from fairalloc.studies.store import Store
 
+    _check_run_arguments(study, store, resume, workers)
+    cluster = _cluster(cluster)
     plan = load_study(study)
     with Store(store) as db:
         if run(plan, db, resume=resume, workers=workers, cluster=cluster).interrupted:
             raise KeyboardInterrupt
         return db.rows(plan.name)
+
+
+def _check_run_arguments(study: Any, store: Any, resume: Any, workers: Any) -> None:
+    """Refuse arguments of ``run_study`` of the wrong type or range (TypeError, ValueError)."""
+    if not isinstance(study, (str, Path, dict)):
+        raise TypeError(f"a study is a dict, a file path or '-' (standard input), not "
+                        f"{type(study).__name__}")
+    if store is not None and not isinstance(store, (str, Path)):
+        raise TypeError(f"store is a file path (str or Path) or None (in memory), not "
+                        f"{type(store).__name__}")
+    if not isinstance(resume, bool):
+        raise TypeError(f"resume is True or False, not {type(resume).__name__}")
+    if workers is not None:
+        if not isinstance(workers, int) or isinstance(workers, bool):
+            raise TypeError(f"workers is a whole number of processes or None, not "
+                            f"{type(workers).__name__}")
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, not {workers}")
+
+
+def _cluster(cluster: Any) -> tuple[str, int | str] | None:
+    """A ``run_study`` cluster as the runner takes it, checked as ``--cluster`` is: ``local:N``
+    text or ``("local", N)``, an address or ``("address", ADDRESS)``."""
+    from fairalloc.studies.run import parse_cluster
+
+    if cluster is None:
+        return None
+    if isinstance(cluster, tuple) and len(cluster) == 2 and cluster[0] in ("local", "address"):
+        how, what = cluster
+        if how == "local" and (not isinstance(what, int) or isinstance(what, bool)):
+            raise TypeError(f"a local cluster has a whole number of workers, not "
+                            f"{type(what).__name__}")
+        if how == "address" and not isinstance(what, str):
+            raise TypeError(f"a cluster address is text, not {type(what).__name__}")
+        cluster = f"local:{what}" if how == "local" else what
+    if not isinstance(cluster, str):
+        raise TypeError(f"cluster is ('local', N), ('address', 'tcp://HOST:PORT') or the same "
+                        f"as text, not {cluster!r:.60}")
+    return parse_cluster(cluster)

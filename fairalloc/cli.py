@@ -22,7 +22,7 @@ from rich.console import Console
 from fairalloc import api, plots
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
-from fairalloc.errors import OutputError, SolverError, SpecError, Violation
+from fairalloc.errors import OutputError, SolverError, SpecError, StoreError, Violation
 from fairalloc.files import same_file, write_text
 from fairalloc.registry import KINDS
 from fairalloc.render import (
@@ -45,7 +45,6 @@ from fairalloc.render import (
 from fairalloc.result import FAILED, MARKS, Result, check_column
 from fairalloc.solvers import highs
 from fairalloc.spec import schema, set_path, template
-from fairalloc.studies.store import StoreError
 from fairalloc.studies.summary import ratio_label, study_title, summary_cells
 
 FORMATS = ("table", "json", "markdown", "csv", "latex", "html")
@@ -252,7 +251,9 @@ def _spec_study(spec, what: str, grid: dict, methods: list[str], metrics: list[s
                 checks: list[str] | None = None) -> dict:
     """The study a one-spec command runs: the spec as its base instance, a grid over its keys,
     its methods, every row keeping its whole result."""
-    return {"study": f"{spec.name or _stem(spec.source or '-')}: {what}", "kind": spec.kind,
+    from fairalloc.studies.plan import study_name
+
+    return {"study": study_name(spec.name or _stem(spec.source or "-"), what), "kind": spec.kind,
             "instances": {"base": spec.source or "-"}, "grid": grid, "methods": methods,
             "metrics": metrics, "results": True,
             **({"checks": checks} if checks is not None else {})}
@@ -666,6 +667,12 @@ def cmd_study_summary(args) -> int:
         if unknown:
             raise UsageError(option, f"no column {', '.join(map(repr, unknown))} in the "
                                      f"study's results (columns: {', '.join(columns)})")
+    numeric = [n for n in columns if rows[n].dtype.kind in "fiub"]
+    text = [n for n in values if n not in numeric]
+    if text:
+        verb = "is not a number column" if len(text) == 1 else "are not number columns"
+        raise UsageError("--values", f"{', '.join(map(repr, text))} {verb}; the numbers are: "
+                                     f"{', '.join(numeric)}")
     labels = {"ratio": ratio_label(record["reference"])}
     methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
     records = summarise(rows, by, values, methods=methods)
@@ -687,13 +694,11 @@ def cmd_study_export(args) -> int:
 
 def cmd_study_instance(args) -> int:
     from fairalloc.studies.plan import load_study
-    from fairalloc.studies.store import StoreError
 
     store, record = _open_store(args)
-    store.close()
-    root = os.path.dirname(record["source"]) if record["source"] not in (None, "<stdin>") \
-        else "."
-    study = load_study(record["spec"], root or ".")
+    with store:
+        files = store.spec_files(record["study"])
+    study = load_study(record["spec"], files=files)
     found = next((i for i in study.instances() if i.id == args.id), None)
     if found is None:
         raise StoreError(f"study {record['study']} has instances 0 to "
@@ -857,8 +862,11 @@ def _spec_json(raw: dict, key: str) -> str:
 
 
 def _is_store(path: str) -> bool:
-    """A DuckDB file (its magic bytes), not a spec. Only a regular file is looked into: a
-    pipe's first bytes, once read, would be lost to the spec."""
+    """A study store (named ``.duckdb``, even a damaged one) or a DuckDB file (its magic
+    bytes), not a spec. Only a regular file is looked into: a pipe's first bytes, once read,
+    would be lost to the spec."""
+    if path.lower().endswith(".duckdb"):
+        return True
     if not os.path.isfile(path):
         return False
     try:

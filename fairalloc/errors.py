@@ -1,5 +1,6 @@
 """The failures a user can meet: a bad spec or input file (exit 2), solver trouble (exit 1),
-an output that could not be written (exit 1)."""
+an output that could not be written (exit 1) and a study store that cannot serve a request
+(exit 2)."""
 
 from __future__ import annotations
 
@@ -121,3 +122,7 @@ class OutputError(Exception):
     def __init__(self, path: str, reason: str):
         self.path, self.reason = path, reason
         super().__init__(f"cannot write {path}: {reason}")
+class StoreError(Exception):
+    """A study store that cannot serve the request (exit 2): not a fairalloc store (a foreign,
+    damaged or truncated file), a study already in it or changed since it ran, no such study
+    or instance."""

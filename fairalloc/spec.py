@@ -382,6 +382,7 @@ def _schema_violations(rules: dict, data: Any, error) -> list[tuple[list, str]]:
         "maxItems": lambda: f"must have at most {value} items",
         "minProperties": lambda: f"must have at least {value} key{'s' if value != 1 else ''}",
         "minLength": lambda: "must not be empty",
+        "maxLength": lambda: f"must be at most {value} characters long",
         "multipleOf": lambda: f"must be a multiple of {value}",
         "uniqueItems": lambda: "must not list an item twice",
         "dependentRequired": lambda: "needs " + " and ".join(
@@ -394,9 +395,9 @@ def _schema_violations(rules: dict, data: Any, error) -> list[tuple[list, str]]:
     return [(path, rule)]
 
 
-_TYPE_WORDS = {"number": "a number", "integer": "a whole number", "string": "text",
-               "boolean": "true or false", "object": "an object", "array": "a list",
-               "null": "null"}
+TYPE_WORDS = {"number": "a number", "integer": "a whole number", "string": "text",
+              "boolean": "true or false", "object": "an object", "array": "a list",
+              "null": "null"}
 
 
 def _described(branch: dict) -> str:
@@ -406,7 +407,7 @@ def _described(branch: dict) -> str:
     ...             "exclusiveMinimum": 0}})
     'a non-empty list of (a number > 0)'
     """
-    words = _TYPE_WORDS.get(branch.get("type"), "a value")
+    words = TYPE_WORDS.get(branch.get("type"), "a value")
     if branch.get("type") == "array" and branch.get("minItems", 0) >= 1:
         words = "a non-empty list"
     bounds = [f"{op} {_limit(branch[key])}" for key, op in

@@ -12,6 +12,9 @@ and an allocation made infeasible on purpose (every amount inflated a thousandfo
 validate as feasible; and names and ids built from hostile fragments (line breaks, ``%``,
 ``\\input{...}``, ``[1em]``, ``=HYPERLINK(...)``, ``@SUM``, ``+1+2``, tabs, unicode) must stay
 text in LaTeX (checked by a TeX tokenizer written here) and never start a formula in CSV.
+Study specs mutated the same way give exit 0, 1 (a task failed) or 2 with
+one line per problem; a real study store truncated or with bytes flipped gives every store
+command (summary, export, instance, report, run --resume) exit 0 or 2 with one line.
 
 `make test` runs a few examples per kind, the same ones every time (default 6); `make fuzz` runs
 a long random campaign with the same properties (``FAIRALLOC_FUZZ_EXAMPLES`` per test, 500
@@ -357,3 +360,91 @@ def test_hostile_names_and_ids_never_inject_through_latex_or_csv(name, ids):
         code, table, err = run("solve", str(path), "--format", "csv")
         assert code == 0, err
         check_csv(table, ids)
+STUDIES = {
+    "generated": {"study": "fuzz", "kind": "drf", "seed": 1, "repeat": 1, "methods": ["lp"],
+                  "instances": {"generate": {"users": 2}, "count": 1},
+                  "grid": {"divisible": [True, False]}, "solver": {"threads": 1},
+                  "checks": ["feasibility"], "metrics": ["utilization.*"]},
+    "base": {"study": "fuzz", "kind": "drf", "methods": ["lp", "progressive-filling"],
+             "instances": {"base": "spec.json"}, "grid": {"users[0].weight": [1, 2]},
+             "reference": "best", "time_limit": 10},
+}
+STUDY_HEADER = re.compile(r"^fairalloc: .*invalid study \((\d+) problems?\)$")
+
+
+def check_study_answer(code: int, out: str, err: str) -> None:
+    """Exit 0, 1 (a task failed: an error row) or 2 with one line per problem: the study's
+    problems under their count, or one line of a command's own refusal."""
+    assert code in (0, 1, 2), (code, err[-2000:])
+    assert "Traceback" not in err and "Warning" not in err, err[-2000:]
+    if code != 2:
+        return
+    assert out == "", out[:2000]
+    lines = err.strip().splitlines()
+    header = STUDY_HEADER.match(lines[0])
+    if header is None:
+        assert len(lines) == 1, err[-2000:]
+    else:
+        assert len(lines) == 1 + int(header[1]) and all(
+            PATH_LINE.match(line + "\n") for line in lines[1:]), err[-2000:]
+
+
+@pytest.mark.parametrize("which", sorted(STUDIES))
+def test_mutated_studies_get_an_answer_or_a_clear_error(which, tmp_path):
+    (tmp_path / "spec.json").write_text(json.dumps(load("drf")))
+
+    @FUZZ
+    @given(mutated(STUDIES[which]))
+    def run_mutant(doc):
+        path, store = tmp_path / "study.json", tmp_path / "study.duckdb"
+        path.write_text(dump(doc))
+        store.unlink(missing_ok=True)
+        check_study_answer(*run("study", "run", str(path), "--store", str(store),
+                                "--workers", "1", "-q"))
+
+    run_mutant()
+
+
+@pytest.fixture(scope="module")
+def study_store(tmp_path_factory) -> tuple[Path, bytes]:
+    """A real study store of a study of spec files: (its study file, its bytes)."""
+    where = tmp_path_factory.mktemp("store")
+    (where / "spec.json").write_text(json.dumps(load("drf")))
+    (where / "study.json").write_text(json.dumps(STUDIES["base"]))
+    code, _, err = run("study", "run", str(where / "study.json"), "--store",
+                       str(where / "study.duckdb"), "--workers", "1", "-q")
+    assert code == 0, err
+    return where / "study.json", (where / "study.duckdb").read_bytes()
+
+
+@st.composite
+def damaged(draw, whole: bytes) -> bytes:
+    """``whole`` cut short at a random offset, or with one to 20 bytes overwritten."""
+    if draw(st.booleans()):
+        return whole[:draw(st.integers(0, len(whole) - 1))]
+    out = bytearray(whole)
+    for _ in range(draw(st.integers(1, 20))):
+        out[draw(st.integers(0, len(out) - 1))] = draw(st.integers(0, 255))
+    return bytes(out)
+
+
+def test_damaged_stores_get_an_answer_or_one_line(study_store, tmp_path):
+    study, whole = study_store
+    path = tmp_path / "damaged.duckdb"
+
+    @FUZZ
+    @given(damaged(whole))
+    def use_damaged(data):
+        for argv in (["study", "summary", str(path)],
+                     ["study", "export", str(path), "-o", str(tmp_path / "rows.csv")],
+                     ["study", "instance", str(path), "0"],
+                     ["report", str(path), "-o", str(tmp_path / "report.html")],
+                     ["study", "run", str(study), "--store", str(path), "--resume",
+                      "--workers", "1", "-q"]):
+            path.write_bytes(data)
+            code, out, err = run(*argv)
+            assert code in (0, 2) and "Traceback" not in err, (argv, code, err[-2000:])
+            if code == 2:
+                assert out == "" and len(err.strip().splitlines()) == 1, (argv, err)
+
+    use_damaged()

@@ -15,6 +15,8 @@ def random_spec(seed: int, jobs: int = 12, workers: int = 12, weighted: bool = F
     factor of 1, 2, 4 or 8 that the table has and the cluster fits) on a cluster of
     ``workers`` K80s, P100s and V100s; weights 1..3 when ``weighted``; steps remaining
     log-uniform in 1e4..1e6 and time elapsed uniform in 0..1 day for finish-time fairness."""
+    if workers < 1:         # no job fits: drawing one until it does would never end
+        raise ValueError(f"workers must be at least 1, not {workers}")
     rng = np.random.default_rng(seed)
     table = measured()
     rows = []

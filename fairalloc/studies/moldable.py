@@ -9,10 +9,14 @@ no particular method).
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import numpy as np
 
 from fairalloc import arguments as arg
 from fairalloc.contract import Experiment, Parameter
+
+Speedup = Literal["linear", "two-phase"]     # a study's generate.speedup is one of these
 
 
 def two_phase_work(W: float, chi: int) -> list[float]:
@@ -31,7 +35,7 @@ def two_phase_work(W: float, chi: int) -> list[float]:
 
 
 def random_spec(seed: int, jobs: int = 10, processors: int = 8, beta: float = 0.5,
-                speedup: str = "linear") -> dict:
+                speedup: Speedup = "linear") -> dict:
     """One random spec of section V: ``jobs`` jobs on ``processors``, offload share in
     [beta/2, beta], ``linear`` or ``two-phase`` speedup (seeded: every process makes the same).
 
@@ -39,6 +43,8 @@ def random_spec(seed: int, jobs: int = 10, processors: int = 8, beta: float = 0.
     >>> [job["max_parallelism"] for job in spec["jobs"]]
     [4, 4, 2]
     """
+    if speedup not in get_args(Speedup):
+        raise ValueError(f"unknown speedup {speedup!r} (known: {', '.join(get_args(Speedup))})")
     rng = np.random.default_rng(seed)
     z = rng.integers(1, 101, jobs).astype(float)
     a = rng.uniform(beta / 2, beta, jobs)
@@ -78,7 +84,7 @@ EXPERIMENT = Experiment(
         Parameter("jobs", arg.whole(1, 10**5), 20, "jobs per instance (n)"),
         Parameter("processors", arg.whole(1, 2**20), 8, "m"),
         Parameter("beta", arg.fraction, 0.5, "offload share: a in [beta/2, beta], x = a z"),
-        Parameter("speedup", str, "linear", "work tables", choices=("linear", "two-phase")),
+        Parameter("speedup", str, "linear", "work tables", choices=get_args(Speedup)),
         Parameter("instances", arg.whole(1, 10**6), 100, "random instances"),
     ),
     study=study,

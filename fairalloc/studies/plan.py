@@ -12,10 +12,13 @@ theirs (common random numbers: a difference between points is the parameter's, n
 from __future__ import annotations
 
 import glob
+import hashlib
 import inspect
 import itertools
 import json
-from collections.abc import Iterator
+import types
+import typing
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -26,7 +29,15 @@ import jsonschema_rs
 import numpy as np
 
 from fairalloc.errors import SpecError, Violations
-from fairalloc.spec import build, check_against, plain, read_json, set_path, without_schema_key
+from fairalloc.spec import (
+    TYPE_WORDS,
+    build,
+    check_against,
+    plain,
+    read_json,
+    set_path,
+    without_schema_key,
+)
 
 MAX_GRID_POINTS = 100_000
 MAX_TASKS = 10_000_000
@@ -83,9 +94,75 @@ class Task:
         return (self.instance.id, self.method, self.repeat)
 
 
+def study_name(subject: str, what: str) -> str:
+    """``subject: what`` as a study's name (a command that builds a study names it after its
+    spec), cut to the schema's longest name with a hash of the whole kept, so that two long
+    names still name two studies.
+
+    >>> len(study_name("x" * 300, "sweep of knob")), study_name("spec", "sweep of knob")
+    (200, 'spec: sweep of knob')
+    """
+    name = f"{subject}: {what}"
+    longest = study_schema()["properties"]["study"]["maxLength"]
+    if len(name) <= longest:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{name[:longest - len(digest) - 2]}… {digest}"
+
+
 def generator_parameters(random_spec) -> tuple[str, ...]:
     """The size parameters of a kind's ``random_spec(seed, **size)``."""
     return tuple(list(inspect.signature(random_spec).parameters)[1:])
+
+
+def generator_types(random_spec) -> dict[str, Any]:
+    """The annotated type of each size parameter of ``random_spec``: the rules a study's
+    ``generate`` values (and grid values of its parameters) follow (``Literal[...]`` names
+    the choices a text parameter has)."""
+    try:
+        hints = typing.get_type_hints(random_spec)
+    except (NameError, TypeError):     # an annotation that does not resolve: no rule from it
+        return {}
+    return {name: hints[name] for name in generator_parameters(random_spec) if name in hints}
+
+
+def conformed(value: Any, hint: Any) -> tuple[Any, str | None]:
+    """``value`` as a parameter annotated ``hint`` takes it (a whole float as an int, as
+    problem specs take one), and the rule it breaks (None when it fits).
+
+    >>> conformed(3.0, int), conformed("Linear", typing.Literal["linear", "two-phase"])
+    ((3, None), ('Linear', 'must be one of "linear", "two-phase"'))
+    """
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        fits = any(value == c and type(value) is type(c) for c in typing.get_args(hint))
+    elif origin in (typing.Union, types.UnionType):
+        for member in typing.get_args(hint):
+            made, rule = conformed(value, member)
+            if rule is None:
+                return made, None
+        fits = False
+    elif hint is int and isinstance(value, float) and value.is_integer():
+        return int(value), None
+    elif hint in _JSON_TYPES:
+        fits = isinstance(value, hint) and not (isinstance(value, bool) and hint is not bool)
+        fits = fits or (hint is float and isinstance(value, int) and not isinstance(value, bool))
+    else:
+        fits = True                     # a type the study spec cannot express: not checked
+    return value, None if fits else f"must be {_words(hint)}"
+
+
+_JSON_TYPES = {int: "integer", float: "number", bool: "boolean", str: "string",
+               type(None): "null"}
+
+
+def _words(hint: Any) -> str:
+    """An annotation in the words of a schema rule."""
+    if typing.get_origin(hint) is typing.Literal:
+        return "one of " + ", ".join(json.dumps(c) for c in typing.get_args(hint))
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return " or ".join(map(_words, typing.get_args(hint)))
+    return TYPE_WORDS.get(_JSON_TYPES.get(hint), "a value")
 
 
 def instance_seeds(seed: int, count: int) -> list[int]:
@@ -204,6 +281,22 @@ class Study:
                                self.keep_results, solver)
 
 
+def as_integers(rules: dict, value: Any) -> Any:
+    """``value`` with every whole float at a place the schema ``rules`` types ``integer`` made
+    an int: JSON Schema counts 1.0 as an integer (so ``seed: 1.0`` passes it), and problem
+    specs take such numbers as the ints they are.
+
+    >>> as_integers(study_schema(), {"seed": 1.0, "solver": {"threads": 2.0, "mip_gap": 0.0}})
+    {'seed': 1, 'solver': {'threads': 2, 'mip_gap': 0.0}}
+    """
+    if rules.get("type") == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        properties = rules.get("properties", {})
+        return {k: as_integers(properties.get(k, {}), v) for k, v in value.items()}
+    return value
+
+
 def grid_values(value: Any) -> tuple:
     """A grid key's values: a list as given, or ``{start, stop, step}`` (stop included)."""
     from fairalloc.api import sweep_values
@@ -214,11 +307,13 @@ def grid_values(value: Any) -> tuple:
 
 
 def load_study(source: str | Path | dict, root: str | Path | None = None,
-               known: dict[str, dict] | None = None) -> Study:
+               known: dict[str, dict] | None = None,
+               files: Sequence[tuple[str, dict]] | None = None) -> Study:
     """Read a study spec from a file (or parsed data: spec files are then found from ``root``,
     default the working directory) and check it: the study schema, then what the kind allows.
     ``known`` maps spec paths to data already read (a spec from stdin, or edited by a command
-    that builds the study); those are not read again.
+    that builds the study); those are not read again. ``files``: the (file, data) of every
+    spec file the instances come from, in order (as a store keeps them); no file is read.
 
     Raises :class:`~fairalloc.errors.SpecError` (``invalid study``) listing every problem with
     its JSON path.
@@ -242,11 +337,12 @@ def load_study(source: str | Path | dict, root: str | Path | None = None,
     if found:
         # report what the kind refuses too where the structure allows (as problem specs do)
         try:
-            _checked(data, label, base, Violations() if _shapeless(data) else found, known)
+            _checked(data, label, base, Violations() if _shapeless(data) else found, known,
+                     files)
         except (KeyError, TypeError, AttributeError, ValueError, IndexError, SpecError):
             pass
         _raise(found, label)
-    study = _checked(data, label, base, found, known)
+    study = _checked(data, label, base, found, known, files)
     _raise(found, label)
     _try_points(study, found)
     _raise(found, label)
@@ -265,10 +361,12 @@ def _raise(found: Violations, label: str | None) -> None:
 
 
 def _checked(data: dict, label: str | None, base: Path, found: Violations,
-             known: dict[str, dict] | None = None) -> Study | None:
+             known: dict[str, dict] | None = None,
+             given: Sequence[tuple[str, dict]] | None = None) -> Study | None:
     """The study, after the checks the schema cannot make (they need the kind's record)."""
     from fairalloc.registry import KINDS
 
+    spec, data = data, as_integers(study_schema(), data)
     kind_name = data["kind"]
     if kind_name not in KINDS:
         found.add(["kind"], f"unknown problem kind (known: {', '.join(KINDS)})")
@@ -277,14 +375,21 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
     where = data["instances"]
     generate = where.get("generate")
     parameters = generator_parameters(kind.random_spec)
+    typed = generator_types(kind.random_spec)
     if generate is not None:
-        for key in generate:
+        generate = dict(generate)
+        for key, value in generate.items():
             if key not in parameters:
                 found.add(["instances", "generate", key], f"not a parameter of {kind_name}'s "
                           f"random_spec (its parameters: {', '.join(parameters) or 'none'})")
+            elif key in typed:
+                generate[key], rule = conformed(value, typed[key])
+                if rule:
+                    found.add(["instances", "generate", key], rule)
     elif "count" in where:
         found.add(["instances", "count"], "count goes with generate (spec files are counted)")
-    files = _spec_files(where, kind_name, base, found, known or {})
+    files = list(given) if given is not None else \
+        _spec_files(where, kind_name, base, found, known or {})
     grid, generated = [], set()
     for key, value in data.get("grid", {}).items():
         path = ["grid", key]
@@ -296,9 +401,13 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
         if generate is not None and key in parameters:
             generated.add(key)
         try:
-            grid.append((key, grid_values(value)))
+            values = grid_values(value)
         except ValueError as exc:
             found.add(path, str(exc))
+            continue
+        if key in generated and key in typed:
+            values = tuple(_conformed_value(v, typed[key], path, found) for v in values)
+        grid.append((key, values))
     methods = tuple(data.get("methods") or kind.methods)
     for i, m in enumerate(methods):
         if m not in kind.methods:
@@ -314,7 +423,7 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
     if found:
         return None
     study = Study(
-        name=data["study"], kind=kind_name, spec=data, source=label, generate=generate,
+        name=data["study"], kind=kind_name, spec=spec, source=label, generate=generate,
         count=where.get("count", 1), files=tuple(files), grid=tuple(grid),
         generated_keys=frozenset(generated), methods=methods, reference=reference,
         seed=data.get("seed", 0), repeat=data.get("repeat", 1),
@@ -332,6 +441,15 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
         found.add("$", f"{study.task_count} tasks (instances x methods x repeat); a study "
                        f"takes at most {MAX_TASKS}")
     return study
+
+
+def _conformed_value(value: Any, hint: Any, path: list, found: Violations) -> Any:
+    """A grid value of a generator parameter as the parameter takes it; a violation if it
+    does not fit."""
+    made, rule = conformed(value, hint)
+    if rule:
+        found.add(path, f"{json.dumps(value)[:40]}: {rule}")
+    return made
 
 
 def _check_reference(kind, reference: str, methods: tuple, found: Violations) -> None:
@@ -412,4 +530,4 @@ def _try_points(study: Study, found: Violations) -> None:
 
 
 __all__ = ["Instance", "Study", "Task", "instance_seeds", "load_study",
-           "make_instance", "study_schema"]
+           "make_instance", "study_name", "study_schema"]

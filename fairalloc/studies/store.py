@@ -16,6 +16,15 @@ Tables (query them with ``duckdb`` itself, pandas or Polars):
   limit the reference is null and ``reference_status`` says why, so no ratio pretends to be one
   to the optimum.
 
+* ``spec_files``: the spec files a study's instances were made from (``instances.specs`` or
+  ``base``), their data as they were read when the study first ran: ``--resume`` refuses a
+  file changed since (its rows would mix two specs) and ``study instance`` re-makes an
+  instance from them, not from the file as it is now;
+* ``fairalloc_meta``: the marker of a fairalloc store, its format and version. fairalloc adds
+  its tables only to a new or empty database, and opens only a store of its own format: a
+  foreign database, a store of an older format (before version 2 the spec files were not
+  kept) or a damaged file is refused with one line (``StoreError``).
+
 Only the driver writes, one transaction per batch; the primary key makes a row stored twice an
 error, never a duplicate.
 """
@@ -23,6 +32,7 @@ error, never a duplicate.
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,8 +40,11 @@ from typing import Any
 
 import numpy as np
 
+from fairalloc.errors import StoreError
 from fairalloc.files import replacing
 
+FORMAT = "fairalloc study store"
+VERSION = 2                 # 2: spec_files and fairalloc_meta; 1 (unmarked) had neither
 OK = ("optimal", "feasible", "heuristic")
 REACHED = (*OK, "time_limit", "iteration_limit")    # statuses whose objective was reached
 
@@ -40,6 +53,9 @@ CREATE TABLE IF NOT EXISTS studies (
     study VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, sense VARCHAR NOT NULL, exact VARCHAR,
     reference VARCHAR NOT NULL, grid VARCHAR[] NOT NULL, spec JSON NOT NULL, source VARCHAR,
     created TIMESTAMP NOT NULL, fairalloc VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS spec_files (
+    study VARCHAR NOT NULL, position INTEGER NOT NULL, file VARCHAR NOT NULL, spec JSON NOT NULL,
+    PRIMARY KEY (study, position));
 CREATE TABLE IF NOT EXISTS runs (
     study VARCHAR NOT NULL, instance INTEGER NOT NULL, method VARCHAR NOT NULL,
     "repeat" INTEGER NOT NULL, seed BIGINT, status VARCHAR NOT NULL, objective DOUBLE,
@@ -86,9 +102,23 @@ def utc_now() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
-class StoreError(Exception):
-    """A store that cannot serve the request: not a store, a study already in it, no such
-    study or instance (exit 2)."""
+def _database_errors(method):
+    """``method`` with DuckDB's errors (a damaged or truncated file is often found only when a
+    query reads the broken block) raised as a one-line ``StoreError`` naming the store."""
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        import duckdb
+
+        try:
+            return method(self, *args, **kwargs)
+        except duckdb.Error as exc:
+            raise StoreError(f"{self.path or 'the store'}: cannot use it as a study store: "
+                             f"{_first_line(exc)}") from None
+    return guarded
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _sql_type(values: Sequence[Any]) -> str:
@@ -140,17 +170,50 @@ class Store:
             self.con = duckdb.connect(self.path or ":memory:", read_only=read_only)
         except duckdb.Error as exc:
             raise StoreError(f"{self.path}: cannot open as a DuckDB store: "
-                             f"{str(exc).splitlines()[0]}") from None
-        if read_only:
-            tables = {t for (t,) in self.con.execute("SELECT table_name FROM "
-                                                     "information_schema.tables").fetchall()}
-            if not {"studies", "runs", "results"} <= tables:
-                raise StoreError(f"{self.path}: not a fairalloc study store (no studies, runs "
-                                 "and results tables)")
+                             f"{_first_line(exc)}") from None
+        try:
+            self._prepare(read_only)
+        except BaseException:
+            self.con.close()
+            raise
+
+    @_database_errors
+    def _prepare(self, read_only: bool) -> None:
+        """Check that the database is a store of this format (or, to write, empty: then make
+        the tables)."""
+        tables = {t for (t,) in self.con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'")
+            .fetchall()}
+        if "fairalloc_meta" in tables:
+            self._check_format()
+        elif tables or read_only:
+            raise StoreError(self._not_ours(tables))
         else:
-            self.con.execute(_TABLES)
+            self.con.execute(_TABLES + "CREATE TABLE fairalloc_meta (format VARCHAR NOT NULL, "
+                             "version INTEGER NOT NULL);")
+            self.con.execute("INSERT INTO fairalloc_meta VALUES (?, ?)", [FORMAT, VERSION])
             self.con.execute(_VIEW)
         self._columns = self._runs_columns()
+
+    def _check_format(self) -> None:
+        marks = self.con.execute("SELECT format, version FROM fairalloc_meta").fetchall()
+        if len(marks) != 1 or marks[0][0] != FORMAT:
+            raise StoreError(f"{self.path}: not a fairalloc study store (its fairalloc_meta "
+                             f"table does not say {FORMAT!r})")
+        if marks[0][1] != VERSION:
+            raise StoreError(f"{self.path}: a study store of format version {marks[0][1]}; "
+                             f"this fairalloc reads version {VERSION}")
+
+    def _not_ours(self, tables: set[str]) -> str:
+        """Why a database without fairalloc's marker is refused."""
+        if {"studies", "runs"} <= tables:
+            return (f"{self.path}: a study store of an older format (version 1, which did not "
+                    "keep the spec files a study ran on); run the study into a new store")
+        if not tables:
+            return f"{self.path}: not a fairalloc study store (an empty database)"
+        held = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        return (f"{self.path}: not a fairalloc study store (it holds other tables: {held}); "
+                "fairalloc adds its tables only to a new or empty database")
 
     def close(self) -> None:
         self.con.close()
@@ -166,10 +229,12 @@ class Store:
             "SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'")
             .fetchall()}
 
+    @_database_errors
     def studies(self) -> list[str]:
         return [s for (s,) in self.con.execute("SELECT study FROM studies ORDER BY created")
                 .fetchall()]
 
+    @_database_errors
     def study(self, name: str | None = None) -> dict:
         """The stored record of study ``name`` (or of the only study in the store)."""
         names = self.studies()
@@ -189,6 +254,7 @@ class Store:
         record["spec"] = json.loads(record["spec"])
         return record
 
+    @_database_errors
     def open_study(self, study, resume: bool) -> set[tuple[int, str, int]]:
         """Record ``study`` (a ``plan.Study``) and return the (instance, method, repeat) keys
         already stored. A study of that name with rows is continued only with ``resume``, and
@@ -202,6 +268,7 @@ class Store:
             if json.loads(existing[0]) != study.spec:
                 raise StoreError(f"{self.path}: holds a study {study.name!r} with a different "
                                  "spec; rename the study or use another --store")
+            self._check_files(study)
             done = self.done(study.name)
             if done and not resume:
                 raise StoreError(f"{self.path}: already holds {len(done)} rows of study "
@@ -217,13 +284,46 @@ class Store:
             [study.name, study.kind, kind.sense, kind.exact, study.reference,
              [k for k, _ in study.grid], json.dumps(study.spec), study.source,
              utc_now(), __version__])
+        if study.files:
+            self.con.executemany("INSERT INTO spec_files VALUES (?, ?, ?, ?)",
+                                 [[study.name, k, file, json.dumps(data)]
+                                  for k, (file, data) in enumerate(study.files)])
         self._columns = self._runs_columns()
         return set()
 
+    @_database_errors
+    def spec_files(self, study: str) -> list[tuple[str, Any]]:
+        """The (file, data) of each spec file study ``study`` ran on, in instance order, as
+        they were when it first ran."""
+        return [(file, json.loads(data)) for file, data in self.con.execute(
+            "SELECT file, spec FROM spec_files WHERE study = ? ORDER BY position",
+            [study]).fetchall()]
+
+    def _check_files(self, study) -> None:
+        """Refuse to continue ``study`` on spec files other than those it ran on: rows solved
+        on two versions of one instance would be compared as one."""
+        ran = self.spec_files(study.name)
+        if len(ran) != len(study.files):
+            raise StoreError(f"{self.path}: study {study.name!r} ran on {len(ran)} spec "
+                             f"files and its instances now match {len(study.files)}; a "
+                             "resumed study must run on the same files")
+        for k, ((then, before), (now, after)) in enumerate(zip(ran, study.files)):
+            if before != after:
+                ids = [p * study.per_point + k for p in range(len(study.points))]
+                shown = ", ".join(map(str, ids[:3])) + (f" and {len(ids) - 3} more"
+                                                        if len(ids) > 3 else "")
+                named = now if now == then else f"{now} (read as {then})"
+                raise StoreError(f"{self.path}: {named} has changed since study "
+                                 f"{study.name!r} ran instance{'s' if len(ids) > 1 else ''} "
+                                 f"{shown} on it; restore it, or run the study under a new "
+                                 "name or into a new store")
+
+    @_database_errors
     def done(self, study: str) -> set[tuple[int, str, int]]:
         return set(self.con.execute('SELECT instance, method, "repeat" FROM runs '
                                     "WHERE study = ?", [study]).fetchall())
 
+    @_database_errors
     def add(self, rows: list[dict]) -> None:
         """Store rows (dicts of column -> value) in one transaction; a new ``check.*`` or
         ``metric.*`` column is added first."""
@@ -248,6 +348,7 @@ class Store:
         finally:
             self.con.unregister("fairalloc_batch")
 
+    @_database_errors
     def columns(self, study: str) -> list[str]:
         """The ``results`` columns that hold a value for this study (but the whole results:
         ask for ``result`` by name)."""
@@ -258,6 +359,7 @@ class Store:
             " FROM results WHERE study = ?", [study]).fetchone()
         return [n for n, c in zip(names, counts) if c or n in ("ratio", "reference")]
 
+    @_database_errors
     def rows(self, study: str, columns: Sequence[str] | None = None) -> dict[str, np.ndarray]:
         """Column -> array of the study's ``results`` rows (numbers as floats with NaN for
         null, text as objects with None), ordered by instance, method and repeat."""
@@ -276,6 +378,7 @@ class Store:
             out[name] = np.asarray(column)
         return out
 
+    @_database_errors
     def export(self, study: str, path: str) -> int:
         """Write the study's ``results`` to ``path`` (Parquet or CSV by extension); the number
         of rows written."""
