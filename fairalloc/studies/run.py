@@ -35,6 +35,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import threading
@@ -52,6 +53,7 @@ BATCH_SECONDS = 1.0
 WINDOW_PER_WORKER = 4          # tasks in flight per worker: enough to keep it busy
 DEATHS_ALLOWED = 3             # worker processes a task may take down with it
 SERIAL_SECONDS = 1.0           # the default executor runs this long in-process before a pool
+HANDSHAKE_SECONDS = 10.0       # a scheduler's connect, handshake and first answer, in all
 LOST = "lost"                  # a row's status when the infrastructure lost its task: not stored
 
 
@@ -294,8 +296,12 @@ def adaptive(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
         yield from pool(itertools.chain([rest], todo), workers)
 
 
+ADDRESS = re.compile(r"tcp://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*):([0-9]{1,5})")
+
+
 def parse_cluster(text: str) -> tuple[str, int | str]:
-    """``local:N`` -> ("local", N); ``tcp://HOST:PORT`` (any Dask address) -> ("address", it).
+    """``local:N`` -> ("local", N); ``tcp://HOST:PORT`` -> ("address", it). Dask's other
+    transports (``tls://`` needs security settings, ``ucx://``, ``inproc://``) are refused.
 
     >>> parse_cluster("local:2"), parse_cluster("tcp://10.0.0.5:8786")
     (('local', 2), ('address', 'tcp://10.0.0.5:8786'))
@@ -305,9 +311,46 @@ def parse_cluster(text: str) -> tuple[str, int | str]:
         if not count.isdigit() or not 1 <= int(count) <= 1024:
             raise ValueError(f"{text!r}: local:N takes N from 1 to 1024 worker processes")
         return "local", int(count)
-    if "://" not in text or not text.split("://", 1)[1]:
-        raise ValueError(f"{text!r}: expected local:N or a scheduler address tcp://HOST:PORT")
+    found = ADDRESS.fullmatch(text)
+    if found is None or not 1 <= int(found[2]) <= 65535:
+        raise ValueError(f"{text!r}: expected local:N or a scheduler address tcp://HOST:PORT "
+                         "(PORT from 1 to 65535)")
     return "address", text
+
+
+def connect(address: str, seconds: float = HANDSHAKE_SECONDS):
+    """A ``Client`` of the Dask scheduler at ``address`` once it has answered a first call,
+    all within ``seconds``; else ConnectionError in one line. Client's own timeout bounds
+    only the connect, and a service that is not a scheduler makes it hang or raise anything
+    (MemoryError on an HTTP answer's bytes read as a frame length, struct.error)."""
+    from dask.distributed import Client
+
+    outcome: dict = {}
+
+    def attempt() -> None:
+        try:
+            client = Client(address, timeout=f"{seconds}s")
+            outcome["client"] = client
+            client.nthreads()
+            outcome["answered"] = True
+        except Exception as exc:      # whatever the service's bytes make of the protocol
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=attempt, name="fairalloc-connect", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if "answered" in outcome:
+        return outcome["client"]
+    if "client" in outcome:
+        outcome["client"].close()
+    if thread.is_alive():
+        why = f"no answer within {seconds:g} s (is it a Dask scheduler?)"
+    else:
+        exc = outcome["error"]
+        text = (str(exc).splitlines() or [""])[0][:200]
+        why = f"{type(exc).__name__}: {text}" + (
+            "" if isinstance(exc, OSError) else " (is it a Dask scheduler?)")
+    raise ConnectionError(f"cannot reach a Dask scheduler at {address}: {why}")
 
 
 def dask(tasks: Iterable[Task], cluster: tuple[str, int | str]) -> Iterator[dict]:
@@ -321,11 +364,7 @@ def dask(tasks: Iterable[Task], cluster: tuple[str, int | str]) -> Iterator[dict
 
     how, what = cluster
     if how == "address":
-        try:
-            client = Client(what, timeout="10s")
-        except OSError as exc:
-            raise ConnectionError(f"cannot reach the Dask scheduler at {what}: {exc}") from None
-        yield from _on_dask(tasks, client)
+        yield from _on_dask(tasks, connect(what))
         return
     _forkserver()
     with config.set({"distributed.worker.multiprocessing-method": "forkserver"}):

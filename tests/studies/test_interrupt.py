@@ -1,6 +1,8 @@
 """Studies under Ctrl-C and cluster faults: Ctrl-C stops a run within seconds with exit 130
 and no traceback, stores only rows whose tasks ran to their end, never leaves a batch's
-transaction open, and ``--resume`` then stores every row exactly once."""
+transaction open, and ``--resume`` then stores every row exactly once; a ``--cluster``
+address that is not a Dask scheduler is one line and exit 1 (a bad one exit 2), never a hang.
+Every server here binds 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -8,14 +10,17 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import duckdb
 import pytest
 
+from fairalloc.cli import main
 from fairalloc.errors import SolverError
 from fairalloc.registry import KINDS
 from fairalloc.studies.plan import load_study
@@ -169,3 +174,76 @@ def test_an_interrupted_batch_is_rolled_back_and_the_store_goes_on(tmp_path):
         store.con = con
         store.add(rows)
     assert len(stored(tmp_path / "s.duckdb")) == 3
+
+
+# ---------------------------------------------------------------- --cluster addresses
+
+
+@pytest.mark.parametrize("address", ["inproc://x", "ucx://127.0.0.1:8786",
+                                     "tls://127.0.0.1:8786", "tcp://127.0.0.1:1 x",
+                                     "tcp://127.0.0.1", "tcp://127.0.0.1:70000", "tcp://:8786"])
+def test_a_cluster_address_not_tcp_host_port_is_refused(tmp_path, capsys, address):
+    (tmp_path / "s.json").write_text(json.dumps(QUICK))
+    assert main(["study", "run", str(tmp_path / "s.json"), "--cluster", address,
+                 "--store", str(tmp_path / "s.duckdb")]) == 2
+    err = capsys.readouterr().err
+    assert "expected local:N or a scheduler address tcp://HOST:PORT" in err
+    assert not (tmp_path / "s.duckdb").exists()
+
+
+def _answer_silently(conn: socket.socket) -> None:
+    time.sleep(60)
+
+
+def _answer_http(conn: socket.socket) -> None:
+    conn.recv(65536)
+    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    time.sleep(1)
+
+
+def _answer_short_frame(conn: socket.socket) -> None:
+    conn.sendall((1).to_bytes(8, "little") + b"\x05")     # one frame announced, a byte of it
+
+
+@pytest.fixture
+def fake_service(request):
+    """A TCP service on 127.0.0.1 that answers every connection with ``request.param``."""
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            threading.Thread(target=lambda c=conn: (request.param(c), c.close()),
+                             daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    stop.set()
+    thread.join(5)
+    server.close()
+
+
+@pytest.mark.parametrize("fake_service", [_answer_silently, _answer_http, _answer_short_frame],
+                         ids=["silent", "http", "short-frame"], indirect=True)
+def test_a_service_that_is_not_a_dask_scheduler_is_one_line(tmp_path, fake_service):
+    pytest.importorskip("dask.distributed")
+    (tmp_path / "s.json").write_text(json.dumps(QUICK))
+    start = time.monotonic()
+    try:
+        done = subprocess.run(cli("study", "run", str(tmp_path / "s.json"), "--cluster",
+                                  fake_service, "--store", str(tmp_path / "s.duckdb"), "-q"),
+                              capture_output=True, text=True, timeout=40, cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"--cluster {fake_service}: still waiting after 40 s")
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1, done.stderr
+    assert len(lines) == 1 and lines[0].startswith(
+        f"fairalloc study: cannot reach a Dask scheduler at {fake_service}: "), done.stderr
+    assert time.monotonic() - start < 30
