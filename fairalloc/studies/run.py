@@ -253,7 +253,9 @@ def pool(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
                 if task is None:
                     break
                 try:
-                    flight[executor.submit(run_task, task)] = task
+                    with CTRL_C.held():     # a worker process Ctrl-C caught mid-start would
+                        # be no process of the pool's to end, and fail alone after the driver
+                        flight[executor.submit(run_task, task)] = task
                 except BrokenProcessPool:   # a worker (even an idle one) died since the wait
                     retry.append(task)
                     broken = True
