@@ -42,6 +42,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import CancelledError
 from dataclasses import dataclass
 
 from fairalloc.result import flat_metrics
@@ -359,8 +360,8 @@ def dask(tasks: Iterable[Task], cluster: tuple[str, int | str]) -> Iterator[dict
     """Run on a ``dask.distributed`` cluster: a ``LocalCluster`` of N single-threaded worker
     processes (forked from ``_forkserver``, so only the driver sees Ctrl-C), or the scheduler
     at an address. ``as_completed`` streams rows back; a task whose workers keep dying (Dask's
-    ``KilledWorker``) becomes an error row, one whose future was lost otherwise a ``LOST``
-    row."""
+    ``KilledWorker``) becomes an error row, one whose future was cancelled or whose scheduler
+    was lost a ``LOST`` row."""
     from dask import config
     from dask.distributed import Client, LocalCluster
 
@@ -381,7 +382,7 @@ def dask(tasks: Iterable[Task], cluster: tuple[str, int | str]) -> Iterator[dict
 
 def _on_dask(tasks: Iterable[Task], client, local=None) -> Iterator[dict]:
     """``dask``'s rows from ``client``; closes it and the ``local`` cluster when done."""
-    from dask.distributed import KilledWorker, as_completed
+    from dask.distributed import as_completed
 
     try:
         CTRL_C.check()
@@ -403,10 +404,10 @@ def _on_dask(tasks: Iterable[Task], client, local=None) -> Iterator[dict]:
             task = flight.pop(future.key)
             try:
                 row = future.result()
-            except KilledWorker as exc:
-                row = lost(task, f"{type(exc).__name__}: {exc}"[:2000])
-            except Exception as exc:   # a cancelled or lost future: the cluster's trouble
+            except (CancelledError, OSError) as exc:   # cancelled, or the scheduler lost
                 row = lost(task, f"{type(exc).__name__}: {exc}"[:2000], LOST)
+            except Exception as exc:   # KilledWorker: the task keeps killing workers
+                row = lost(task, f"{type(exc).__name__}: {exc}"[:2000])
             future.release()
             yield row
             submit()

@@ -180,6 +180,33 @@ def test_an_interrupted_batch_is_rolled_back_and_the_store_goes_on(tmp_path):
     assert len(stored(tmp_path / "s.duckdb")) == 3
 
 
+def test_a_task_the_cluster_lost_is_not_stored_and_resume_runs_it(tmp_path):
+    """Futures cancelled on the cluster (as when its scheduler goes): their tasks are counted
+    lost, not stored as errors, and ``--resume`` runs them."""
+    distributed = pytest.importorskip("dask.distributed")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                       dashboard_address="127.0.0.1:0")
+    try:
+        def cancel_the_rest(row):
+            client = distributed.default_client()
+            client.cancel([distributed.Future(key, client) for key in list(client.futures)])
+
+        study = load_study({**QUICK, "instances": {"generate": {"apps": 5}, "count": 12}})
+        with Store(tmp_path / "s.duckdb") as store:
+            progress = run_study(study, store, cluster=("address", cluster.scheduler_address),
+                                 on_row=cancel_the_rest)
+            assert progress.errors == 0 and progress.lost > 0
+            assert progress.stored + progress.lost == 12
+            progress = run_study(study, store, cluster=("address", cluster.scheduler_address),
+                                 resume=True)
+            assert (progress.lost, progress.errors) == (0, 0)
+    finally:
+        cluster.close()
+    rows = stored(tmp_path / "s.duckdb")
+    assert len({row[:3] for row in rows}) == len(rows) == 12
+    assert {row[3] for row in rows} == {"heuristic"}
+
+
 # ---------------------------------------------------------------- --cluster addresses
 
 
