@@ -350,9 +350,11 @@ def connect(address: str, seconds: float = HANDSHAKE_SECONDS):
         why = f"no answer within {seconds:g} s (is it a Dask scheduler?)"
     else:
         exc = outcome["error"]
-        text = (str(exc).splitlines() or [""])[0][:200]
-        why = f"{type(exc).__name__}: {text}" + (
-            "" if isinstance(exc, OSError) else " (is it a Dask scheduler?)")
+        name = type(exc).__name__ if type(exc).__module__ == "builtins" else \
+            f"{type(exc).__module__}.{type(exc).__name__}"
+        text = f"{name}: {(str(exc).splitlines() or [''])[0][:120]}"
+        why = text if isinstance(exc, OSError) else \
+            f"the service there does not answer in Dask's protocol ({text})"
     raise ConnectionError(f"cannot reach a Dask scheduler at {address}: {why}")
 
 

@@ -262,7 +262,8 @@ def fake_service(request):
 
 @pytest.mark.parametrize("fake_service", [_answer_silently, _answer_http, _answer_short_frame],
                          ids=["silent", "http", "short-frame"], indirect=True)
-def test_a_service_that_is_not_a_dask_scheduler_is_one_line(tmp_path, fake_service):
+def test_a_service_that_is_not_a_dask_scheduler_is_one_line(tmp_path, fake_service,
+                                                             request):
     pytest.importorskip("dask.distributed")
     (tmp_path / "s.json").write_text(json.dumps(QUICK))
     start = time.monotonic()
@@ -278,3 +279,5 @@ def test_a_service_that_is_not_a_dask_scheduler_is_one_line(tmp_path, fake_servi
     assert len(lines) == 1 and lines[0].startswith(
         f"fairalloc study: cannot reach a Dask scheduler at {fake_service}: "), done.stderr
     assert time.monotonic() - start < 30
+    assert ("no answer within 10 s" if "silent" in request.node.name else
+            "does not answer in Dask's protocol") in lines[0]
