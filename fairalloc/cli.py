@@ -491,7 +491,7 @@ def _solver_edits(opts) -> dict:
 
 def _run_study(study, opts, store) -> int:
     """Run a study into ``store`` with a progress bar; a note of what happened on stderr.
-    Returns the exit code: 130 when interrupted, 1 when a task failed, else 0."""
+    Returns the exit code: 130 when interrupted, 1 when a task failed or was lost, else 0."""
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
     from rich.progress import Progress as Bar
 
@@ -516,14 +516,16 @@ def _run_study(study, opts, store) -> int:
     where = store.path or "memory"
     note = (f"{study.name}: {progress.stored} rows stored in {where}"
             + (f" ({progress.skipped} were there)" if progress.skipped else "")
-            + (f"; {progress.errors} error rows" if progress.errors else ""))
+            + (f"; {progress.errors} error rows" if progress.errors else "")
+            + (f"; {progress.lost} tasks lost by the cluster, not stored (--resume runs them)"
+               if progress.lost else ""))
     if progress.interrupted:
         print(f"fairalloc study: interrupted; {note}. Run it again with --resume to continue.",
               file=sys.stderr)
         return 130
-    if progress.errors or (store.path and not opts.quiet):
+    if progress.errors or progress.lost or (store.path and not opts.quiet):
         print(note, file=sys.stderr)
-    return 1 if progress.errors else 0
+    return 1 if progress.errors or progress.lost else 0
 
 
 def cmd_experiment(args) -> int:

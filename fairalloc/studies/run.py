@@ -16,21 +16,33 @@ the order they finish, at most a window of tasks in flight:
 A task never raises: a method that fails is a row with status ``error`` and its message, one
 that does not apply to the instance a row with status ``not_applicable``. Only the driver
 writes to the store, one transaction per batch (at most ``BATCH_ROWS`` rows or
-``BATCH_SECONDS`` of results), so an interrupted run loses at most the tasks in flight and the
-last unwritten batch, and ``--resume`` skips every stored row.
+``BATCH_SECONDS`` of results), and ``--resume`` skips every stored row.
+
+Ctrl-C reaches the whole foreground process group, and HiGHS turns a KeyboardInterrupt raised
+in its callback into an error status. So worker processes never see it (the pool's ignore it,
+a local Dask cluster's are forked with it ignored), the driver stops them and stores only the
+rows that arrived; a task Ctrl-C cut short in the driver's own process is never a row, and a
+batch's transaction and the executors' shutdown finish before the run returns interrupted.
+A task the infrastructure lost (its future cancelled, the scheduler gone) is no row either:
+``--resume`` runs it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import itertools
 import json
 import logging
 import os
+import re
+import signal
 import socket
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import CancelledError
 from dataclasses import dataclass
 
 from fairalloc.result import flat_metrics
@@ -42,6 +54,62 @@ BATCH_SECONDS = 1.0
 WINDOW_PER_WORKER = 4          # tasks in flight per worker: enough to keep it busy
 DEATHS_ALLOWED = 3             # worker processes a task may take down with it
 SERIAL_SECONDS = 1.0           # the default executor runs this long in-process before a pool
+HANDSHAKE_SECONDS = 10.0       # a scheduler's connect, handshake and first answer, in all
+LOST = "lost"                  # a row's status when the infrastructure lost its task: not stored
+
+
+class CtrlC:
+    """The driver's Ctrl-C while a study runs. It raises KeyboardInterrupt where it lands, as
+    Python's own handler does, except inside ``noted()`` or ``held()``, where it is only noted
+    (a batch's transaction, a cluster's start, the executors' shutdown are never cut); ``seen``
+    tells whether it came."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._holding = 0
+
+    def _handle(self, signum, frame) -> None:
+        self.seen = True
+        if not self._holding:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[CtrlC]:
+        """Handle SIGINT for the block (only the main thread may; elsewhere Python's own
+        handler stays, and it interrupts the main thread, not this one)."""
+        self.seen = False
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = signal.signal(signal.SIGINT, self._handle)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    @contextlib.contextmanager
+    def noted(self) -> Iterator[None]:
+        """Only note Ctrl-C during the block."""
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Note Ctrl-C during the block, and raise it as KeyboardInterrupt once it ends."""
+        with self.noted():
+            yield
+        self.check()
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt if Ctrl-C came (outside a block that notes it)."""
+        if self.seen and not self._holding:
+            raise KeyboardInterrupt
+
+
+CTRL_C = CtrlC()
 
 
 def worker_name() -> str:
@@ -101,27 +169,62 @@ def run_task(task: Task) -> dict:
                     finished=utc_now(), **fields)
 
 
-def lost(task: Task, why: str) -> dict:
-    """The row of a task the infrastructure could not run."""
-    return task_row(task, status="error", error=why,
+def lost(task: Task, why: str, status: str = "error") -> dict:
+    """The row of a task the infrastructure could not run: an ``error`` when the task itself
+    is to blame (it keeps killing workers), else ``LOST`` (not stored; ``--resume`` runs it)."""
+    return task_row(task, status=status, error=why,
                     finished=utc_now())
+
+
+def run_in_driver(task: Task) -> dict:
+    """``run_task`` in the driver's own process. A task Ctrl-C cut short raises
+    KeyboardInterrupt instead of being a row: HiGHS turns the KeyboardInterrupt raised in its
+    callback into an error status, which would store the interruption as the method's error."""
+    row = run_task(task)
+    CTRL_C.check()
+    return row
 
 
 def serial(tasks: Iterable[Task]) -> Iterator[dict]:
     for task in tasks:
-        yield run_task(task)
+        yield run_in_driver(task)
+
+
+def _ignore_ctrl_c() -> None:
+    """A pool worker's initializer: Ctrl-C, sent to the whole process group, is the driver's
+    to handle; inside HiGHS it would turn the task into an error row."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _end(executor) -> None:
+    """Cancel the pool's waiting tasks and end its worker processes now: a task in flight is
+    lost (``--resume`` runs it), and waiting for a HiGHS run to finish would keep Ctrl-C
+    waiting. (No public way to end the workers before Python 3.14's ``terminate_workers``.)"""
+    processes = list((executor._processes or {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
 
 
 def _forkserver():
     """Workers forked from a single-threaded server that has fairalloc imported: a fork from
     this (threaded) process can leak one worker's death pipe into another, and a pool then
     never notices that a worker was killed. A kind registered at run time is not in the
-    server: run such studies with ``--workers 1``, or register the kind by entry point."""
+    server: run such studies with ``--workers 1``, or register the kind by entry point.
+    The server is started with Ctrl-C ignored, which every process it forks inherits from
+    its first instruction (a handler set in the child would leave a window)."""
     import multiprocessing
+    from multiprocessing import forkserver
 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["fairalloc.studies.run", "fairalloc.api",
                                     "fairalloc.registry"])
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            forkserver.ensure_running()
+        finally:
+            signal.signal(signal.SIGINT, previous)
     return context
 
 
@@ -136,7 +239,12 @@ def pool(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
     deaths: Counter = Counter()
     window = workers * WINDOW_PER_WORKER
     context = _forkserver()
-    executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+    def start():
+        return ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                                   initializer=_ignore_ctrl_c)
+
+    executor = start()
     flight: dict = {}
     try:
         while True:
@@ -146,7 +254,9 @@ def pool(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
                 if task is None:
                     break
                 try:
-                    flight[executor.submit(run_task, task)] = task
+                    with CTRL_C.held():     # a worker process Ctrl-C caught mid-start would
+                        # be no process of the pool's to end, and fail alone after the driver
+                        flight[executor.submit(run_task, task)] = task
                 except BrokenProcessPool:   # a worker (even an idle one) died since the wait
                     retry.append(task)
                     broken = True
@@ -168,10 +278,11 @@ def pool(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
             if broken:
                 retry += flight.values()
                 flight.clear()
-                executor.shutdown(wait=False, cancel_futures=True)
-                executor = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+                _end(executor)
+                executor = start()
     finally:
-        executor.shutdown(wait=False, cancel_futures=True)
+        with CTRL_C.noted():        # a second Ctrl-C does not cut the workers' end short
+            _end(executor)
 
 
 def adaptive(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
@@ -180,7 +291,7 @@ def adaptive(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
     todo = iter(tasks)
     start = time.monotonic()
     for task in todo:
-        yield run_task(task)
+        yield run_in_driver(task)
         if time.monotonic() - start >= SERIAL_SECONDS:
             break
     rest = next(todo, None)
@@ -188,8 +299,12 @@ def adaptive(tasks: Iterable[Task], workers: int) -> Iterator[dict]:
         yield from pool(itertools.chain([rest], todo), workers)
 
 
+ADDRESS = re.compile(r"tcp://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*):([0-9]{1,5})")
+
+
 def parse_cluster(text: str) -> tuple[str, int | str]:
-    """``local:N`` -> ("local", N); ``tcp://HOST:PORT`` (any Dask address) -> ("address", it).
+    """``local:N`` -> ("local", N); ``tcp://HOST:PORT`` -> ("address", it). Dask's other
+    transports (``tls://`` needs security settings, ``ucx://``, ``inproc://``) are refused.
 
     >>> parse_cluster("local:2"), parse_cluster("tcp://10.0.0.5:8786")
     (('local', 2), ('address', 'tcp://10.0.0.5:8786'))
@@ -199,29 +314,80 @@ def parse_cluster(text: str) -> tuple[str, int | str]:
         if not count.isdigit() or not 1 <= int(count) <= 1024:
             raise ValueError(f"{text!r}: local:N takes N from 1 to 1024 worker processes")
         return "local", int(count)
-    if "://" not in text or not text.split("://", 1)[1]:
-        raise ValueError(f"{text!r}: expected local:N or a scheduler address tcp://HOST:PORT")
+    found = ADDRESS.fullmatch(text)
+    if found is None or not 1 <= int(found[2]) <= 65535:
+        raise ValueError(f"{text!r}: expected local:N or a scheduler address tcp://HOST:PORT "
+                         "(PORT from 1 to 65535)")
     return "address", text
+
+
+def connect(address: str, seconds: float = HANDSHAKE_SECONDS):
+    """A ``Client`` of the Dask scheduler at ``address`` once it has answered a first call,
+    all within ``seconds``; else ConnectionError in one line. Client's own timeout bounds
+    only the connect, and a service that is not a scheduler makes it hang or raise anything
+    (MemoryError on an HTTP answer's bytes read as a frame length, struct.error)."""
+    from dask.distributed import Client
+
+    outcome: dict = {}
+
+    def attempt() -> None:
+        try:
+            client = Client(address, timeout=f"{seconds}s")
+            outcome["client"] = client
+            client.nthreads()
+            outcome["answered"] = True
+        except Exception as exc:      # whatever the service's bytes make of the protocol
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=attempt, name="fairalloc-connect", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if "answered" in outcome:
+        return outcome["client"]
+    if "client" in outcome:
+        outcome["client"].close()
+    if thread.is_alive():
+        why = f"no answer within {seconds:g} s (is it a Dask scheduler?)"
+    else:
+        exc = outcome["error"]
+        name = type(exc).__name__ if type(exc).__module__ == "builtins" else \
+            f"{type(exc).__module__}.{type(exc).__name__}"
+        text = f"{name}: {(str(exc).splitlines() or [''])[0][:120]}"
+        why = text if isinstance(exc, OSError) else \
+            f"the service there does not answer in Dask's protocol ({text})"
+    raise ConnectionError(f"cannot reach a Dask scheduler at {address}: {why}")
 
 
 def dask(tasks: Iterable[Task], cluster: tuple[str, int | str]) -> Iterator[dict]:
     """Run on a ``dask.distributed`` cluster: a ``LocalCluster`` of N single-threaded worker
-    processes, or the scheduler at an address. ``as_completed`` streams rows back; a task whose
-    workers keep dying (Dask's ``KilledWorker``) or that is lost becomes an error row."""
-    from dask.distributed import Client, LocalCluster, as_completed
+    processes (forked from ``_forkserver``, so only the driver sees Ctrl-C), or the scheduler
+    at an address. ``as_completed`` streams rows back; a task whose workers keep dying (Dask's
+    ``KilledWorker``) becomes an error row, one whose future was cancelled or whose scheduler
+    was lost a ``LOST`` row."""
+    from dask import config
+    from dask.distributed import Client, LocalCluster
 
     how, what = cluster
-    local = None
-    if how == "local":
-        local = LocalCluster(n_workers=what, threads_per_worker=1, processes=True,
-                             dashboard_address=None, silence_logs=logging.ERROR)
-        client = Client(local)
-    else:
-        try:
-            client = Client(what, timeout="10s")
-        except OSError as exc:
-            raise ConnectionError(f"cannot reach the Dask scheduler at {what}: {exc}") from None
+    if how == "address":
+        yield from _on_dask(tasks, connect(what))
+        return
+    _forkserver()
+    with config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        with CTRL_C.noted():        # a cluster cut mid-start fails its close at exit, loudly
+            local = LocalCluster(n_workers=what, threads_per_worker=1, processes=True,
+                                 # its HTTP server on loopback, any free port (none given:
+                                 # 8787, and a warning when that is taken)
+                                 dashboard_address="127.0.0.1:0", silence_logs=logging.ERROR)
+            client = Client(local)
+        yield from _on_dask(tasks, client, local)
+
+
+def _on_dask(tasks: Iterable[Task], client, local=None) -> Iterator[dict]:
+    """``dask``'s rows from ``client``; closes it and the ``local`` cluster when done."""
+    from dask.distributed import as_completed
+
     try:
+        CTRL_C.check()
         slots = sum(client.nthreads().values()) or 1
         todo = iter(tasks)
         flight: dict = {}
@@ -240,26 +406,30 @@ def dask(tasks: Iterable[Task], cluster: tuple[str, int | str]) -> Iterator[dict
             task = flight.pop(future.key)
             try:
                 row = future.result()
-            except Exception as exc:   # KilledWorker, a cancelled or lost future
+            except (CancelledError, OSError) as exc:   # cancelled, or the scheduler lost
+                row = lost(task, f"{type(exc).__name__}: {exc}"[:2000], LOST)
+            except Exception as exc:   # KilledWorker: the task keeps killing workers
                 row = lost(task, f"{type(exc).__name__}: {exc}"[:2000])
             future.release()
             yield row
             submit()
     finally:
-        client.close()
-        if local is not None:
-            local.close()
+        with CTRL_C.noted():        # a second Ctrl-C does not cut the cluster's close short
+            client.close()
+            if local is not None:
+                local.close()
 
 
 @dataclass
 class Progress:
-    """What a run did: rows stored now, rows found stored before, error rows, and whether it
-    was interrupted."""
+    """What a run did: rows stored now, rows found stored before, error rows, tasks the
+    infrastructure lost (not stored), and whether it was interrupted."""
 
     total: int
     skipped: int
     stored: int = 0
     errors: int = 0
+    lost: int = 0
     interrupted: bool = False
 
 
@@ -280,7 +450,8 @@ def run_study(study: Study, store: Store, *, resume: bool = False, workers: int 
               on_start: Callable[[Progress], None] | None = None,
               on_row: Callable[[dict], None] | None = None) -> Progress:
     """Run every task of ``study`` not yet in ``store`` and store its row. Ctrl-C stops the
-    run after storing what has arrived (``Progress.interrupted``); ``--resume`` continues.
+    run, its workers and tasks in flight, after storing the rows that arrived
+    (``Progress.interrupted``); ``--resume`` continues. A ``LOST`` row is counted, not stored.
     ``on_start`` sees the totals once the store is open, ``on_row`` every row."""
     done = store.open_study(study, resume)
     progress = Progress(total=study.task_count, skipped=len(done))
@@ -289,20 +460,27 @@ def run_study(study: Study, store: Store, *, resume: bool = False, workers: int 
     rows = rows_of(study.tasks(done), workers, cluster, study.task_count - len(done))
     batch: list[dict] = []
     last = time.monotonic()
-    try:
-        for row in rows:
-            batch.append(row)
-            progress.errors += row["status"] == "error"
-            if on_row:
-                on_row(row)
-            if len(batch) >= BATCH_ROWS or time.monotonic() - last >= BATCH_SECONDS:
+    with CTRL_C.installed():
+        try:
+            for row in rows:
+                if row["status"] == LOST:
+                    progress.lost += 1
+                    continue
+                batch.append(row)
+                progress.errors += row["status"] == "error"
+                if on_row:
+                    on_row(row)
+                if len(batch) >= BATCH_ROWS or time.monotonic() - last >= BATCH_SECONDS:
+                    with CTRL_C.held():
+                        store.add(batch)
+                        progress.stored += len(batch)
+                        batch, last = [], time.monotonic()
+        except KeyboardInterrupt:
+            progress.interrupted = True
+        finally:
+            with CTRL_C.noted():
+                rows.close()
                 store.add(batch)
                 progress.stored += len(batch)
-                batch, last = [], time.monotonic()
-    except KeyboardInterrupt:
-        progress.interrupted = True
-    finally:
-        rows.close()
-        store.add(batch)
-        progress.stored += len(batch)
+            progress.interrupted |= CTRL_C.seen
     return progress

@@ -342,7 +342,7 @@ class Store:
             self.con.execute("BEGIN TRANSACTION")
             self.con.execute("INSERT INTO runs BY NAME SELECT * FROM fairalloc_batch")
             self.con.execute("COMMIT")
-        except Exception:
+        except BaseException:       # KeyboardInterrupt too: never leave the transaction open
             self.con.execute("ROLLBACK")
             raise
         finally:
