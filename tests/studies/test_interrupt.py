@@ -30,9 +30,10 @@ from fairalloc.studies.store import Store
 ROOT = Path(__file__).resolve().parents[2]
 
 # Each "milp" task keeps HiGHS busy for about half a second (at most its time limit),
-# "waterfill" is instant: about 6 s of work for two workers.
+# "waterfill" is instant: about 12 s of work for two workers, so the second Ctrl-C (up to
+# 4.5 s into a --resume) still finds tasks left, however late the first one came.
 SLOW = {"study": "slow", "kind": "etf", "seed": 3,
-        "instances": {"generate": {"apps": 20, "quantum": 100}, "count": 24},
+        "instances": {"generate": {"apps": 20, "quantum": 100}, "count": 48},
         "methods": ["milp", "waterfill"], "checks": ["feasibility"], "solver": {"threads": 1},
         "time_limit": 1}
 QUICK = {"study": "quick", "kind": "etf", "seed": 3,
