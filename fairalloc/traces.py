@@ -87,11 +87,79 @@ def free_leaf(item: dict, path: tuple[str, ...]) -> Leaf:
     return Leaf(path, _kind_of(node["additionalProperties"]))
 
 
-def read_table(path: str) -> tuple[list[str], dict[str, list], dict[str, str]]:
-    """Read a CSV or Parquet file with DuckDB: (columns, column -> values, column -> type).
-    A CSV's cells are its text (None when empty); a Parquet file's integer and double columns
-    are numbers, its other columns text. A file DuckDB cannot read is a ``SpecError`` naming
-    the file (and DuckDB's line)."""
+# A number's text as the cells DuckDB converts in bulk (anything else, e.g. ``1_000``, hex,
+# ``inf`` or non-ASCII digits, is left to ``written_number``): RE2 syntax, ASCII only.
+PLAIN = r"[ \t\n\r\f\v]*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[ \t\n\r\f\v]*"
+WHOLE = r"[ \t\n\r\f\v]*[+-]?[0-9]+[ \t\n\r\f\v]*"
+EXACT = 2.0 ** 53                  # doubles at least this large may not be the number written
+
+
+class Table:
+    """A table held by DuckDB in memory (rows in file order): its columns, their types, and
+    each column's cells fetched when asked, as text (a Parquet column of a type not in
+    ``TYPED`` as DuckDB's text of it) or a Parquet number, or for a number key converted by
+    DuckDB in bulk."""
+
+    def __init__(self, con, types: dict[str, str], rows: int) -> None:
+        self.con, self.types, self.rows = con, types, rows
+
+    def text(self, column: str) -> str:
+        """The SQL expression of a column's cells (its text unless Parquet typed it)."""
+        quoted = '"' + column.replace('"', '""') + '"'
+        return quoted if self.types[column] in TYPED | {"VARCHAR"} else \
+            f"CAST({quoted} AS VARCHAR)"
+
+    def is_text(self, column: str) -> bool:
+        return self.types[column] not in TYPED
+
+    def __getitem__(self, column: str) -> list:
+        """The column's cells: text (None when empty), or a Parquet number."""
+        return _plain(self._fetch(self.text(column)))
+
+    def numbers(self, column: str, integer: bool) -> list | None:
+        """A text column's cells as numbers with their written values, converted by DuckDB:
+        every cell a whole number in int64 as ``int``, else (every cell a plain finite number
+        below 2**53 in size, and whole for an ``integer``) as the nearest double (as ``int``
+        for an ``integer``); None when some cell is none of these, so that ``column_values``
+        reads it from its text (exactly, or naming the cell)."""
+        c = self.text(column)
+        plain, whole, in_int64, in_double = self.con.sql(
+            f"SELECT bool_and(regexp_full_match({c}, '{PLAIN}')), "
+            f"bool_and(regexp_full_match({c}, '{WHOLE}')), "
+            f"count({c}) = count(TRY_CAST({c} AS BIGINT)), "
+            f"count({c}) = count(TRY_CAST({c} AS DOUBLE)) FROM t").fetchall()[0]
+        if plain is None:                                  # every cell empty
+            return [None] * self.rows
+        if whole and in_int64:
+            return _plain(self._fetch(f"TRY_CAST({c} AS BIGINT)"))
+        if not (plain and in_double):
+            return None
+        value = self._fetch(f"TRY_CAST({c} AS DOUBLE)")
+        data, empty = np.ma.getdata(value), np.ma.getmaskarray(value)
+        given = data[~empty]
+        if not (np.abs(given) < EXACT).all() or integer and (given != np.round(given)).any():
+            return None
+        return _with_gaps(np.where(empty, 0, data).astype(np.int64) if integer else data, empty)
+
+    def _fetch(self, expression: str) -> np.ndarray:
+        """One expression over the rows, in their order (a masked array if some are NULL)."""
+        return self.con.sql(f"SELECT {expression} AS x FROM t").fetchnumpy()["x"]
+
+
+def _with_gaps(values: np.ndarray, empty: np.ndarray) -> list:
+    """``values`` as a list of Python objects, None where ``empty``."""
+    if not empty.any():
+        return values.tolist()
+    out = values.astype(object)
+    out[empty] = None
+    return out.tolist()
+
+
+def read_table(path: str) -> tuple[list[str], Table, dict[str, str]]:
+    """Read a CSV or Parquet file into DuckDB: (columns, the table, column -> type). A CSV's
+    cells are its text (None when empty); a Parquet file's integer and double columns are
+    numbers, its other columns text. A file DuckDB cannot read is a ``SpecError`` naming the
+    file (and DuckDB's line)."""
     import duckdb
 
     source = Path(path)
@@ -107,29 +175,30 @@ def read_table(path: str) -> tuple[list[str], dict[str, list], dict[str, str]]:
     reader = "read_parquet(?)" if suffix in PARQUET_SUFFIXES else \
         f"read_csv(?, header = true, auto_detect = true, sample_size = -1, all_varchar = true" \
         f"{delimiter})"
+    con = duckdb.connect()
+    con.execute("SET preserve_insertion_order = true")    # the default; rows keep file order
     try:
-        with duckdb.connect() as con:
-            relation = con.sql(f"SELECT * FROM {reader}", params=[str(source)])
-            columns = list(relation.columns)
-            types = dict(zip(columns, map(str, relation.types)))
-            texts = [f"CAST({quoted} AS VARCHAR)" if types[c] not in TYPED else quoted
-                     for c, quoted in ((c, '"' + c.replace('"', '""') + '"') for c in columns)]
-            data = relation.select(", ".join(texts)).fetchnumpy() if columns else {}
+        con.execute(f"CREATE TABLE t AS SELECT * FROM {reader}", [str(source)])
+        relation = con.sql("SELECT * FROM t")
+        types = dict(zip(relation.columns, map(str, relation.types)))
+        rows = con.sql("SELECT count(*) FROM t").fetchall()[0][0]
     except duckdb.Error as exc:
+        con.close()
         message = " ".join(str(exc).split())
         raise SpecError([Violation("$", message[:500])], str(path), what="table") from None
-    if not columns or not len(next(iter(data.values()))):
+    if not types or not rows:
+        con.close()
         raise SpecError([Violation("$", "the table has no rows")], str(path), what="table")
-    return columns, {c: _plain(v) for c, v in zip(columns, data.values())}, types
+    return list(types), Table(con, types, rows), types
 
 
 def _plain(values) -> list:
     """A column as Python values, None for a missing cell."""
     if isinstance(values, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(values)
-        return [None if m else v for m, v in zip(mask.tolist(), values.data.tolist())]
-    return [None if isinstance(v, float) and math.isnan(v) else v
-            for v in np.asarray(values).tolist()]
+        return _with_gaps(values.data, np.ma.getmaskarray(values))
+    values = np.asarray(values)
+    return _with_gaps(values, np.isnan(values) if values.dtype.kind == "f" else
+                      np.zeros(len(values), dtype=bool))
 
 
 def cell_text(value: Any) -> str:
@@ -286,15 +355,27 @@ def _numbers(values: list) -> list:
     return [next(parsed) if isinstance(v, str) else v for v in values]
 
 
-def entities(table: dict[str, list], pairs: list[tuple[Leaf, str]], source: str
-             ) -> list[dict]:
+def table_column(table: Table, column: str, leaf: Leaf) -> tuple[list, list[tuple[int, str]]]:
+    """A column as the key's type and its bad cells as (row, why): a text column DuckDB
+    converts in bulk when it can (a number key) or as it is (a string key), others by
+    ``column_values``."""
+    if table.is_text(column):
+        if leaf.kind == "string":
+            return table[column], []
+        if leaf.kind in ("number", "integer"):
+            values = table.numbers(column, leaf.kind == "integer")
+            if values is not None:
+                return values, []
+    return column_values(table[column], leaf)
+
+
+def entities(table: Table, pairs: list[tuple[Leaf, str]], source: str) -> list[dict]:
     """One entity per row (an empty cell leaves its key out); every cell that cannot be its
     key's type is reported (file, line, column), the first 20 of them."""
-    count = len(next(iter(table.values())))
-    rows: list[dict] = [{} for _ in range(count)]
+    rows: list[dict] = [{} for _ in range(table.rows)]
     wrong_cells: list[tuple[int, str, Leaf, str]] = []
     for leaf, column in pairs:
-        values, wrong = column_values(table[column], leaf)
+        values, wrong = table_column(table, column, leaf)
         wrong_cells += [(i, why, leaf, column) for i, why in wrong]
         if len(leaf.path) == 1:
             name = leaf.path[0]
