@@ -285,12 +285,6 @@ def mapping(columns: list[str], item: dict, given: dict[str, str]) -> list[tuple
     return out
 
 
-def _put(node: dict, path: tuple[str, ...], value: Any) -> None:
-    for name in path[:-1]:
-        node = node.setdefault(name, {})
-    node[path[-1]] = value
-
-
 def column_values(values: list, leaf: Leaf) -> tuple[list, list[tuple[int, str]]]:
     """A column's cells as the key's type (None stays None) and its bad cells as (row, why).
     A column of numbers (typed by Parquet, or every text cell one) is checked in one numpy
@@ -374,25 +368,50 @@ def entities(table: Table, pairs: list[tuple[Leaf, str]], source: str) -> list[d
     key's type is reported (file, line, column), the first 20 of them."""
     rows: list[dict] = [{} for _ in range(table.rows)]
     wrong_cells: list[tuple[int, str, Leaf, str]] = []
+    # the keys of one object are put together, where its first key comes (so keys keep the
+    # columns' order); a top-level key alone
+    fills: dict[tuple[str, ...], tuple[tuple[str, ...], list[tuple[str, list]]]] = {}
     for leaf, column in pairs:
         values, wrong = table_column(table, column, leaf)
         wrong_cells += [(i, why, leaf, column) for i, why in wrong]
-        if len(leaf.path) == 1:
-            name = leaf.path[0]
-            for row, value in zip(rows, values):
-                if value is not None:
-                    row[name] = value
-        else:
-            for row, value in zip(rows, values):
-                if value is not None:
-                    _put(row, leaf.path, value)
+        parent = leaf.path[:-1]
+        fills.setdefault(parent or leaf.path, (parent, []))[1].append((leaf.path[-1], values))
     if wrong_cells:
         line = row_lines(source)
         raise SpecError([Violation(f"line {line(i)}, column {column!r}",
                                    f"{why} ({leaf.name} is {_article(leaf.kind)})")
                          for i, why, leaf, column in sorted(wrong_cells, key=lambda w: w[0])
                          ][:20], source, what="table")
+    for parent, keys in fills.values():
+        _fill(rows, parent, keys)
     return rows
+
+
+def _fill(rows: list[dict], parent: tuple[str, ...], keys: list[tuple[str, list]]) -> None:
+    """Put each row's non-empty values of ``keys`` (name, a value per row) in the object at
+    path ``parent`` of the row, made when the first value comes; all the keys of one object
+    in one pass, a dict per row."""
+    if not parent:
+        for name, values in keys:
+            for row, value in zip(rows, values):
+                if value is not None:
+                    row[name] = value
+        return
+    names = [name for name, _ in keys]
+    columns = [values for _, values in keys]
+    gaps = any(None in values for values in columns)
+    *above, last = parent
+    for row, cells in zip(rows, zip(*columns)):
+        found = {name: value for name, value in zip(names, cells) if value is not None} \
+            if gaps else dict(zip(names, cells))
+        if found:
+            node = row
+            for name in above:
+                node = node.setdefault(name, {})
+            if last in node:
+                node[last].update(found)
+            else:
+                node[last] = found
 
 
 def _article(kind: str) -> str:
