@@ -117,11 +117,30 @@ class Table:
         return _plain(self._fetch(self.text(column)))
 
     def numbers(self, column: str, integer: bool) -> list | None:
-        """A text column's cells as numbers with their written values, converted by DuckDB:
-        every cell a whole number in int64 as ``int``, else (every cell a plain finite number
-        below 2**53 in size, and whole for an ``integer``) as the nearest double (as ``int``
-        for an ``integer``); None when some cell is none of these, so that ``column_values``
-        reads it from its text (exactly, or naming the cell)."""
+        """A column's cells as numbers (``int`` for an ``integer``) with their values, checked
+        in bulk: Parquet's numbers as typed, a text column converted by DuckDB
+        (``parsed``). None when some cell is not a finite number (or not whole, for an
+        ``integer``) or its value may not be kept so, so that ``column_values`` reads the
+        cells one by one (exactly, or naming each bad one)."""
+        value = self.parsed(column) if self.is_text(column) else \
+            self._fetch(self.text(column))
+        if value is None:
+            return None
+        data, empty = np.ma.getdata(value), np.ma.getmaskarray(value)
+        if data.dtype.kind == "f":
+            given = data[~empty]
+            if not np.isfinite(given).all():
+                return None
+            if integer:
+                if ((given != np.round(given)) | (np.abs(given) >= EXACT)).any():
+                    return None
+                data = np.where(empty, 0, data).astype(np.int64)
+        return _with_gaps(data, empty)
+
+    def parsed(self, column: str) -> np.ndarray | None:
+        """A text column converted by DuckDB, its written values: every cell a whole number
+        in int64 as int64, else every cell a plain number below 2**53 in size (not a whole
+        number past the doubles) as the nearest double; None when some cell is neither."""
         c = self.text(column)
         plain, whole, in_int64, in_double = self.con.sql(
             f"SELECT bool_and(regexp_full_match({c}, '{PLAIN}')), "
@@ -129,17 +148,13 @@ class Table:
             f"count({c}) = count(TRY_CAST({c} AS BIGINT)), "
             f"count({c}) = count(TRY_CAST({c} AS DOUBLE)) FROM t").fetchall()[0]
         if plain is None:                                  # every cell empty
-            return [None] * self.rows
+            return np.ma.masked_all(self.rows)
         if whole and in_int64:
-            return _plain(self._fetch(f"TRY_CAST({c} AS BIGINT)"))
+            return self._fetch(f"TRY_CAST({c} AS BIGINT)")
         if not (plain and in_double):
             return None
         value = self._fetch(f"TRY_CAST({c} AS DOUBLE)")
-        data, empty = np.ma.getdata(value), np.ma.getmaskarray(value)
-        given = data[~empty]
-        if not (np.abs(given) < EXACT).all() or integer and (given != np.round(given)).any():
-            return None
-        return _with_gaps(np.where(empty, 0, data).astype(np.int64) if integer else data, empty)
+        return value if (np.abs(np.ma.compressed(value)) < EXACT).all() else None
 
     def _fetch(self, expression: str) -> np.ndarray:
         """One expression over the rows, in their order (a masked array if some are NULL)."""
@@ -350,16 +365,15 @@ def _numbers(values: list) -> list:
 
 
 def table_column(table: Table, column: str, leaf: Leaf) -> tuple[list, list[tuple[int, str]]]:
-    """A column as the key's type and its bad cells as (row, why): a text column DuckDB
-    converts in bulk when it can (a number key) or as it is (a string key), others by
-    ``column_values``."""
-    if table.is_text(column):
-        if leaf.kind == "string":
-            return table[column], []
-        if leaf.kind in ("number", "integer"):
-            values = table.numbers(column, leaf.kind == "integer")
-            if values is not None:
-                return values, []
+    """A column as the key's type and its bad cells as (row, why): a number key's column
+    checked in bulk when it can be (``Table.numbers``), a string key's text column as it is,
+    others cell by cell (``column_values``)."""
+    if leaf.kind in ("number", "integer"):
+        values = table.numbers(column, leaf.kind == "integer")
+        if values is not None:
+            return values, []
+    elif leaf.kind == "string" and table.is_text(column):
+        return table[column], []
     return column_values(table[column], leaf)
 
 

@@ -232,3 +232,19 @@ def test_bulk_numbers_keep_their_written_values(tmp_path):
                                                          [])
     assert traces.table_column(table, "gap", integer) == ([None, None, 7], [])
     assert [type(v) for v in traces.table_column(table, "x", number)[0]] == [float] * 3
+
+
+def test_parquet_numbers_are_checked_in_bulk_as_typed(tmp_path):
+    """Parquet's integers and doubles (NULL an empty cell): a whole double is an integer
+    key's int, a fraction or an infinity is named by row."""
+    parquet = tmp_path / "t.parquet"
+    with duckdb.connect() as con:
+        con.execute(f"""COPY (SELECT * FROM (VALUES (7::BIGINT, 2.0::DOUBLE, 2.5::DOUBLE),
+            (NULL, 3.0, 'inf'::DOUBLE)) t(i, d, f)) TO '{parquet}' (FORMAT parquet)""")
+    _, table, _ = traces.read_table(str(parquet))
+    number, integer = traces.Leaf(("v",), "number"), traces.Leaf(("v",), "integer")
+    assert traces.table_column(table, "i", integer) == ([7, None], [])
+    assert traces.table_column(table, "d", integer) == ([2, 3], [])
+    assert [type(v) for v in traces.table_column(table, "d", number)[0]] == [float, float]
+    assert traces.table_column(table, "f", integer)[1] == [
+        (0, "2.5 is not a whole number"), (1, "inf is not a whole number")]
