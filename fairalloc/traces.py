@@ -5,8 +5,9 @@ objects with ids: ``users``, ``apps``, ``jobs`` ...) and each entity's keys. A c
 a key maps itself (``weight``; ``demand.cpu`` for a key inside an object), ``--map KEY=COLUMN``
 maps others; the rest of the spec comes from a base spec and ``--set KEY=VALUE``. Tables are
 read with DuckDB (CSV as text, so an id is the text written and a number its written value;
-Parquet with its numbers typed), so millions of rows read in seconds; a cell that cannot be the
-key's type is reported with its file, line (counted through quoted line breaks) and column.
+Parquet with its numbers typed) and a number key's column is converted and checked there and
+in numpy in bulk, so millions of rows read in seconds; a cell that cannot be the key's type is
+reported with its file, line (counted through quoted line breaks) and column.
 Shared code: it reads the kind's schema, never a kind's name.
 """
 
