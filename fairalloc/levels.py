@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -82,62 +82,78 @@ class TiedQueue:
     """Participants by level, lowest first, where levels a relative ``tie`` apart are one
     level and, within one level, the participant listed first (smallest index) comes first:
     float keys such as 3 x 0.1 / 0.1 = 3.0000000000000004 against 3.0 must not decide a tie
-    the user wrote. The distinct levels are a heap, each with a heap of its participants, so
-    a pop costs O(log n) plus the distinct levels within ``tie`` of the lowest (usually one).
+    the user wrote. The distinct levels are a heap, each with its participant (or a heap of
+    them, when several share the level exactly), so taking one costs O(log n) plus the
+    distinct levels within ``tie`` of the lowest (usually one). Iterating takes them one at a
+    time (``push`` may add more meanwhile): a generator, as its frame's locals cost less than
+    a method call per participant in the solvers' loops.
 
     >>> q = TiedQueue(enumerate([3 * 0.1 / 0.1, 3.0, 4.0]), 1e-12)
-    >>> [q.pop() for _ in range(3)]
+    >>> list(q)
     [0, 1, 2]
     """
 
     def __init__(self, entries: Iterable[tuple[int, float]], tie: float) -> None:
         """``entries``: (participant, level) pairs, participants in increasing order."""
         self.within = 1 + tie
-        self.members: dict[float, list[int]] = {}
+        self.members: dict[float, int | list[int]] = {}
+        self.levels: list[float] = []
         for i, level in entries:
-            self.members.setdefault(level, []).append(i)      # in index order: a heap
-        self.levels = list(self.members)
-        heapq.heapify(self.levels)
-
-    def __bool__(self) -> bool:
-        return bool(self.levels)
+            self.push(level, i)
 
     def push(self, level: float, i: int) -> None:
-        """Participant i at ``level``."""
-        same = self.members.get(level)
-        if same is None:
-            self.members[level] = [i]
+        """Participant i (not queued already) at ``level``."""
+        same = self.members.setdefault(level, i)
+        if same is i:                      # a new level (i is no other participant's index)
             heapq.heappush(self.levels, level)
-        else:
+        elif type(same) is list:
             heapq.heappush(same, i)
+        else:
+            self.members[level] = [same, i] if same < i else [i, same]
 
-    def pop(self) -> int:
-        """Remove and return the participant listed first among those within ``tie`` of the
-        lowest level (levels are non-negative)."""
-        levels = self.levels
-        low = levels[0]
-        if len(levels) > 1:
-            # the second lowest level is one of the heap's next two entries
-            band = low * self.within
-            if levels[1] <= band or (len(levels) > 2 and levels[2] <= band):
-                return self._pop_band()
-        same = self.members[low]
-        if len(same) == 1:
-            del self.members[low]
-            heapq.heappop(levels)
-            return same[0]
-        return heapq.heappop(same)
-
-    def _pop_band(self) -> int:
-        low = heapq.heappop(self.levels)
-        band = [low]
-        while self.levels and self.levels[0] <= low * self.within:
-            band.append(heapq.heappop(self.levels))
-        first = min(band, key=lambda level: self.members[level][0])
-        i = heapq.heappop(self.members[first])
-        for level in band:
-            if self.members[level]:
-                heapq.heappush(self.levels, level)
+    def __iter__(self) -> Iterator[int]:
+        """Take the participants one at a time: each time the one listed first among those
+        within ``tie`` of the lowest level (levels are non-negative)."""
+        levels, members, within = self.levels, self.members, self.within
+        while levels:
+            low = levels[0]
+            if len(levels) > 1:
+                # the second lowest level is one of the heap's next two entries
+                band = low * within
+                if levels[1] <= band or (len(levels) > 2 and levels[2] <= band):
+                    yield self._take_from_band()
+                    continue
+            same = members.pop(low)
+            if type(same) is not list:
+                heapq.heappop(levels)
+                yield same
             else:
-                del self.members[level]
+                i = heapq.heappop(same)
+                if same:
+                    members[low] = same
+                else:
+                    heapq.heappop(levels)
+                yield i
+
+    def _first(self, level: float) -> int:
+        same = self.members[level]
+        return same[0] if type(same) is list else same
+
+    def _take_from_band(self) -> int:
+        levels, members = self.levels, self.members
+        low = heapq.heappop(levels)
+        band = [low]
+        while levels and levels[0] <= low * self.within:
+            band.append(heapq.heappop(levels))
+        first = min(band, key=self._first)
+        same = members[first]
+        if type(same) is list:
+            i = heapq.heappop(same)
+        else:
+            i, same = same, []
+        if not same:
+            del members[first]
+            band.remove(first)
+        for level in band:
+            heapq.heappush(levels, level)
         return i

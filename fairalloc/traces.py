@@ -5,8 +5,9 @@ objects with ids: ``users``, ``apps``, ``jobs`` ...) and each entity's keys. A c
 a key maps itself (``weight``; ``demand.cpu`` for a key inside an object), ``--map KEY=COLUMN``
 maps others; the rest of the spec comes from a base spec and ``--set KEY=VALUE``. Tables are
 read with DuckDB (CSV as text, so an id is the text written and a number its written value;
-Parquet with its numbers typed), so millions of rows read in seconds; a cell that cannot be the
-key's type is reported with its file, line (counted through quoted line breaks) and column.
+Parquet with its numbers typed) and a number key's column is converted and checked there and
+in numpy in bulk, so millions of rows read in seconds; a cell that cannot be the key's type is
+reported with its file, line (counted through quoted line breaks) and column.
 Shared code: it reads the kind's schema, never a kind's name.
 """
 
@@ -87,11 +88,94 @@ def free_leaf(item: dict, path: tuple[str, ...]) -> Leaf:
     return Leaf(path, _kind_of(node["additionalProperties"]))
 
 
-def read_table(path: str) -> tuple[list[str], dict[str, list], dict[str, str]]:
-    """Read a CSV or Parquet file with DuckDB: (columns, column -> values, column -> type).
-    A CSV's cells are its text (None when empty); a Parquet file's integer and double columns
-    are numbers, its other columns text. A file DuckDB cannot read is a ``SpecError`` naming
-    the file (and DuckDB's line)."""
+# A number's text as the cells DuckDB converts in bulk (anything else, e.g. ``1_000``, hex,
+# ``inf`` or non-ASCII digits, is left to ``written_number``): RE2 syntax, ASCII only.
+PLAIN = r"[ \t\n\r\f\v]*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[ \t\n\r\f\v]*"
+WHOLE = r"[ \t\n\r\f\v]*[+-]?[0-9]+[ \t\n\r\f\v]*"
+EXACT = 2.0 ** 53                  # doubles at least this large may not be the number written
+
+
+class Table:
+    """A table held by DuckDB in memory (rows in file order): its columns, their types, and
+    each column's cells fetched when asked, as text (a Parquet column of a type not in
+    ``TYPED`` as DuckDB's text of it) or a Parquet number, or for a number key converted by
+    DuckDB in bulk."""
+
+    def __init__(self, con, types: dict[str, str], rows: int) -> None:
+        self.con, self.types, self.rows = con, types, rows
+
+    def text(self, column: str) -> str:
+        """The SQL expression of a column's cells (its text unless Parquet typed it)."""
+        quoted = '"' + column.replace('"', '""') + '"'
+        return quoted if self.types[column] in TYPED | {"VARCHAR"} else \
+            f"CAST({quoted} AS VARCHAR)"
+
+    def is_text(self, column: str) -> bool:
+        return self.types[column] not in TYPED
+
+    def __getitem__(self, column: str) -> list:
+        """The column's cells: text (None when empty), or a Parquet number."""
+        return _plain(self._fetch(self.text(column)))
+
+    def numbers(self, column: str, integer: bool) -> list | None:
+        """A column's cells as numbers (``int`` for an ``integer``) with their values, checked
+        in bulk: Parquet's numbers as typed, a text column converted by DuckDB
+        (``parsed``). None when some cell is not a finite number (or not whole, for an
+        ``integer``) or its value may not be kept so, so that ``column_values`` reads the
+        cells one by one (exactly, or naming each bad one)."""
+        value = self.parsed(column) if self.is_text(column) else \
+            self._fetch(self.text(column))
+        if value is None:
+            return None
+        data, empty = np.ma.getdata(value), np.ma.getmaskarray(value)
+        if data.dtype.kind == "f":
+            given = data[~empty]
+            if not np.isfinite(given).all():
+                return None
+            if integer:
+                if ((given != np.round(given)) | (np.abs(given) >= EXACT)).any():
+                    return None
+                data = np.where(empty, 0, data).astype(np.int64)
+        return _with_gaps(data, empty)
+
+    def parsed(self, column: str) -> np.ndarray | None:
+        """A text column converted by DuckDB, its written values: every cell a whole number
+        in int64 as int64, else every cell a plain number below 2**53 in size (not a whole
+        number past the doubles) as the nearest double; None when some cell is neither."""
+        c = self.text(column)
+        plain, whole, in_int64, in_double = self.con.sql(
+            f"SELECT bool_and(regexp_full_match({c}, '{PLAIN}')), "
+            f"bool_and(regexp_full_match({c}, '{WHOLE}')), "
+            f"count({c}) = count(TRY_CAST({c} AS BIGINT)), "
+            f"count({c}) = count(TRY_CAST({c} AS DOUBLE)) FROM t").fetchall()[0]
+        if plain is None:                                  # every cell empty
+            return np.ma.masked_all(self.rows)
+        if whole and in_int64:
+            return self._fetch(f"TRY_CAST({c} AS BIGINT)")
+        if not (plain and in_double):
+            return None
+        value = self._fetch(f"TRY_CAST({c} AS DOUBLE)")
+        return value if (np.abs(np.ma.compressed(value)) < EXACT).all() else None
+
+    def _fetch(self, expression: str) -> np.ndarray:
+        """One expression over the rows, in their order (a masked array if some are NULL)."""
+        return self.con.sql(f"SELECT {expression} AS x FROM t").fetchnumpy()["x"]
+
+
+def _with_gaps(values: np.ndarray, empty: np.ndarray) -> list:
+    """``values`` as a list of Python objects, None where ``empty``."""
+    if not empty.any():
+        return values.tolist()
+    out = values.astype(object)
+    out[empty] = None
+    return out.tolist()
+
+
+def read_table(path: str) -> tuple[list[str], Table, dict[str, str]]:
+    """Read a CSV or Parquet file into DuckDB: (columns, the table, column -> type). A CSV's
+    cells are its text (None when empty); a Parquet file's integer and double columns are
+    numbers, its other columns text. A file DuckDB cannot read is a ``SpecError`` naming the
+    file (and DuckDB's line)."""
     import duckdb
 
     source = Path(path)
@@ -107,29 +191,30 @@ def read_table(path: str) -> tuple[list[str], dict[str, list], dict[str, str]]:
     reader = "read_parquet(?)" if suffix in PARQUET_SUFFIXES else \
         f"read_csv(?, header = true, auto_detect = true, sample_size = -1, all_varchar = true" \
         f"{delimiter})"
+    con = duckdb.connect()
+    con.execute("SET preserve_insertion_order = true")    # the default; rows keep file order
     try:
-        with duckdb.connect() as con:
-            relation = con.sql(f"SELECT * FROM {reader}", params=[str(source)])
-            columns = list(relation.columns)
-            types = dict(zip(columns, map(str, relation.types)))
-            texts = [f"CAST({quoted} AS VARCHAR)" if types[c] not in TYPED else quoted
-                     for c, quoted in ((c, '"' + c.replace('"', '""') + '"') for c in columns)]
-            data = relation.select(", ".join(texts)).fetchnumpy() if columns else {}
+        con.execute(f"CREATE TABLE t AS SELECT * FROM {reader}", [str(source)])
+        relation = con.sql("SELECT * FROM t")
+        types = dict(zip(relation.columns, map(str, relation.types)))
+        rows = con.sql("SELECT count(*) FROM t").fetchall()[0][0]
     except duckdb.Error as exc:
+        con.close()
         message = " ".join(str(exc).split())
         raise SpecError([Violation("$", message[:500])], str(path), what="table") from None
-    if not columns or not len(next(iter(data.values()))):
+    if not types or not rows:
+        con.close()
         raise SpecError([Violation("$", "the table has no rows")], str(path), what="table")
-    return columns, {c: _plain(v) for c, v in zip(columns, data.values())}, types
+    return list(types), Table(con, types, rows), types
 
 
 def _plain(values) -> list:
     """A column as Python values, None for a missing cell."""
     if isinstance(values, np.ma.MaskedArray):
-        mask = np.ma.getmaskarray(values)
-        return [None if m else v for m, v in zip(mask.tolist(), values.data.tolist())]
-    return [None if isinstance(v, float) and math.isnan(v) else v
-            for v in np.asarray(values).tolist()]
+        return _with_gaps(values.data, np.ma.getmaskarray(values))
+    values = np.asarray(values)
+    return _with_gaps(values, np.isnan(values) if values.dtype.kind == "f" else
+                      np.zeros(len(values), dtype=bool))
 
 
 def cell_text(value: Any) -> str:
@@ -216,12 +301,6 @@ def mapping(columns: list[str], item: dict, given: dict[str, str]) -> list[tuple
     return out
 
 
-def _put(node: dict, path: tuple[str, ...], value: Any) -> None:
-    for name in path[:-1]:
-        node = node.setdefault(name, {})
-    node[path[-1]] = value
-
-
 def column_values(values: list, leaf: Leaf) -> tuple[list, list[tuple[int, str]]]:
     """A column's cells as the key's type (None stays None) and its bad cells as (row, why).
     A column of numbers (typed by Parquet, or every text cell one) is checked in one numpy
@@ -286,32 +365,68 @@ def _numbers(values: list) -> list:
     return [next(parsed) if isinstance(v, str) else v for v in values]
 
 
-def entities(table: dict[str, list], pairs: list[tuple[Leaf, str]], source: str
-             ) -> list[dict]:
+def table_column(table: Table, column: str, leaf: Leaf) -> tuple[list, list[tuple[int, str]]]:
+    """A column as the key's type and its bad cells as (row, why): a number key's column
+    checked in bulk when it can be (``Table.numbers``), a string key's text column as it is,
+    others cell by cell (``column_values``)."""
+    if leaf.kind in ("number", "integer"):
+        values = table.numbers(column, leaf.kind == "integer")
+        if values is not None:
+            return values, []
+    elif leaf.kind == "string" and table.is_text(column):
+        return table[column], []
+    return column_values(table[column], leaf)
+
+
+def entities(table: Table, pairs: list[tuple[Leaf, str]], source: str) -> list[dict]:
     """One entity per row (an empty cell leaves its key out); every cell that cannot be its
     key's type is reported (file, line, column), the first 20 of them."""
-    count = len(next(iter(table.values())))
-    rows: list[dict] = [{} for _ in range(count)]
+    rows: list[dict] = [{} for _ in range(table.rows)]
     wrong_cells: list[tuple[int, str, Leaf, str]] = []
+    # the keys of one object are put together, where its first key comes (so keys keep the
+    # columns' order); a top-level key alone
+    fills: dict[tuple[str, ...], tuple[tuple[str, ...], list[tuple[str, list]]]] = {}
     for leaf, column in pairs:
-        values, wrong = column_values(table[column], leaf)
+        values, wrong = table_column(table, column, leaf)
         wrong_cells += [(i, why, leaf, column) for i, why in wrong]
-        if len(leaf.path) == 1:
-            name = leaf.path[0]
-            for row, value in zip(rows, values):
-                if value is not None:
-                    row[name] = value
-        else:
-            for row, value in zip(rows, values):
-                if value is not None:
-                    _put(row, leaf.path, value)
+        parent = leaf.path[:-1]
+        fills.setdefault(parent or leaf.path, (parent, []))[1].append((leaf.path[-1], values))
     if wrong_cells:
         line = row_lines(source)
         raise SpecError([Violation(f"line {line(i)}, column {column!r}",
                                    f"{why} ({leaf.name} is {_article(leaf.kind)})")
                          for i, why, leaf, column in sorted(wrong_cells, key=lambda w: w[0])
                          ][:20], source, what="table")
+    for parent, keys in fills.values():
+        _fill(rows, parent, keys)
     return rows
+
+
+def _fill(rows: list[dict], parent: tuple[str, ...], keys: list[tuple[str, list]]) -> None:
+    """Put each row's non-empty values of ``keys`` (name, a value per row) in the object at
+    path ``parent`` of the row, made when the first value comes; all the keys of one object
+    in one pass, a dict per row."""
+    if not parent:
+        for name, values in keys:
+            for row, value in zip(rows, values):
+                if value is not None:
+                    row[name] = value
+        return
+    names = [name for name, _ in keys]
+    columns = [values for _, values in keys]
+    gaps = any(None in values for values in columns)
+    *above, last = parent
+    for row, cells in zip(rows, zip(*columns)):
+        found = {name: value for name, value in zip(names, cells) if value is not None} \
+            if gaps else dict(zip(names, cells))
+        if found:
+            node = row
+            for name in above:
+                node = node.setdefault(name, {})
+            if last in node:
+                node[last].update(found)
+            else:
+                node[last] = found
 
 
 def _article(kind: str) -> str:

@@ -200,3 +200,51 @@ def test_a_spec_error_after_a_quoted_line_break_names_its_line(tmp_path, capsys)
                                                                  "c,-1\n"),
                        "--set", "capacity.cpu=4")
     assert code == 2 and "users[1].demand.cpu" in err and "(line 4 of" in err, err
+
+
+@pytest.mark.parametrize("kind, column, cells, why", [
+    ("drf", "max_tasks", ["1_000", "2"], "line 2, column 'max_tasks': '1_000' is not a number"),
+    ("drf", "max_tasks", ["1", "0x10"], "line 3, column 'max_tasks': '0x10' is not a number"),
+    ("drf", "weight", ["٣", "2"], "line 2, column 'weight': '٣' is not a number"),
+    ("etf", "demand", ["1", "+.5"], "line 3, column 'demand': 0.5 is not a whole number"),
+])
+def test_numbers_duckdb_would_take_are_refused_by_cell(tmp_path, capsys, kind, column, cells,
+                                                       why):
+    """Numbers are converted by DuckDB in bulk only where every cell is a plain number: its
+    casts take all four of these (hex and ``+.5`` as whole numbers)."""
+    text = f"id,{column}\n" + "".join(f"u{i},{c}\n" for i, c in enumerate(cells))
+    code, out, err = cli(capsys, "import", kind, write(tmp_path, text))
+    assert code == 2 and why in err, err
+
+
+def test_bulk_numbers_keep_their_written_values(tmp_path):
+    """Whole numbers in int64 exactly (2**53 + 1), spaces around a number allowed, a column
+    with a decimal as doubles, and a whole number past the doubles exact among decimals (the
+    column then read from its text)."""
+    text = ("n,x,big,gap\n9007199254740993, 2.5 ,12345678901234567891,\n"
+            "2,1,0.5,\n-0,+3,1e2,7\n")
+    _, table, _ = traces.read_table(write(tmp_path, text))
+    number, integer = traces.Leaf(("v",), "number"), traces.Leaf(("v",), "integer")
+    assert traces.table_column(table, "n", number) == ([9007199254740993, 2, 0], [])
+    assert traces.table_column(table, "x", number) == ([2.5, 1.0, 3.0], [])
+    assert traces.table_column(table, "x", integer)[1] == [(0, "2.5 is not a whole number")]
+    assert traces.table_column(table, "big", number) == ([12345678901234567891, 0.5, 100.0],
+                                                         [])
+    assert traces.table_column(table, "gap", integer) == ([None, None, 7], [])
+    assert [type(v) for v in traces.table_column(table, "x", number)[0]] == [float] * 3
+
+
+def test_parquet_numbers_are_checked_in_bulk_as_typed(tmp_path):
+    """Parquet's integers and doubles (NULL an empty cell): a whole double is an integer
+    key's int, a fraction or an infinity is named by row."""
+    parquet = tmp_path / "t.parquet"
+    with duckdb.connect() as con:
+        con.execute(f"""COPY (SELECT * FROM (VALUES (7::BIGINT, 2.0::DOUBLE, 2.5::DOUBLE),
+            (NULL, 3.0, 'inf'::DOUBLE)) t(i, d, f)) TO '{parquet}' (FORMAT parquet)""")
+    _, table, _ = traces.read_table(str(parquet))
+    number, integer = traces.Leaf(("v",), "number"), traces.Leaf(("v",), "integer")
+    assert traces.table_column(table, "i", integer) == ([7, None], [])
+    assert traces.table_column(table, "d", integer) == ([2, 3], [])
+    assert [type(v) for v in traces.table_column(table, "d", number)[0]] == [float, float]
+    assert traces.table_column(table, "f", integer)[1] == [
+        (0, "2.5 is not a whole number"), (1, "inf is not a whole number")]

@@ -7,6 +7,7 @@ the same allocation for divisible tasks (a property test checks it on random ins
 from __future__ import annotations
 
 import time
+from operator import le, sub
 
 import numpy as np
 
@@ -91,14 +92,14 @@ def fill_whole_tasks(market: Leontief, stop: bool = False) -> np.ndarray:
     slack = (market.capacity * (1 + 1e-12)).tolist()
     tasks = [0] * market.n
     queue = TiedQueue(((i, 0.0) for i in range(market.n)), TIE)
-    pop, push = queue.pop, queue.push
-    while queue:
-        i = pop()
+    push = queue.push
+    for i in queue:
         if tasks[i] + 1 > caps[i]:
             continue
         need = demand[i]
-        if all(a <= s for a, s in zip(need, slack)):
-            slack = [s - a for a, s in zip(need, slack)]
+        # map with operator functions: C loops, a third of a generator's time per task
+        if all(map(le, need, slack)):
+            slack = list(map(sub, slack, need))
             tasks[i] += 1
             push(tasks[i] * step[i], i)
         elif stop:

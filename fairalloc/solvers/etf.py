@@ -44,13 +44,14 @@ def greedy_slices(p: EtfProblem) -> np.ndarray:
     left = p.quantum - sum(t)
     queue = TiedQueue(((i, energy_key(t[i], power[i], weights[i])) for i in range(p.n)
                        if t[i] < demand[i]), TIE)
-    pop, push = queue.pop, queue.push
-    while left > 0 and queue:
-        i = pop()
+    push = queue.push
+    for i in queue if left > 0 else ():
         t[i] += 1
         left -= 1
         if t[i] < demand[i]:
             push(energy_key(t[i], power[i], weights[i]), i)
+        if left == 0:
+            break
     return np.array(t, dtype=np.int64)
 
 
