@@ -701,3 +701,30 @@ def test_every_method_applies_the_one_tie_rule(method):
     result = fairalloc.solve(FLOAT_TIE, method=method)
     assert list(result.allocation.column("time")) == [4, 3]
     assert result.finding("max_min").verdict == "holds"
+
+
+# --- the strategy-proofness probe is sized by the spec -------------------------------------------
+
+def test_probe_makes_the_shared_budget_of_reruns_and_says_which():
+    """A large spec gets ``probe_budget`` re-runs (not a fixed 40: the probe would cost 40
+    solves), apps off the water level first (Lemma 2), and the detail names each app probed
+    and its misreports."""
+    from fairalloc.registry import KINDS
+    from fairalloc.validators import probe_budget
+
+    spec = fairalloc.load_spec(KINDS["etf"].random_spec(7, apps=5000, quantum=10**6))
+    p, calls = spec.problem, []
+
+    def mechanism(problem):
+        calls.append(problem)
+        return S.waterfill(problem)
+
+    t = S.waterfill_slices(p)
+    finding = V.strategy_proofness(p, p.allocation(t), mechanism=mechanism)
+    budget = probe_budget(p.n, V.PROBE_LEAST)
+    assert len(calls) == budget < 40
+    first = int(V.probe_order(p, t)[0][0])
+    assert not (guarantee(p)[first] < t[first] < min(p.demand[first], p.quantum))
+    assert (f"probed 1 of 5000 apps, {budget} misreports, likeliest first: "
+            f"{p.ids[first]} (power x1.25, power x2, power x0.5, ") in finding.detail
+    assert finding.verdict in ("fails", "unrefuted")

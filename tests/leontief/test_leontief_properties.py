@@ -576,3 +576,25 @@ def test_whole_task_ties_go_to_the_user_listed_first():
             "users": [{"id": "A", "demand": {"cpu": 0.1}},
                       {"id": "B", "weight": 3, "demand": {"cpu": 0.3}}]}
     assert list(fairalloc.solve(spec).allocation.column("tasks")) == [2, 1]
+
+
+def test_probe_on_a_large_spec_makes_the_shared_budget_of_resolves():
+    """drf's probe is sized by the rule every kind's probe shares (``probe_budget``): at 3,000
+    users a handful of re-solves, not 24."""
+    from fairalloc.registry import KINDS
+    from fairalloc.validators import probe_budget
+
+    kind = KINDS["drf"]
+    spec = fairalloc.load_spec(kind.random_spec(3, users=3000))
+    calls = []
+
+    def mechanism(problem):
+        calls.append(problem)
+        return kind.methods[kind.default](problem)
+
+    allocation = mechanism(spec.problem).allocation
+    calls.clear()
+    finding = leontief.strategy_proofness(spec.problem, allocation, mechanism=mechanism)
+    resources = len(spec.problem.market.resources)
+    assert len(calls) == probe_budget(3000, resources + 1) < 24
+    assert f"with {len(calls)} misreports" in finding.detail
