@@ -26,7 +26,6 @@ from fairalloc.models.accelos import (
     AccelosProblem,
     dominant_per_group,
     equal_split,
-    execute,
     fcfs_counts,
     fewest_reaching,
     first_reaching,
@@ -35,6 +34,7 @@ from fairalloc.models.accelos import (
     most_groups,
     share_key,
     slowdown_metrics,
+    standard_opencl,
     threads_program,
     used,
     weighted_dominant_share,
@@ -188,9 +188,10 @@ def fcfs(p: AccelosProblem) -> Solution:
     """Standard OpenCL: in spec order each kernel takes every group that still fits (figure
     3a); kernels left with none wait for the device (serialised, figure 1a). These are the
     counts at launch: the slowdown metrics are those of the hardware's dispatch, in which a
-    kernel grows as earlier ones drain (``execute(p)``), not of these counts held fixed."""
+    kernel grows as earlier ones drain (``standard_opencl``), not of these counts held
+    fixed."""
     sol = _solution(p, fcfs_counts(p), "heuristic", "standard OpenCL (FCFS)")
-    baseline = execute(p)
+    baseline = standard_opencl(p)
     sol.metrics = slowdown_metrics(baseline, baseline)
     return sol
 
