@@ -166,19 +166,27 @@ def _misreports(p: EtfProblem, i: int, at_level: bool) -> list[tuple[str, tuple[
     return lies
 
 
-def probe_order(p: EtfProblem, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The apps in the order the probe tries them, likeliest to gain first, and whether each
-    is at the water level (above its guarantee, below its demand: the energy-fair step sets
-    its slices). First the apps not at the level, in spec order: Lemma 2's app, which keeps
-    its slices when it reports more power. Then those at the level by how little their
-    weighted energy exceeds the lowest at the level, in slices (e_i - z) w_i / P_i: halving
-    its power pays an app only when its slices, rounded up to the level, double, which is
-    likeliest where the rounding added least."""
+def probe_order(p: EtfProblem, t: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``count`` apps in the order the probe tries them, likeliest to gain first,
+    and whether each app is at the water level (above its guarantee, below its demand: the
+    energy-fair step sets its slices). First the apps not at the level, in spec order: Lemma
+    2's app, which keeps its slices when it reports more power. Then those at the level by how
+    little their weighted energy exceeds the lowest at the level, in slices
+    (e_i - z) w_i / P_i: halving its power pays an app only when its slices, rounded up to the
+    level, double, which is likeliest where the rounding added least. Only the apps the probe
+    can reach are ordered (a partition, not a sort of every app)."""
     level = (t > guarantee(p)) & (t < np.minimum(p.demand, p.quantum))
-    e = energy_key(t, p.power, p.weights)
-    z = e[level].min(initial=np.inf)
-    over = np.where(level, (e - z) * p.weights / p.power, -np.inf)   # -inf: off the level
-    return np.argsort(over, kind="stable"), level
+    off = np.flatnonzero(~level)[:count]
+    on = np.flatnonzero(level)
+    e = energy_key(t[on], p.power[on], p.weights[on])
+    over = (e - e.min(initial=np.inf)) * p.weights[on] / p.power[on]
+    k = max(min(count - len(off), len(on)), 0)
+    if k:                              # the k smallest, ties (at the k-th too) in spec order
+        kth = np.partition(over, k - 1)[k - 1]
+        below = np.flatnonzero(over < kth)
+        first = np.concatenate([below, np.flatnonzero(over == kth)[:k - len(below)]])
+        on = on[first[np.lexsort((first, over[first]))]]
+    return np.concatenate([off, on[:k]]), level
 
 
 def probed_scope(n: int, tried: dict[int, list[str]], ids: tuple[str, ...]) -> str:
@@ -204,7 +212,8 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
         return no_mechanism()
     t = _slices(allocation)
     energy = t * p.power
-    order, level = probe_order(p, t)
+    budget = probe_budget(p.n, PROBE_LEAST)
+    order, level = probe_order(p, t, budget)
     tried: dict[int, list[str]] = {}
 
     def reported(i: int, lie: tuple[str, dict]) -> EtfProblem:
@@ -222,7 +231,7 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
                 "time": [t[i], t_new], "energy": [energy[i], e_new]}
 
     best, _, _ = probe(mechanism, order, lambda i: _misreports(p, int(i), bool(level[i])),
-                       reported, gain, probe_budget(p.n, PROBE_LEAST))
+                       reported, gain, budget)
     scope = probed_scope(p.n, tried, p.ids)
     if best["gain"] > 1e-9:
         return Finding("strategy_proofness", False,
