@@ -187,6 +187,12 @@ def most_groups(demand: np.ndarray, free: np.ndarray) -> np.ndarray:
     return per.min(axis=-1)
 
 
+def groups_that_fit(demand: list[float], free: list[float]) -> float:
+    """``most_groups`` for one kernel on Python floats (event and greedy loops' hot path:
+    numpy's per-call overhead would dominate)."""
+    return min((f // d for f, d in zip(free, demand) if d > 0), default=math.inf)
+
+
 def equal_split(p: AccelosProblem, resources: tuple[int, ...] = (0, 1, 2)) -> np.ndarray:
     """Section 3's groups per kernel: x_i = T/(K w_i), y_i = L/(K m_i), z_i = R/(K r_i) rounded
     down (eq. 7 in the accelOS paper; a resource a kernel does not use does not bound it),
@@ -278,7 +284,8 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
     The cost grows with the number of distinct states, not with the NDRanges (2^53 groups
     take no longer than 2^10)."""
     left, resident = p.groups.copy(), np.zeros(p.kernel_count)
-    free = p.capacity.copy()
+    free = p.capacity.tolist()           # Python floats: one kernel at a time is the hot path
+    rows = p.demand.tolist()
     start, finish = np.full(p.kernel_count, np.inf), np.zeros(p.kernel_count)
     exact = [Fraction(repr(float(t))) for t in p.time_per_group]    # 0.3 is 3/10
     ticks = math.lcm(*(t.denominator for t in exact))
@@ -294,19 +301,19 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
                 break
             waiting = fitting            # free only shrinks in a walk: the others never fit
             i = int(fitting[0])
-            take = min(left[i], limit[i] - resident[i], most_groups(p.demand[i], free))
+            take = min(left[i], limit[i] - resident[i], groups_that_fit(rows[i], free))
             heapq.heappush(events, (now + period[i], i, take))
             ends += now + period[i]
             held += take
             left[i] -= take
             resident[i] += take
-            free -= take * p.demand[i]
+            free = [f - take * d for f, d in zip(free, rows[i])]
             start[i] = min(start[i], now / ticks)
             waiting = waiting[waiting > i]
         if not events:
             return Execution(start, finish, waves_time(p, alone_counts(p)))
         step += 1
-        cheap = (held, free.tobytes(), len(events), ends - len(events) * now)
+        cheap = (held, tuple(free), len(events), ends - len(events) * now)
         if seen is not None and seen[0] == cheap:
             state = _state(resident, free, events, now)     # only when the cheap part matches
             if state == seen[1]:
@@ -325,14 +332,14 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
             ends -= end
             held -= count
             resident[i] -= count
-            free += count * p.demand[i]
+            free = [f + count * d for f, d in zip(free, rows[i])]
             finish[i] = now / ticks
 
 
-def _state(resident: np.ndarray, free: np.ndarray, events: list, now: int) -> tuple:
+def _state(resident: np.ndarray, free: list[float], events: list, now: int) -> tuple:
     """The device's state relative to ``now``: resident groups, free resources, and when each
     batch ends."""
-    return resident.tobytes(), free.tobytes(), tuple(sorted((t - now, i, c)
+    return resident.tobytes(), tuple(free), tuple(sorted((t - now, i, c)
                                                             for t, i, c in events))
 
 
