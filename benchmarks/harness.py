@@ -285,7 +285,8 @@ def checks_ratio_row(kind_name: str, data: dict, label: str) -> Row:
     """One row of a "checks ÷ solve" table: ``fairalloc.solve(spec, validate=False)`` with the
     kind's default method (best of runs, after a warm-up solve; loading the spec is setup),
     then every check of the kind in turn on that allocation, as ``solve`` runs them (the
-    default method as the strategy-proofness probe's mechanism, its metrics as the claims;
+    default method with the kind's ``probe_options`` as the strategy-proofness probe's
+    mechanism, its metrics as the claims;
     each run on a fresh copy of the allocation, so that nothing one run worked out is reused
     by the next). ``seconds`` is the checks' total in the fastest of ``REPEAT`` runs, the
     target ``CHECKS_TARGET`` times the solve; the note gives the ratio and each check's time
@@ -308,7 +309,12 @@ def checks_ratio_row(kind_name: str, data: dict, label: str) -> Row:
     def run() -> Row:
         kind = KINDS[kind_name]
         spec = fairalloc.load_spec(data)
-        method = kind.methods[kind.default]
+        run_default = kind.methods[kind.default]
+        probing = kind.probing(run_default)           # as ``solve`` re-runs it for the checks
+
+        def method(problem):
+            return run_default(problem, **probing)
+
         fairalloc.solve(spec, validate=False)                       # warm-up
         solve = measure(lambda: fairalloc.solve(spec, validate=False))
         runs = [judge(spec, solve.value, method) for _ in range(REPEAT)]

@@ -73,11 +73,10 @@ def _mechanism(kind: Kind, spec: Spec, name: str | None, strict: bool = True,
     mechanism the checks re-run, with the kind's ``probe_options`` that the method takes."""
     name, run = _method(kind, name or spec.options.get("method"))
     options = _options(spec, name, run, strict)
-    declared = method_options(run)
-    if time_limit is not None and "time_limit" in declared:
+    if time_limit is not None and "time_limit" in method_options(run):
         options["time_limit"] = float(time_limit)
     if probing:
-        options.update({k: v for k, v in kind.probe_options.items() if k in declared})
+        options.update(kind.probing(run))
     return name, lambda problem: run(problem, **options)
 
 

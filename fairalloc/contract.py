@@ -184,6 +184,12 @@ class Kind:
         known = self.check_names()
         return [n for n in names if check_column(n) not in known]
 
+    def probing(self, run: Callable) -> dict[str, Any]:
+        """The options the checks' re-runs of method ``run`` take in place of the spec's: the
+        record's ``probe_options`` that the method declares."""
+        declared = method_options(run)
+        return {k: v for k, v in self.probe_options.items() if k in declared}
+
     def unit(self, name: str) -> str:
         """The axis label of the objective or a metric (its name when none is declared)."""
         return next((label for pattern, label in self.units.items()
