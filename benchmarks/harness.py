@@ -276,3 +276,55 @@ def fairalloc_command() -> list[str]:
     return [sys.executable, "-c", "import sys; from fairalloc.cli import main; sys.exit(main())"]
 
 
+
+
+CHECKS_TARGET = 3.0   # issue 24: a kind's full set of checks costs at most 3x its solve
+
+
+def checks_ratio_row(kind_name: str, data: dict, label: str) -> Row:
+    """One row of a "checks ÷ solve" table: ``fairalloc.solve(spec, validate=False)`` with the
+    kind's default method (best of runs, after a warm-up solve; loading the spec is setup),
+    then every check of the kind in turn on that allocation, as ``solve`` runs them (the
+    default method with the kind's ``probe_options`` as the strategy-proofness probe's
+    mechanism, its metrics as the claims;
+    each run on a fresh copy of the allocation, so that nothing one run worked out is reused
+    by the next). ``seconds`` is the checks' total in the fastest of ``REPEAT`` runs, the
+    target ``CHECKS_TARGET`` times the solve; the note gives the ratio and each check's time
+    and verdict in that run."""
+    import fairalloc
+    from fairalloc.allocation import Allocation
+    from fairalloc.registry import KINDS
+
+    def judge(spec, result, method) -> list[tuple[str, float, str]]:
+        allocation = Allocation(result.allocation.ids, dict(result.allocation.columns))
+        parts = []
+        for check in KINDS[kind_name].validators:
+            gc.collect()
+            start = time.perf_counter()
+            found = check(spec.problem, allocation, mechanism=method, claims=result.metrics)
+            if found is not None:
+                parts.append((check.__name__, time.perf_counter() - start, found.verdict))
+        return parts
+
+    def run() -> Row:
+        kind = KINDS[kind_name]
+        spec = fairalloc.load_spec(data)
+        run_default = kind.methods[kind.default]
+        probing = kind.probing(run_default)           # as ``solve`` re-runs it for the checks
+
+        def method(problem):
+            return run_default(problem, **probing)
+
+        fairalloc.solve(spec, validate=False)                       # warm-up
+        solve = measure(lambda: fairalloc.solve(spec, validate=False))
+        runs = [judge(spec, solve.value, method) for _ in range(REPEAT)]
+        parts = min(runs, key=lambda r: sum(seconds for _, seconds, _ in r))
+        total = sum(seconds for _, seconds, _ in parts)
+        each = ", ".join(f"{name} {fmt_seconds(s)} ({verdict})" for name, s, verdict in parts)
+        log(f"{kind_name} checks, {label}: {fmt_seconds(total)} = "
+            f"{total / solve.best:.2f}x the solve")
+        return Row(f"{kind_name} checks, {label}", total, CHECKS_TARGET * solve.best, REPEAT,
+                   f"{total / solve.best:.2f}x the solve ({fmt_seconds(solve.best)}, "
+                   f"`{kind.default}`); {each}")
+
+    return safe(f"{kind_name} checks, {label}", run)

@@ -67,14 +67,18 @@ def _judge(kind: Kind, spec: Spec, allocation: Allocation, mechanism,
 
 
 def _mechanism(kind: Kind, spec: Spec, name: str | None, strict: bool = True,
-               time_limit: float | None = None) -> tuple[str, Callable[[Any], Solution]]:
+               time_limit: float | None = None,
+               probing: bool = False) -> tuple[str, Callable[[Any], Solution]]:
     """The method ``name`` as a mechanism: problem -> Solution with the spec's options;
     ``time_limit`` (seconds) overrides the spec's for a method that takes one and is
-    ignored by one that does not (a heuristic has nothing to stop)."""
+    ignored by one that does not (a heuristic has nothing to stop). ``probing``: the
+    mechanism the checks re-run, with the kind's ``probe_options`` that the method takes."""
     name, run = _method(kind, name or spec.options.get("method"))
     options = _options(spec, name, run, strict)
     if time_limit is not None and "time_limit" in method_options(run):
         options["time_limit"] = float(time_limit)
+    if probing:
+        options.update(kind.probing(run))
     return name, lambda problem: run(problem, **options)
 
 
@@ -156,6 +160,7 @@ def _solve(spec: Spec, method: str | None, validate: bool, strict: bool,
     kind = KINDS[spec.kind]
     _check_names(kind, checks)
     name, mechanism = _mechanism(kind, spec, method, strict, knobs.time_limit)
+    probing = _mechanism(kind, spec, method, strict, knobs.time_limit, probing=True)[1]
     paid, start = startup.spent(), time.perf_counter()
     with knobs.solving():
         solution: Solution = mechanism(spec.problem)
@@ -165,7 +170,7 @@ def _solve(spec: Spec, method: str | None, validate: bool, strict: bool,
     validation = []
     if validate:
         with knobs.checking():
-            validation = _judge(kind, spec, solution.allocation, mechanism, solution.metrics,
+            validation = _judge(kind, spec, solution.allocation, probing, solution.metrics,
                                 checks)
         broken = _feasibility_failure(validation)
         if broken is not None and solution.status not in FAILED:
@@ -206,7 +211,7 @@ def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) 
     kind = KINDS[spec.kind]
     mechanism, solver = None, {"name": "external allocation"}
     if method is not None:
-        probe, mechanism = _mechanism(kind, spec, method)
+        probe, mechanism = _mechanism(kind, spec, method, probing=True)
         solver["probe"] = probe
     try:
         alloc = spec.problem.read_allocation(allocation)

@@ -168,6 +168,10 @@ class Kind:
     # an optimum. Nothing is optimised, so no method is exact (``exact`` is None) and none is
     # ``optimal``; the objective is a quantity read at the equilibrium, compared, not a bound
     equilibrium: bool = False
+    # options the checks' re-runs of a method (strategy-proofness probes) take in place of the
+    # spec's, where the method declares them: a faster formulation of the same allocation
+    # (emrf's class LP for its Pyomo model), so that a probe costs solves, not model builds
+    probe_options: dict[str, Any] = field(default_factory=dict)
 
     def check_names(self) -> tuple[str, ...]:
         """The names of the kind's checks as results show them and ``checks=``, ``--fail-on``
@@ -179,6 +183,12 @@ class Kind:
         bound check, as results show it)."""
         known = self.check_names()
         return [n for n in names if check_column(n) not in known]
+
+    def probing(self, run: Callable) -> dict[str, Any]:
+        """The options the checks' re-runs of method ``run`` take in place of the spec's: the
+        record's ``probe_options`` that the method declares."""
+        declared = method_options(run)
+        return {k: v for k, v in self.probe_options.items() if k in declared}
 
     def unit(self, name: str) -> str:
         """The axis label of the objective or a metric (its name when none is declared)."""

@@ -17,6 +17,7 @@ KIND = Kind(
     default="lp",
     exact="lp",
     validators=leontief.LEONTIEF_CHECKS + (checks.delta_fairness,),
+    probe_options={"formulation": "classes"},    # the Pyomo model's allocation, without it
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("delta_observed", "delta_bound", "utilization.*"),

@@ -26,15 +26,16 @@ from fairalloc.models.accelos import (
     AccelosProblem,
     dominant_per_group,
     equal_split,
-    execute,
     fcfs_counts,
     fewest_reaching,
     first_reaching,
+    groups_that_fit,
     keep_level,
     max_min_level,
     most_groups,
     share_key,
     slowdown_metrics,
+    standard_opencl,
     threads_program,
     used,
     weighted_dominant_share,
@@ -49,12 +50,6 @@ BISECTIONS = 40       # on the level of the greedy's bulk first steps
 def _solution(p: AccelosProblem, n: np.ndarray, status: str, name: str, **extra) -> Solution:
     objective = float(weighted_dominant_share(p, n).min())
     return Solution(p.allocation(n), status, objective, solver={"name": name, **extra})
-
-
-def _fit(demand: list[float], free: list[float]) -> float:
-    """``models.accelos.most_groups`` for one kernel on Python floats (the heap loop's hot
-    path: numpy's per-call overhead would dominate)."""
-    return min((f // d for f, d in zip(free, demand) if d > 0), default=np.inf)
 
 
 def groups_below(p: AccelosProblem, level: float, n: np.ndarray) -> np.ndarray:
@@ -109,11 +104,11 @@ def fill_by_dominant_share(p: AccelosProblem, start: np.ndarray) -> np.ndarray:
     demand, groups = p.demand.tolist(), p.groups.tolist()
     free = (p.capacity - used(p, start)).tolist()
     heap = [(share_key(n[i], dom[i], share[i]), i) for i in range(p.kernel_count)
-            if n[i] < groups[i] and _fit(demand[i], free) >= 1]
+            if n[i] < groups[i] and groups_that_fit(demand[i], free) >= 1]
     heapq.heapify(heap)
     while heap:
         _, i = heapq.heappop(heap)
-        can = int(min(groups[i] - n[i], _fit(demand[i], free)))
+        can = int(min(groups[i] - n[i], groups_that_fit(demand[i], free)))
         if can < 1:
             continue
         take = can
@@ -188,9 +183,10 @@ def fcfs(p: AccelosProblem) -> Solution:
     """Standard OpenCL: in spec order each kernel takes every group that still fits (figure
     3a); kernels left with none wait for the device (serialised, figure 1a). These are the
     counts at launch: the slowdown metrics are those of the hardware's dispatch, in which a
-    kernel grows as earlier ones drain (``execute(p)``), not of these counts held fixed."""
+    kernel grows as earlier ones drain (``standard_opencl``), not of these counts held
+    fixed."""
     sol = _solution(p, fcfs_counts(p), "heuristic", "standard OpenCL (FCFS)")
-    baseline = execute(p)
+    baseline = standard_opencl(p)
     sol.metrics = slowdown_metrics(baseline, baseline)
     return sol
 

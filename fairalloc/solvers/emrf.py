@@ -4,7 +4,8 @@
 together by (17), so one variable per class (its total F') carries the whole LP, whatever the
 number of users. The literal per-user Pyomo model (``models/emrf.efficiency_model``) is used for
 small inputs (``formulation: "auto"`` up to 100 users, or ``"literal"``); tests check that both
-reach the same optimum.
+reach the same optimum. The checks' re-solves (strategy-proofness probes) take the class LP at
+every size (the kind's ``probe_options``).
 
 The LP usually has many optima (its objective only counts GFLOPS). fairalloc picks the fairest:
 over the optimal face (total at the optimum, to HiGHS's tolerance) it lexicographically

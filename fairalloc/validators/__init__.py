@@ -1,7 +1,8 @@
 """Checks: each computes one property from its definition on the allocation at hand.
 
 Shared here: what a strategy-proofness probe says when it has nothing to re-run, when it found
-nothing, and how it re-runs a mechanism (a failed re-solve is no outcome, never a gain).
+nothing, how many re-runs it may make (``probe_budget``) and how it re-runs a mechanism (a
+failed re-solve is no outcome, never a gain).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from typing import Any
 
 from fairalloc.errors import SolverError
 from fairalloc.result import FAILED, Finding, Solution
+
+PROBE_RUNS = 24        # re-runs of the mechanism a strategy-proofness probe makes at most
+PROBE_WORK = 20_000   # subject-runs: a re-run costs about n, so large specs get fewer re-runs
 
 NO_MECHANISM = ("no mechanism to probe: the allocation came from elsewhere "
                 "(validate --method M names the mechanism to re-run on misreports)")
@@ -24,6 +28,14 @@ def no_mechanism(check: str = "strategy_proofness") -> Finding:
 def nothing_found(scope: str, check: str = "strategy_proofness") -> Finding:
     """A bounded probe that found no profitable misreport: not a proof, ``unrefuted``."""
     return Finding(check, "unrefuted", f"no profitable misreport found ({scope})")
+
+
+def probe_budget(n: int, least: int) -> int:
+    """The re-runs a strategy-proofness probe of a spec with ``n`` subjects (users, apps) may
+    make: ``PROBE_RUNS`` on small specs, ``PROBE_WORK // n`` on larger ones (a re-run costs
+    about as much as the solve, which grows with n, so the probe stays a few solves' worth),
+    never fewer than ``least`` (the kind's smallest useful probe)."""
+    return min(PROBE_RUNS, max(least, PROBE_WORK // max(n, 1)))
 
 
 def probe(mechanism: Callable[[Any], Solution], subjects: Iterable[Any],

@@ -11,9 +11,10 @@ from fairalloc.allocation import Allocation
 from fairalloc.levels import fewest_reaching, highest_level
 from fairalloc.models.etf import TIE, EtfProblem, energy_key, guarantee
 from fairalloc.result import Finding
-from fairalloc.validators import no_mechanism, nothing_found, probe
+from fairalloc.validators import no_mechanism, nothing_found, probe, probe_budget
 
-PROBE_CALLS = 40      # re-runs of the mechanism the strategy-proofness probe may make
+PROBE_LEAST = 2       # re-runs the strategy-proofness probe makes however large the spec
+SHOWN = 8             # apps the probe's detail names one by one
 
 
 def _slices(allocation: Allocation) -> np.ndarray:
@@ -145,17 +146,56 @@ def max_min(p: EtfProblem, allocation: Allocation, **_) -> Finding:
     return Finding("max_min", True, f"minimum weighted energy {low:.6g} equals the exact max-min")
 
 
-def _misreports(p: EtfProblem, i: int) -> list[tuple[str, dict]]:
+def _misreports(p: EtfProblem, i: int, at_level: bool) -> list[tuple[str, tuple[str, dict]]]:
+    """App i's lies, likeliest to pay first: (label, (short label, report)). An app at the
+    water level first under-reports its power (the energy-fair step's time goes as w_i / P_i:
+    it may get more slices at no less energy); any other app first over-reports it (Lemma 2:
+    it keeps its slices, guaranteed or its whole demand, at more energy). Then the demand:
+    twice, one more, the quantum (a backlogged app: T / n)."""
     power, demand = float(p.power[i]), float(p.demand[i])
-    lies = [(f"power {power:g} -> {power * f:g} W", {"power": power * f})
-            for f in (1.25, 2.0, 0.5)]
+    factors = (0.5, 1.25, 2.0) if at_level else (1.25, 2.0, 0.5)
+    lies = [(f"power {power:g} -> {power * f:g} W", (f"power x{f:g}", {"power": power * f}))
+            for f in factors]
     if np.isfinite(demand):
-        lies += [(f"demand {demand:g} -> {v:g}", {"demand": v})
-                 for v in sorted({demand * 2, demand + 1, float(p.quantum)} - {demand})]
+        named = {demand * 2: "demand x2", demand + 1: "demand +1", float(p.quantum): "demand T"}
+        lies += [(f"demand {demand:g} -> {v:g}", (named[v], {"demand": v}))
+                 for v in sorted(set(named) - {demand})]
     else:
         lies.append((f"demand backlogged -> {p.quantum // max(p.n, 1)}",
-                     {"demand": float(p.quantum // max(p.n, 1))}))
+                     ("demand T/n", {"demand": float(p.quantum // max(p.n, 1))})))
     return lies
+
+
+def probe_order(p: EtfProblem, t: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``count`` apps in the order the probe tries them, likeliest to gain first,
+    and whether each app is at the water level (above its guarantee, below its demand: the
+    energy-fair step sets its slices). First the apps not at the level, in spec order: Lemma
+    2's app, which keeps its slices when it reports more power. Then those at the level by how
+    little their weighted energy exceeds the lowest at the level, in slices
+    (e_i - z) w_i / P_i: halving its power pays an app only when its slices, rounded up to the
+    level, double, which is likeliest where the rounding added least. Only the apps the probe
+    can reach are ordered (a partition, not a sort of every app)."""
+    level = (t > guarantee(p)) & (t < np.minimum(p.demand, p.quantum))
+    off = np.flatnonzero(~level)[:count]
+    on = np.flatnonzero(level)
+    e = energy_key(t[on], p.power[on], p.weights[on])
+    over = (e - e.min(initial=np.inf)) * p.weights[on] / p.power[on]
+    k = max(min(count - len(off), len(on)), 0)
+    if k:                              # the k smallest, ties (at the k-th too) in spec order
+        kth = np.partition(over, k - 1)[k - 1]
+        below = np.flatnonzero(over < kth)
+        first = np.concatenate([below, np.flatnonzero(over == kth)[:k - len(below)]])
+        on = on[first[np.lexsort((first, over[first]))]]
+    return np.concatenate([off, on[:k]]), level
+
+
+def probed_scope(n: int, tried: dict[int, list[str]], ids: tuple[str, ...]) -> str:
+    """What the probe covered, exactly: how many apps, and each app's misreports."""
+    shown = [f"{ids[i]} ({', '.join(lies)})" for i, lies in list(tried.items())[:SHOWN]]
+    more = f" and {len(tried) - SHOWN} more" if len(tried) > SHOWN else ""
+    runs = sum(map(len, tried.values()))
+    return (f"probed {len(tried)} of {n} apps, {runs} misreports, likeliest first: "
+            f"{'; '.join(shown)}{more}")
 
 
 def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
@@ -164,13 +204,21 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
     "energy-gluttonous" app) or another demand; the mechanism is re-run. A gain is a better
     (useful time, energy) pair: useful time min(t', true demand) not less, energy at the power
     it runs at not less, one of them more (the paper's definition in Lemma 1's proof). The
-    largest relative gain found is reported. Apps in spec order, three powers and up to three
-    demands each, at most ``PROBE_CALLS`` re-runs; the detail says how many apps were probed.
+    largest relative gain found is reported. Apps in ``probe_order``, their lies likeliest
+    first (``_misreports``), as many re-runs as ``probe_budget`` allows n apps (at least two:
+    one app's two likeliest lies); the detail names every app probed and its misreports.
     No gain found is ``unrefuted``; without a mechanism the check is ``unchecked``."""
     if mechanism is None:
         return no_mechanism()
     t = _slices(allocation)
     energy = t * p.power
+    budget = probe_budget(p.n, PROBE_LEAST)
+    order, level = probe_order(p, t, budget)
+    tried: dict[int, list[str]] = {}
+
+    def reported(i: int, lie: tuple[str, dict]) -> EtfProblem:
+        tried.setdefault(int(i), []).append(lie[0])
+        return p.with_report(int(i), **lie[1])
 
     def gain(i: int, label: str, liar: EtfProblem, outcome) -> dict | None:
         t_new = min(float(outcome.allocation.column("time")[i]), float(p.demand[i]))
@@ -182,12 +230,12 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
                 "app": p.ids[i], "misreport": label,
                 "time": [t[i], t_new], "energy": [energy[i], e_new]}
 
-    best, probed, calls = probe(mechanism, range(p.n), lambda i: _misreports(p, i),
-                                lambda i, report: p.with_report(i, **report), gain, PROBE_CALLS)
-    scope = f"probed {probed} of {p.n} apps"
+    best, _, _ = probe(mechanism, order, lambda i: _misreports(p, int(i), bool(level[i])),
+                       reported, gain, budget)
+    scope = probed_scope(p.n, tried, p.ids)
     if best["gain"] > 1e-9:
         return Finding("strategy_proofness", False,
                        f"{best['app']} gains by misreporting ({best['misreport']}): time "
                        f"{best['time'][0]:g} -> {best['time'][1]:g}, energy "
                        f"{best['energy'][0]:g} -> {best['energy'][1]:g} ({scope})", best)
-    return nothing_found(f"{scope}, {calls} misreports")
+    return nothing_found(scope)

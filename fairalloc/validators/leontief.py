@@ -26,12 +26,10 @@ from fairalloc.allocation import Allocation
 from fairalloc.models.leontief import Leontief, group_rows, row_max
 from fairalloc.result import Finding, Solution
 from fairalloc.solvers.highs import INF, solve_wide
-from fairalloc.validators import no_mechanism, nothing_found, probe
+from fairalloc.validators import no_mechanism, nothing_found, probe, probe_budget
 
 RTOL = 1e-7
 CLASS_PAIRS = 4_000_000  # demand x bundle classes above which envy is found by dominance
-PROBE_SOLVES = 24
-PROBE_WORK = 400_000   # user-solves: at 1e5 users the probe re-solves D + 1 times
 
 Mechanism = Callable[[object], Solution]
 
@@ -377,8 +375,8 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
     allocation is run again, and we measure the liar's *true* units from the bundle it gets.
 
     A probe, not a proof: it reports the largest true gain found. It probes one user of each
-    distinct type (demand, weight, cap) in spec order, with at most ``PROBE_SOLVES`` re-solves,
-    and fewer for large inputs (``PROBE_WORK`` / n, at least D + 1); the detail says exactly what
+    distinct type (demand, weight, cap) in spec order, with the re-solves ``probe_budget`` allows
+    n users (at least D + 1: one user's inflations); the detail says exactly what
     was covered: no gain found is ``unrefuted``, never ``holds``. Without a mechanism (an
     allocation read from a file) it is ``unchecked``.
     """
@@ -389,7 +387,7 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
     types = np.column_stack([m.demand, m.weights, m.caps])
     _, reps = np.unique(types, axis=0, return_index=True)
     reps = np.sort(reps)
-    budget = min(PROBE_SOLVES, max(len(m.resources) + 1, PROBE_WORK // m.n))
+    budget = probe_budget(m.n, len(m.resources) + 1)
     unit = unit_scale(m)
 
     def gain(i: int, label: str, liar, outcome) -> dict | None:

@@ -4,8 +4,8 @@ makespan bounds the methods claim (Theorems 1, 2, 5 of the offload paper)."""
 from __future__ import annotations
 
 import bisect
+import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,9 +13,6 @@ from fairalloc.allocation import Allocation
 from fairalloc.models.moldable import MoldableProblem, id_ranges
 from fairalloc.result import Finding
 from fairalloc.validators import bounds
-
-if TYPE_CHECKING:
-    import networkx as nx
 
 TOL = 1e-12     # of the schedule's scale: two times this close are one instant (float sums,
                 # JSON round trips); the model keeps every duration above 1e-9 of it
@@ -84,48 +81,64 @@ def handovers(p: MoldableProblem, allocation: Allocation, tol: float) -> Handove
                      outside, twice, clash)
 
 
-def precedence_graph(p: MoldableProblem, allocation: Allocation, tol: float,
-                     passed: Handovers | None = None) -> nx.DiGraph:
-    """The schedule's precedence DAG. Nodes ("offload", i) and ("run", i) weigh their
-    durations; edges: offload -> run of each job, the bus order (consecutive offloads), for
-    each processor a job to the next job that uses it, and the waits a list algorithm makes:
-    an offload or run that starts at an instant t > 0 at which runs (or offloads) end hangs from
-    a zero-length node ("runs end", t) (or ("offloads end", t)) that those ends feed — Impl-I
-    waits for alpha m free processors, a shelf for the one before it, offload-first for the
-    bus — and an offload that ends just as runs end hangs from that instant with lag -x_i (the
-    look-ahead times a transfer to end when processors free up). In a schedule without idle
-    time the critical path is then the makespan."""
-    import networkx as nx  # here, not at import: networkx adds 0.4 s to every command's start
+@dataclass(frozen=True)
+class Precedence:
+    """A schedule's precedence DAG as arrays (``precedence_graph``): node v lasts ``length[v]``;
+    edge k runs from ``src[k]`` to ``dst[k]`` with ``lag[k]`` (v may start ``lag`` after u
+    ends). Nodes: offload i is i, run i is n + i, then the instants at which runs end, then
+    those at which offloads end."""
 
+    length: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    lag: np.ndarray
+
+
+def precedence_graph(p: MoldableProblem, allocation: Allocation, tol: float,
+                     passed: Handovers | None = None) -> Precedence:
+    """The schedule's precedence DAG. Nodes offload i and run i weigh their durations; edges:
+    offload -> run of each job, the bus order (consecutive offloads), for each processor a job
+    to the next job that uses it, and the waits a list algorithm makes: an offload or run that
+    starts at an instant t > 0 at which runs (or offloads) end hangs from a zero-length node
+    "runs end at t" (or "offloads end at t") that those ends feed — Impl-I waits for alpha m
+    free processors, a shelf for the one before it, offload-first for the bus — and an offload
+    that ends just as runs end hangs from that instant with lag -x_i (the look-ahead times a
+    transfer to end when processors free up). In a schedule without idle time the critical
+    path is then the makespan."""
     col = allocation.column
     o_s, o_e, s, e = (np.asarray(col(k), float) for k in ("offload_start", "offload_end",
                                                            "start", "end"))
-    g = nx.DiGraph()
-    g.add_nodes_from((("offload", i), {"length": x}) for i, x in enumerate((o_e - o_s).tolist()))
-    g.add_nodes_from((("run", i), {"length": d}) for i, d in enumerate((e - s).tolist()))
-    g.add_edges_from((("offload", i), ("run", i)) for i in range(p.n))
+    n = p.n
+    jobs = np.arange(n)
+    offload, run = jobs, n + jobs
     bus = np.lexsort((o_e, o_s))
-    g.add_edges_from((("offload", int(a)), ("offload", int(b))) for a, b in zip(bus, bus[1:]))
+    edges = [(offload, run, 0.0), (bus[:-1], bus[1:], 0.0)]
     if ("processor_ids",) in allocation.columns:
         passed = passed or handovers(p, allocation, tol)
-        g.add_edges_from((("run", a), ("run", b)) for a, b in passed.pairs.tolist())
+        edges.append((n + passed.pairs[:, 0], n + passed.pairs[:, 1], 0.0))
     # a node shorter than two instants' width would feed the instant it hangs from: a cycle
     positive = {"offload": o_e - o_s > 2 * tol, "run": e - s > 2 * tol}
-    for instant, what, finish in (("runs end", "run", e), ("offloads end", "offload", o_e)):
+    lengths = [o_e - o_s, e - s]
+    first = 2 * n                                   # the node of the next kind's first instant
+    for what, finish in (("run", e), ("offload", o_e)):
         ends = np.unique(finish)
-        g.add_nodes_from(((instant, t), {"length": 0.0}) for t in range(len(ends)))
-        g.add_edges_from(((what, i), (instant, t))
-                         for i, t in enumerate(np.searchsorted(ends, finish).tolist()))
+        lengths.append(np.zeros(len(ends)))
+        edges.append((offload if what == "offload" else run,
+                      first + np.searchsorted(ends, finish), 0.0))
         for node, begin in (("offload", o_s), ("run", s)):
             at = instant_of(ends, begin, tol)
             hang = np.flatnonzero((at >= 0) & (begin > tol) & positive[node])
-            g.add_edges_from(((instant, int(at[i])), (node, i)) for i in hang.tolist())
+            edges.append((first + at[hang], hang + (n if node == "run" else 0), 0.0))
         if what == "run":                       # look-ahead: transfers timed to end as runs end
             at = instant_of(ends, o_e, tol)
             timed = np.flatnonzero((at >= 0) & positive["offload"])
-            g.add_edges_from(((instant, int(at[i])), ("offload", int(i)),
-                              {"lag": float(o_s[i] - o_e[i])}) for i in timed)
-    return g
+            edges.append((first + at[timed], timed, o_s[timed] - o_e[timed]))
+        first += len(ends)
+    src, dst, lag = (np.concatenate([np.broadcast_to(np.asarray(edge[k], dtype=dtype),
+                                                     np.shape(edge[1]))
+                                     for edge in edges])
+                     for k, dtype in ((0, np.int64), (1, np.int64), (2, float)))
+    return Precedence(np.concatenate(lengths), src, dst, lag)
 
 
 def instant_of(ends: np.ndarray, times: np.ndarray, tol: float) -> np.ndarray:
@@ -137,23 +150,56 @@ def instant_of(ends: np.ndarray, times: np.ndarray, tol: float) -> np.ndarray:
     return np.where(np.abs(ends[at] - times) <= tol, at, -1)
 
 
-def earliest_finishes(g: nx.DiGraph) -> dict:
-    """Each node's finish when every node starts as soon as its predecessors (and lags) allow."""
-    import networkx as nx
+def earliest_finishes(g: Precedence) -> np.ndarray | None:
+    """Each node's finish when every node starts as soon as its predecessors (and lags)
+    allow: max(0, max over edges u -> v of finish(u) + lag) + length(v), node by node in a
+    topological order (Kahn's: each node once its last predecessor is done, so the cost is
+    the number of edges). None when the graph has a cycle."""
+    size = len(g.length)
+    order = np.argsort(g.src, kind="stable")
+    first = np.searchsorted(g.src[order], np.arange(size + 1)).tolist()
+    succ, lag = g.dst[order].tolist(), g.lag[order].tolist()
+    waiting = np.bincount(g.dst, minlength=size).tolist()
+    length = g.length.tolist()
+    ready = [0.0] * size              # max(0, finish(u) + lag) over the edges done so far
+    finish = [0.0] * size
+    todo = [v for v in range(size) if not waiting[v]]
+    push, done = todo.append, 0
+    while todo:                       # plain lists and comparisons: this loop is the check's cost
+        u = todo.pop()
+        done += 1
+        finish[u] = at = ready[u] + length[u]
+        for k in range(first[u], first[u + 1]):
+            v = succ[k]
+            if at + lag[k] > ready[v]:
+                ready[v] = at + lag[k]
+            waiting[v] -= 1
+            if not waiting[v]:
+                push(v)
+    return np.array(finish) if done == size else None
 
-    finish: dict = {}
-    length = g.nodes(data="length")
-    for node in nx.topological_sort(g):
-        ready = max((finish[q] + lag.get("lag", 0.0) for q, lag in g.pred[node].items()),
-                    default=0.0)
-        finish[node] = max(ready, 0.0) + length[node]
-    return finish
+
+# the last schedule ``violations`` judged, held weakly: feasibility and no_unforced_idle run in
+# turn on one allocation, and the handovers (a Python pass over the jobs) cost each as much
+# as the solve
+_last: dict = {}
 
 
 def violations(p: MoldableProblem, allocation: Allocation, tol: float
                ) -> tuple[list[str], Handovers | None]:
     """The broken constraints of a schedule (``feasibility``), and its processors' handovers
-    when it names ``processor_ids`` (``no_unforced_idle`` builds its DAG from them)."""
+    when it names ``processor_ids`` (``no_unforced_idle`` builds its DAG from them); for the
+    same problem, allocation object and tolerance as the last call, that call's answer."""
+    key = _last.get("key")
+    if key is not None and key[0]() is p and key[1]() is allocation and key[2] == tol:
+        return _last["found"]
+    found = _violations(p, allocation, tol)
+    _last.update(key=(weakref.ref(p), weakref.ref(allocation), tol), found=found)
+    return found
+
+
+def _violations(p: MoldableProblem, allocation: Allocation, tol: float
+                ) -> tuple[list[str], Handovers | None]:
     col = allocation.column
     o_s, o_e, s, e = (np.asarray(col(k), float) for k in ("offload_start", "offload_end",
                                                            "start", "end"))
@@ -211,13 +257,11 @@ def feasibility(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
 
 
 def no_unforced_idle(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
-    """The makespan is the critical path of the schedule's precedence DAG (networkx,
-    ``precedence_graph``): no processor or bus idles while the job it holds back has nothing
-    left to wait for. A schedule that breaks it could be shortened by starting that job
-    earlier; the witness names it. Needs ``processor_ids`` (who waits for whom) and a feasible
-    schedule."""
-    import networkx as nx
-
+    """The makespan is the critical path of the schedule's precedence DAG
+    (``precedence_graph``, ``earliest_finishes``): no processor or bus idles while the job it
+    holds back has nothing left to wait for. A schedule that breaks it could be shortened by
+    starting that job earlier; the witness names it. Needs ``processor_ids`` (who waits for
+    whom) and a feasible schedule."""
     if ("processor_ids",) not in allocation.columns:
         return Finding("no_unforced_idle", "unchecked", "the schedule names no processor_ids: "
                        "which job waits for which is unknown")
@@ -226,23 +270,23 @@ def no_unforced_idle(p: MoldableProblem, allocation: Allocation, **_) -> Finding
     if problems:
         return Finding("no_unforced_idle", "unchecked", "the schedule is not feasible")
     e, s = (np.asarray(allocation.column(c), float) for c in ("end", "start"))
-    try:
-        finish = earliest_finishes(precedence_graph(p, allocation, tol, passed))
-    except nx.NetworkXUnfeasible:
+    finish = earliest_finishes(precedence_graph(p, allocation, tol, passed))
+    if finish is None:
         return Finding("no_unforced_idle", "unchecked", "the schedule's instants are too close "
                        "to order (its precedence graph has a cycle)")
-    path = max(finish.values(), default=0.0)
+    path = float(finish.max(initial=0.0))
     makespan = float(e.max()) if p.n else 0.0
     if _near(path, makespan, tol):
         return Finding("no_unforced_idle", True, f"makespan = critical path ({path:g})")
-    early = [i for i in range(p.n) if finish[("run", i)] < e[i] - tol]
+    runs = finish[p.n:2 * p.n]
+    early = np.flatnonzero(runs < e - tol)
     witness = {"critical_path": path, "makespan": makespan}
-    if early:
-        i = early[0]
+    if early.size:
+        i = int(early[0])
         witness.update(job=p.ids[i], start=float(s[i]),
-                       could_start=finish[("run", i)] - float(e[i] - s[i]))
+                       could_start=float(runs[i]) - float(e[i] - s[i]))
     gap = (f": {witness['job']} starts at {witness['start']:g} though nothing it waits for "
-           f"holds it past {witness['could_start']:g} (idle time)" if early else "")
+           f"holds it past {witness['could_start']:g} (idle time)" if early.size else "")
     return Finding("no_unforced_idle", False, f"makespan {makespan:g} is not the critical path "
                    f"{path:g} of the precedence DAG{gap}", witness)
 

@@ -376,3 +376,28 @@ def test_wave_times_are_exact_as_written():
                          "time_per_group": 0.3}]}
     run = execute(problem(spec))
     assert run.start.tolist() == [0.0, 0.3] and run.finish.tolist() == [0.3, 0.6]
+
+
+def test_standard_opencl_runs_once_per_problem_with_the_same_metrics():
+    """The standard-OpenCL baseline (an event loop, many times the method) is run once per
+    problem: compare's four methods and fcfs's own baseline share it, and every metric is the
+    one a fresh run gives."""
+    from fairalloc.models import accelos as model
+
+    spec = fairalloc.load_spec(fairalloc.registry.KINDS["accelos"].random_spec(11, kernels=6))
+    p, runs = spec.problem, []
+    loop = model.dispatch
+
+    def counted(problem, limit):
+        runs.append(bool(np.all(np.isinf(limit))))
+        return loop(problem, limit)
+
+    with mock.patch("fairalloc.models.accelos.dispatch", counted):
+        results = [(name, r) for name, r in fairalloc.compare(spec) if not isinstance(r, str)]
+    assert runs.count(True) == 1 and len(results) >= 3
+    baseline = loop(p, np.full(p.kernel_count, np.inf))
+    for name, r in results:
+        run = execute(p, r.allocation.column("work_groups"))
+        assert r.metrics["fairness_improvement"] == \
+            model.unfairness(baseline) / model.unfairness(run), name
+        assert r.metrics["throughput_speedup"] == baseline.makespan / run.makespan, name

@@ -701,3 +701,53 @@ def test_every_method_applies_the_one_tie_rule(method):
     result = fairalloc.solve(FLOAT_TIE, method=method)
     assert list(result.allocation.column("time")) == [4, 3]
     assert result.finding("max_min").verdict == "holds"
+
+
+# --- the strategy-proofness probe is sized by the spec -------------------------------------------
+
+def test_probe_makes_the_shared_budget_of_reruns_and_says_which():
+    """A large spec gets ``probe_budget`` re-runs (not a fixed 40: the probe would cost 40
+    solves), apps off the water level first (Lemma 2), and the detail names each app probed
+    and its misreports."""
+    from fairalloc.registry import KINDS
+    from fairalloc.validators import probe_budget
+
+    spec = fairalloc.load_spec(KINDS["etf"].random_spec(7, apps=5000, quantum=10**6))
+    p, calls = spec.problem, []
+
+    def mechanism(problem):
+        calls.append(problem)
+        return S.waterfill(problem)
+
+    t = S.waterfill_slices(p)
+    finding = V.strategy_proofness(p, p.allocation(t), mechanism=mechanism)
+    budget = probe_budget(p.n, V.PROBE_LEAST)
+    assert len(calls) == budget < 40
+    first = int(V.probe_order(p, t, budget)[0][0])
+    assert not (guarantee(p)[first] < t[first] < min(p.demand[first], p.quantum))
+    assert (f"probed 1 of 5000 apps, {budget} misreports, likeliest first: "
+            f"{p.ids[first]} (power x1.25, power x2, power x0.5, ") in finding.detail
+    assert finding.verdict in ("fails", "unrefuted")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**6), st.integers(1, 30), st.integers(1, 12))
+def test_probe_order_is_the_first_of_a_full_sort(seed, n, count):
+    """The probe's order, by partition, is the first ``count`` apps of the whole order sorted
+    from its definition: off the water level in spec order, then at it by rounding overshoot
+    (ties, common with whole powers and weights, in spec order)."""
+    from fairalloc.registry import KINDS
+
+    spec = fairalloc.load_spec(KINDS["etf"].random_spec(seed, apps=n, quantum=int(seed % 997)
+                                                        + 1))
+    p = spec.problem
+    t = S.waterfill_slices(p)
+    level = (t > guarantee(p)) & (t < np.minimum(p.demand, p.quantum))
+    e = t * p.power / p.weights
+    z = min((e[i] for i in range(n) if level[i]), default=0.0)
+    key = [(0, 0.0, i) if not level[i] else (1, (e[i] - z) * p.weights[i] / p.power[i], i)
+           for i in range(n)]
+    expected = [i for *_, i in sorted(key)][:count]
+    order, at_level = V.probe_order(p, t, count)
+    assert order.tolist() == expected
+    assert at_level.tolist() == level.tolist()

@@ -576,3 +576,65 @@ def test_whole_task_ties_go_to_the_user_listed_first():
             "users": [{"id": "A", "demand": {"cpu": 0.1}},
                       {"id": "B", "weight": 3, "demand": {"cpu": 0.3}}]}
     assert list(fairalloc.solve(spec).allocation.column("tasks")) == [2, 1]
+
+
+def test_probe_on_a_large_spec_makes_the_shared_budget_of_resolves():
+    """drf's probe is sized by the rule every kind's probe shares (``probe_budget``): at 3,000
+    users a handful of re-solves, not 24."""
+    from fairalloc.registry import KINDS
+    from fairalloc.validators import probe_budget
+
+    kind = KINDS["drf"]
+    spec = fairalloc.load_spec(kind.random_spec(3, users=3000))
+    calls = []
+
+    def mechanism(problem):
+        calls.append(problem)
+        return kind.methods[kind.default](problem)
+
+    allocation = mechanism(spec.problem).allocation
+    calls.clear()
+    finding = leontief.strategy_proofness(spec.problem, allocation, mechanism=mechanism)
+    resources = len(spec.problem.market.resources)
+    assert len(calls) == probe_budget(3000, resources + 1) < 24
+    assert f"with {len(calls)} misreports" in finding.detail
+
+
+def test_emrf_probe_re_solves_with_the_class_lp_and_solves_as_asked(monkeypatch):
+    """The strategy-proofness probe's re-solves take the class LP (``probe_options``): the
+    Pyomo model is built once, for the solve the spec asks for, not once per misreport."""
+    from fairalloc.registry import KINDS
+    from fairalloc.solvers import emrf as emrf_solvers
+
+    built = []
+    model = emrf_solvers.efficiency_model
+    monkeypatch.setattr(emrf_solvers, "efficiency_model",
+                        lambda *a: built.append(1) or model(*a))
+    spec = KINDS["emrf"].random_spec(5, users=40)
+    for options in ({}, {"formulation": "literal"}):
+        built.clear()
+        r = fairalloc.solve({**spec, "options": options})
+        assert r.solver["extra"]["formulation"].startswith("literal")
+        assert "24 misreports" in r.finding("strategy_proofness").detail
+        assert len(built) == 1
+
+
+@fast(40)
+@given(emrf_specs())
+def test_emrf_probe_finds_the_same_with_either_formulation(spec):
+    """The probe re-solving with the class LP judges as re-solving with the Pyomo model does."""
+    from fairalloc.registry import KINDS
+
+    lp = KINDS["emrf"].methods["lp"]
+    spec = fairalloc.load_spec(spec)
+    allocation = lp(spec.problem, formulation="literal").allocation
+
+    def probe(formulation):
+        return leontief.strategy_proofness(
+            spec.problem, allocation, mechanism=lambda p: lp(p, formulation=formulation))
+
+    literal, classes = probe("literal"), probe("classes")
+    assert (literal.verdict, literal.detail) == (classes.verdict, classes.detail) or (
+        literal.verdict == classes.verdict == "fails"
+        and literal.witness["user"] == classes.witness["user"]
+        and literal.witness["gain"] == pytest.approx(classes.witness["gain"], rel=1e-5))
