@@ -24,9 +24,10 @@ from fairalloc.errors import SolverError, SpecError
 from fairalloc.registry import register_method
 from fairalloc.result import Finding, Result
 from fairalloc.spec import load_spec
+from fairalloc.version import __version__
 
 __all__ = [
     "Allocation", "Finding", "MethodDoesNotApply", "Result", "SolverError", "SpecError",
-    "compare", "load_spec", "register_method", "run_study", "solve", "sweep", "validate",
+    "__version__", "compare", "load_spec", "register_method", "run_study", "solve", "sweep",
+    "validate",
 ]
-__version__ = "0.1.0"

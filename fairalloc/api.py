@@ -16,6 +16,9 @@ from fairalloc.errors import SpecError
 from fairalloc.registry import KINDS
 from fairalloc.result import Comparison, Result
 from fairalloc.spec import Spec, build, load_spec, plain, read_json, set_path
+from fairalloc.studies.plan import load_study
+from fairalloc.studies.run import run_study as run
+from fairalloc.studies.store import Store
 
 __all__ = ["MAX_SWEEP_POINTS", "Knobs", "SpecLike", "compare", "load_spec", "method_of",
            "run_study", "solve", "sweep", "sweep_values", "validate"]
@@ -132,10 +135,6 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
     >>> rows["status"].tolist(), rows["ratio"].tolist()
     (['optimal', 'optimal'], [1.0, 1.0])
     """
-    from fairalloc.studies.plan import load_study
-    from fairalloc.studies.run import run_study as run
-    from fairalloc.studies.store import Store
-
     plan = load_study(study)
     with Store(store) as db:
         if run(plan, db, resume=resume, workers=workers, cluster=cluster).interrupted:

@@ -25,6 +25,7 @@ from typing import Any
 import jsonschema_rs
 import numpy as np
 
+from fairalloc.engine import sweep_values
 from fairalloc.errors import SpecError, Violations
 from fairalloc.spec import build, check_against, plain, read_json, set_path, without_schema_key
 
@@ -76,7 +77,7 @@ class Task:
     metrics: tuple[str, ...]
     bound: bool                    # compute the kind's bound on the optimum (the reference)
     keep_result: bool = False      # store the whole result as JSON (the study's ``results``)
-    solver: tuple[tuple[str, Any], ...] = ()   # api.solve's solver keywords (threads, ...)
+    solver: tuple[tuple[str, Any], ...] = ()   # engine.Knobs: solver keywords (threads, ...)
 
     @property
     def key(self) -> tuple[int, str, int]:
@@ -206,8 +207,6 @@ class Study:
 
 def grid_values(value: Any) -> tuple:
     """A grid key's values: a list as given, or ``{start, stop, step}`` (stop included)."""
-    from fairalloc.api import sweep_values
-
     if isinstance(value, list):
         return tuple(value)
     return tuple(sweep_values(value["start"], value["stop"], value["step"]))

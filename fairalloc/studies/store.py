@@ -31,6 +31,9 @@ from typing import Any
 import numpy as np
 
 from fairalloc.files import replacing
+from fairalloc.registry import KINDS
+from fairalloc.render import csv_safe
+from fairalloc.version import __version__
 
 OK = ("optimal", "feasible", "heuristic")
 REACHED = (*OK, "time_limit", "iteration_limit")    # statuses whose objective was reached
@@ -118,8 +121,6 @@ def csv_safe_columns(con) -> str:
     """The ``results`` columns for a CSV export on connection ``con``: each text column
     through :func:`~fairalloc.render.csv_safe` (registered on ``con``) and each name made
     safe, so no cell of the file starts a spreadsheet formula."""
-    from fairalloc.render import csv_safe
-
     con.create_function("csv_safe", csv_safe, ["VARCHAR"], "VARCHAR")
     return ", ".join((f"csv_safe({quoted(name)})" if kind == "VARCHAR" else quoted(name))
                      + f" AS {quoted(csv_safe(name))}"
@@ -193,9 +194,6 @@ class Store:
         """Record ``study`` (a ``plan.Study``) and return the (instance, method, repeat) keys
         already stored. A study of that name with rows is continued only with ``resume``, and
         only if its spec is the same."""
-        from fairalloc import __version__
-        from fairalloc.registry import KINDS
-
         existing = self.con.execute("SELECT spec FROM studies WHERE study = ?",
                                     [study.name]).fetchone()
         if existing is not None:
