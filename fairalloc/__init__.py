@@ -17,6 +17,7 @@ pareto_efficiency holds
 strategy_proofness unrefuted
 """
 
+from fairalloc import render  # noqa: F401  (fills result.NOTEBOOK: results show in notebooks)
 from fairalloc.allocation import Allocation
 from fairalloc.api import compare, run_study, solve, sweep, validate
 from fairalloc.contract import MethodDoesNotApply

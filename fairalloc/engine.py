@@ -17,12 +17,12 @@ from typing import Any, TextIO
 
 from fairalloc import startup
 from fairalloc.allocation import Allocation
-from fairalloc.contract import method_options, solver_info
+from fairalloc.contract import COMMON_OPTIONS, method_options, solver_info
 from fairalloc.errors import SolverError, SpecError, Violation, json_path
 from fairalloc.registry import KINDS, Kind
 from fairalloc.result import FAILED, Comparison, Finding, Result, Solution, check_column
 from fairalloc.solvers import highs
-from fairalloc.spec import COMMON_OPTIONS, Spec
+from fairalloc.spec import Spec
 
 MAX_SWEEP_POINTS = 10_000
 
@@ -203,7 +203,7 @@ def compare(spec: Spec, methods: Sequence[str] | None = None,
     names = list(methods) if methods else exact + [m for m in kind.methods if m != kind.exact]
     for name in names:
         method(kind, name)
-    out = Comparison([], spec.kind, spec.name)
+    out = Comparison([], spec.kind, spec.name, exact=kind.exact, sense=kind.sense)
     for name in names:
         try:
             out.append((name, solve(spec, name, validate=True, strict=False, knobs=knobs)))
