@@ -90,6 +90,7 @@ def exact_text(value: Any) -> str:
 
 def render_table(result: Result, console=None, rows: int = 25) -> None:
     """Print a result as rich tables: summary, allocation (first ``rows`` ids), metrics, checks."""
+    # lazy: rich's tables (tens of ms), only the table format needs them
     from rich import box
     from rich.console import Console
     from rich.table import Table

@@ -30,6 +30,7 @@ def pyomo() -> ModuleType:
     process, timed into :func:`spent`); every Pyomo formulation gets Pyomo from here."""
     start = time.perf_counter()
     try:
+        # lazy: heavy (1-4 s), only methods with a Pyomo model need it: timed here
         import pyomo.environ as pyo
         from pyomo.contrib.solver.common.factory import SolverFactory
 

@@ -92,7 +92,7 @@ def read_table(path: str) -> tuple[list[str], dict[str, list], dict[str, str]]:
     A CSV's cells are its text (None when empty); a Parquet file's integer and double columns
     are numbers, its other columns text. A file DuckDB cannot read is a ``SpecError`` naming
     the file (and DuckDB's line)."""
-    import duckdb
+    import duckdb  # lazy: heavy, only reading a trace table needs it
 
     source = Path(path)
     try:

@@ -25,8 +25,10 @@ from typing import Any
 import jsonschema_rs
 import numpy as np
 
+from fairalloc.contract import method_options
 from fairalloc.engine import sweep_values
 from fairalloc.errors import SpecError, Violations
+from fairalloc.registry import KINDS
 from fairalloc.spec import build, check_against, plain, read_json, set_path, without_schema_key
 
 MAX_GRID_POINTS = 100_000
@@ -104,8 +106,6 @@ def make_instance(kind: str, recipe: tuple, seed: int | None,
                   edits: tuple[tuple[str, Any], ...]) -> dict:
     """The raw spec of an instance: the kind's ``random_spec(seed, **parameters)`` or a spec
     file's data, with the grid's spec keys set."""
-    from fairalloc.registry import KINDS
-
     how, what = recipe
     raw = KINDS[kind].random_spec(seed, **what) if how == "generate" else what
     for key, value in edits:
@@ -184,9 +184,6 @@ class Study:
 
     def tasks(self, done: set | frozenset = frozenset()) -> Iterator[Task]:
         """Every task whose (instance, method, repeat) is not in ``done``."""
-        from fairalloc.contract import method_options
-        from fairalloc.registry import KINDS
-
         kind = KINDS[self.kind]
         options = {m: (("time_limit", self.time_limit),)
                    if self.time_limit is not None
@@ -266,8 +263,6 @@ def _raise(found: Violations, label: str | None) -> None:
 def _checked(data: dict, label: str | None, base: Path, found: Violations,
              known: dict[str, dict] | None = None) -> Study | None:
     """The study, after the checks the schema cannot make (they need the kind's record)."""
-    from fairalloc.registry import KINDS
-
     kind_name = data["kind"]
     if kind_name not in KINDS:
         found.add(["kind"], f"unknown problem kind (known: {', '.join(KINDS)})")

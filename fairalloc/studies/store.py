@@ -132,7 +132,7 @@ class Store:
     summarised). ``read_only`` opens an existing store for summaries and exports."""
 
     def __init__(self, path: str | Path | None = None, read_only: bool = False):
-        import duckdb
+        import duckdb  # lazy: heavy, only commands with a store need it
 
         self.path = str(path) if path else None
         if read_only and not Path(self.path).is_file():
@@ -280,7 +280,7 @@ class Store:
         fmt = "parquet" if path.lower().endswith(".parquet") else "csv"
         count = self.con.execute("SELECT count(*) FROM results WHERE study = ?",
                                  [study]).fetchone()[0]
-        import duckdb
+        import duckdb  # lazy: heavy, only commands with a store need it
 
         with replacing(path, failures=(OSError, duckdb.IOException)) as temporary, \
                 self.con.cursor() as con:   # its own connection: the CSV function dies with it

@@ -139,7 +139,7 @@ def instant_of(ends: np.ndarray, times: np.ndarray, tol: float) -> np.ndarray:
 
 def earliest_finishes(g: nx.DiGraph) -> dict:
     """Each node's finish when every node starts as soon as its predecessors (and lags) allow."""
-    import networkx as nx
+    import networkx as nx  # lazy: heavy (0.4 s), only schedule checks need it
 
     finish: dict = {}
     length = g.nodes(data="length")
@@ -216,7 +216,7 @@ def no_unforced_idle(p: MoldableProblem, allocation: Allocation, **_) -> Finding
     left to wait for. A schedule that breaks it could be shortened by starting that job
     earlier; the witness names it. Needs ``processor_ids`` (who waits for whom) and a feasible
     schedule."""
-    import networkx as nx
+    import networkx as nx  # lazy: heavy (0.4 s), only schedule checks need it
 
     if ("processor_ids",) not in allocation.columns:
         return Finding("no_unforced_idle", "unchecked", "the schedule names no processor_ids: "
