@@ -53,7 +53,7 @@ class Knobs:
                 if v is not None}
 
 
-def method(kind: Kind, name: str | None) -> tuple[str, Callable]:
+def find_method(kind: Kind, name: str | None) -> tuple[str, Callable]:
     """The method ``name`` of the kind (None: its default) and its function; an unknown or
     empty name is a bad spec (``options.method``)."""
     if name is not None and not isinstance(name, str):
@@ -100,7 +100,7 @@ def mechanism(kind: Kind, spec: Spec, name: str | None, strict: bool = True,
     """The method ``name`` as a mechanism: problem -> Solution with the spec's options;
     ``time_limit`` (seconds) overrides the spec's for a method that takes one and is
     ignored by one that does not (a heuristic has nothing to stop)."""
-    name, run = method(kind, name or spec.options.get("method"))
+    name, run = find_method(kind, name or spec.options.get("method"))
     chosen = options(spec, name, run, strict)
     if time_limit is not None and "time_limit" in method_options(run):
         chosen["time_limit"] = float(time_limit)
@@ -202,7 +202,7 @@ def compare(spec: Spec, methods: Sequence[str] | None = None,
     exact = [kind.exact] if kind.exact else []
     names = list(methods) if methods else exact + [m for m in kind.methods if m != kind.exact]
     for name in names:
-        method(kind, name)
+        find_method(kind, name)
     out = Comparison([], spec.kind, spec.name, exact=kind.exact, sense=kind.sense)
     for name in names:
         try:
