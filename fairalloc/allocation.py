@@ -109,7 +109,7 @@ class Allocation(Mapping):
 def _pandas(what: str):
     """pandas, or an ImportError that says how to get it (it is optional)."""
     try:
-        import pandas
+        import pandas  # lazy: heavy and optional, only to_pandas needs it
     except ImportError:
         raise ImportError(f"{what} needs pandas, which fairalloc does not require: "
                           "pip install pandas (or fairalloc[pandas])") from None

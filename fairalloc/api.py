@@ -1,97 +1,41 @@
-"""The Python API, mirroring the command line: load_spec, solve, compare, validate, sweep."""
+"""The Python API, mirroring the command line: load_spec, solve, compare, validate, sweep.
+
+It takes a spec in any form (a :class:`~fairalloc.spec.Spec`, a path, a dict), checks the
+caller's arguments and hands the work to :mod:`fairalloc.engine`.
+"""
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from fairalloc import startup
-from fairalloc.allocation import Allocation
-from fairalloc.contract import method_options, solver_info
-from fairalloc.errors import SolverError, SpecError, Violation, json_path
-from fairalloc.registry import KINDS, Kind
-from fairalloc.result import FAILED, Comparison, Finding, Result, Solution, check_column
-from fairalloc.solvers import highs
-from fairalloc.spec import COMMON_OPTIONS, Spec, build, load_spec, plain, read_json, set_path
+from fairalloc import engine
+from fairalloc.engine import MAX_SWEEP_POINTS, Knobs, sweep_values
+from fairalloc.errors import SpecError
+from fairalloc.registry import KINDS
+from fairalloc.result import Comparison, Result
+from fairalloc.spec import Spec, build, load_spec, plain, read_json, set_path
+from fairalloc.studies.plan import load_study
+from fairalloc.studies.run import parse_cluster
+from fairalloc.studies.run import run_study as run
+from fairalloc.studies.store import Store
+
+__all__ = ["MAX_SWEEP_POINTS", "Knobs", "SpecLike", "compare", "load_spec", "method_of",
+           "run_study", "solve", "sweep", "sweep_values", "validate"]
 
 SpecLike = Spec | str | Path | dict
-MAX_SWEEP_POINTS = 10_000
 
 
 def _spec(spec: SpecLike) -> Spec:
     return spec if isinstance(spec, Spec) else load_spec(spec)
 
 
-def _method(kind: Kind, name: str | None) -> tuple[str, Callable]:
-    if name is not None and not isinstance(name, str):
-        raise TypeError(f"a method is named by a string, not a {type(name).__name__}")
-    if name == "":
-        raise SpecError([Violation("options.method", "a method name must not be empty")])
-    name = name or kind.default
-    if name not in kind.methods:
-        known = ", ".join(kind.methods)
-        raise SpecError([Violation("options.method", f"unknown method {name!r} for "
-                                   f"{kind.name} (known: {known})")])
-    return name, kind.methods[name]
-
-
-def _options(spec: Spec, name: str, run: Callable, strict: bool = True) -> dict:
-    """The spec's options for method ``name``: those it declares (``method_options``). With
-    ``strict``, an option it does not declare is a bad spec; without (``compare``, where every
-    method runs on one spec), it is left out. The options every spec may give
-    (``COMMON_OPTIONS``: method, time_limit) are never refused: a method that finishes without
-    a limit ignores ``time_limit``."""
-    declared = method_options(run)
-    given = {k: v for k, v in spec.options.items() if k != "method"}
-    foreign = [k for k in given if k not in declared and k not in COMMON_OPTIONS]
-    if strict and foreign:
-        takes = f"it takes {', '.join(declared)}" if declared else "it takes none"
-        raise SpecError([Violation(json_path(["options", k]), f"method {name} does not take "
-                                   f"this option ({takes})") for k in foreign])
-    return {k: v for k, v in given.items() if k in declared}
-
-
-def _judge(kind: Kind, spec: Spec, allocation: Allocation, mechanism,
-           claims: dict | None = None, checks: Collection[str] | None = None) -> list:
-    """Every check of the kind (or those named in ``checks``); ``mechanism`` re-runs the method
-    (strategy-proofness probes), ``claims`` are the method's own metrics (a theorem bound it
-    promises, checked here)."""
-    chosen = None if checks is None else {check_column(name) for name in checks}
-    findings = (check(spec.problem, allocation, mechanism=mechanism, claims=claims)
-                for check in kind.validators if chosen is None or check.__name__ in chosen)
-    return [f for f in findings if f is not None]
-
-
-def _mechanism(kind: Kind, spec: Spec, name: str | None, strict: bool = True,
-               time_limit: float | None = None,
-               probing: bool = False) -> tuple[str, Callable[[Any], Solution]]:
-    """The method ``name`` as a mechanism: problem -> Solution with the spec's options;
-    ``time_limit`` (seconds) overrides the spec's for a method that takes one and is
-    ignored by one that does not (a heuristic has nothing to stop). ``probing``: the
-    mechanism the checks re-run, with the kind's ``probe_options`` that the method takes."""
-    name, run = _method(kind, name or spec.options.get("method"))
-    options = _options(spec, name, run, strict)
-    if time_limit is not None and "time_limit" in method_options(run):
-        options["time_limit"] = float(time_limit)
-    if probing:
-        options.update(kind.probing(run))
-    return name, lambda problem: run(problem, **options)
-
-
 def method_of(spec: SpecLike, method: str | None = None) -> str:
     """The method ``solve`` runs on this spec (``method``, else the spec's, else the kind's
     default), after checking its name and the spec's options for it (``SpecError``)."""
     spec = _spec(spec)
-    return _mechanism(KINDS[spec.kind], spec, method)[0]
-
-
-def _feasibility_failure(validation: list[Finding]) -> Finding | None:
-    return next((f for f in validation if f.check == "feasibility" and f.verdict == "fails"),
-                None)
+    return engine.mechanism(KINDS[spec.kind], spec, method)[0]
 
 
 def solve(spec: SpecLike, method: str | None = None, validate: bool = True, *,
@@ -113,81 +57,7 @@ def solve(spec: SpecLike, method: str | None = None, validate: bool = True, *,
     raises :class:`SolverError` rather than print an infeasible allocation as a solution.
     """
     knobs = Knobs(time_limit, mip_gap, threads, log)
-    return _solve(_spec(spec), method, validate, strict, checks, knobs)
-
-
-@dataclass(frozen=True)
-class Knobs:
-    """The solver keywords of ``solve``, ``compare`` and ``sweep``, checked once."""
-
-    time_limit: float | None = None
-    mip_gap: float | None = None
-    threads: int | None = None
-    log: bool | TextIO | None = None
-
-    def __post_init__(self) -> None:
-        highs.check_settings(self.threads, self.mip_gap)
-
-    def solving(self):
-        """The settings for the method's own run (its log shown)."""
-        return highs.settings(threads=self.threads, mip_gap=self.mip_gap, log=self.log)
-
-    def checking(self):
-        """The settings for the checks' re-runs (strategy-proofness probes): no log."""
-        return highs.settings(threads=self.threads, mip_gap=self.mip_gap, log=False)
-
-    def asked(self) -> dict:
-        """What the caller set, for the result's solver record."""
-        return {k: v for k, v in (("mip_gap", self.mip_gap), ("threads", self.threads))
-                if v is not None}
-
-
-def _check_names(kind: Kind, checks: Collection[str] | None) -> None:
-    """Refuse ``checks`` that name no check of the kind (``ValueError``, before anything runs):
-    a misspelt name must not quietly select nothing."""
-    if checks is None:
-        return
-    if isinstance(checks, str) or not all(isinstance(c, str) for c in checks):
-        raise TypeError(f"checks is a list of check names (strings), not {checks!r}")
-    unknown = kind.unknown_checks(checks)
-    if unknown:
-        raise ValueError(f"no check {', '.join(map(repr, unknown))} in {kind.name} "
-                         f"(checks: {', '.join(kind.check_names())})")
-
-
-def _solve(spec: Spec, method: str | None, validate: bool, strict: bool,
-           checks: Collection[str] | None = None, knobs: Knobs = Knobs()) -> Result:
-    kind = KINDS[spec.kind]
-    _check_names(kind, checks)
-    name, mechanism = _mechanism(kind, spec, method, strict, knobs.time_limit)
-    probing = _mechanism(kind, spec, method, strict, knobs.time_limit, probing=True)[1]
-    paid, start = startup.spent(), time.perf_counter()
-    with knobs.solving():
-        solution: Solution = mechanism(spec.problem)
-    start_up = startup.spent() - paid        # once per process (the first Pyomo model): apart
-    elapsed = time.perf_counter() - start - start_up
-    metrics = {**kind.metrics(spec.problem, solution.allocation), **solution.metrics}
-    validation = []
-    if validate:
-        with knobs.checking():
-            validation = _judge(kind, spec, solution.allocation, probing, solution.metrics,
-                                checks)
-        broken = _feasibility_failure(validation)
-        if broken is not None and solution.status not in FAILED:
-            raise SolverError(f"method {name} produced an allocation that fails its own "
-                              f"feasibility check ({solution.status}): {broken.detail}")
-    return Result(
-        problem=spec.kind,
-        method=name,
-        status=solution.status,
-        objective=solution.objective,
-        allocation=solution.allocation,
-        metrics=metrics,
-        validation=validation,
-        solver=solver_info({**solution.solver, "time_s": elapsed, **knobs.asked(),
-                            **({"start_up_s": start_up} if start_up else {})}),
-        name=spec.name,
-    )
+    return engine.solve(_spec(spec), method, validate, strict, checks, knobs)
 
 
 def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) -> Result:
@@ -208,27 +78,7 @@ def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) 
         allocation, label = read_json(allocation, what="allocation")   # parsed plain
     else:
         allocation = plain(allocation, label, what="allocation")
-    kind = KINDS[spec.kind]
-    mechanism, solver = None, {"name": "external allocation"}
-    if method is not None:
-        probe, mechanism = _mechanism(kind, spec, method, probing=True)
-        solver["probe"] = probe
-    try:
-        alloc = spec.problem.read_allocation(allocation)
-    except SpecError as exc:
-        raise SpecError(exc.violations, label, what="allocation") from None
-    validation = _judge(kind, spec, alloc, mechanism)
-    return Result(
-        problem=spec.kind,
-        method="external",
-        status="infeasible" if _feasibility_failure(validation) else "feasible",
-        objective=None,
-        allocation=alloc,
-        metrics=kind.metrics(spec.problem, alloc),
-        validation=validation,
-        solver=solver_info(solver),
-        name=spec.name,
-    )
+    return engine.validate(spec, allocation, method, label)
 
 
 def compare(spec: SpecLike, methods: Sequence[str] | None = None, *,
@@ -245,45 +95,7 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None, *,
     if isinstance(methods, str) or not (methods is None or isinstance(methods, Sequence)):
         raise TypeError(f"methods is a list of method names, not a {type(methods).__name__}")
     knobs = Knobs(time_limit, mip_gap, threads, log)
-    spec = _spec(spec)
-    kind = KINDS[spec.kind]
-    exact = [kind.exact] if kind.exact else []
-    names = list(methods) if methods else exact + [m for m in kind.methods if m != kind.exact]
-    for name in names:
-        _method(kind, name)
-    out = Comparison([], spec.kind, spec.name)
-    for name in names:
-        try:
-            out.append((name, _solve(spec, name, validate=True, strict=False, knobs=knobs)))
-        except SpecError as exc:
-            out.append((name, "; ".join(v.rule for v in exc.violations)))
-        except SolverError as exc:
-            out.append((name, f"solver error: {exc}"))
-    return out
-
-
-def sweep_values(start: float, stop: float, step: float) -> list[float]:
-    """Values start, start+step, ... up to stop inclusive (whole numbers stay whole).
-
-    >>> sweep_values(0, 1, 0.25)
-    [0.0, 0.25, 0.5, 0.75, 1.0]
-    >>> sweep_values(2, 10, 4)
-    [2, 6, 10]
-    >>> len(sweep_values(1, MAX_SWEEP_POINTS, 1))
-    10000
-    """
-    if not all(math.isfinite(v) for v in (start, stop, step)):
-        raise ValueError("start, stop and step must be finite numbers")
-    if step == 0 or (stop - start) / step < 0:
-        raise ValueError("step must be non-zero and lead from start to stop")
-    span = (stop - start) / step + 1e-9            # may overflow to inf for a tiny step
-    if not span < MAX_SWEEP_POINTS - 0.5:          # round(span) + 1 points, before rounding
-        raise ValueError(f"{span + 1:.6g} points; a sweep takes at most {MAX_SWEEP_POINTS}")
-    count = int(round(span)) + 1
-    values = [start + i * step for i in range(count)]
-    if all(isinstance(v, int) for v in (start, stop, step)):
-        return [int(v) for v in values]
-    return [round(float(v), 12) for v in values]
+    return engine.compare(_spec(spec), methods, knobs)
 
 
 def sweep(
@@ -303,7 +115,7 @@ def sweep(
             variant = build(set_path(base.raw, key, value), base.source)
         except SpecError as exc:
             raise SpecError(exc.violations, f"{base.source or 'spec'} with {key}={value}") from None
-        result = _solve(variant, method, True, True, None, knobs)
+        result = engine.solve(variant, method, True, True, None, knobs)
         out.append((value, result))
         if on_step:
             on_step(value, result)
@@ -329,10 +141,6 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
     >>> rows["status"].tolist(), rows["ratio"].tolist()
     (['optimal', 'optimal'], [1.0, 1.0])
     """
-    from fairalloc.studies.plan import load_study
-    from fairalloc.studies.run import run_study as run
-    from fairalloc.studies.store import Store
-
     _check_run_arguments(study, store, resume, workers)
     cluster = _cluster(cluster)
     plan = load_study(study)
@@ -363,8 +171,6 @@ def _check_run_arguments(study: Any, store: Any, resume: Any, workers: Any) -> N
 def _cluster(cluster: Any) -> tuple[str, int | str] | None:
     """A ``run_study`` cluster as the runner takes it, checked as ``--cluster`` is: ``local:N``
     text or ``("local", N)``, an address or ``("address", ADDRESS)``."""
-    from fairalloc.studies.run import parse_cluster
-
     if cluster is None:
         return None
     if isinstance(cluster, tuple) and len(cluster) == 2 and cluster[0] in ("local", "address"):

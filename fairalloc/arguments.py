@@ -103,7 +103,7 @@ def folder_to_make(text: str) -> str:
 def figure(text: str) -> str:
     """An argparse type: a plot file whose extension matplotlib writes, in a folder that
     exists; checked before anything is computed."""
-    from matplotlib.backend_bases import FigureCanvasBase
+    from matplotlib.backend_bases import FigureCanvasBase  # lazy: heavy, only --plot needs it
 
     formats = FigureCanvasBase.get_supported_filetypes()
     suffix = Path(text).suffix.lstrip(".").lower()

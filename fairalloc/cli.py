@@ -12,16 +12,24 @@ import argparse
 import contextlib
 import dataclasses
 import fnmatch
+import itertools
 import json
 import math
 import os
 import sys
 
+import numpy as np
+import orjson
+from rich import box
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+from rich.progress import Progress as Bar
+from rich.table import Table
 
-from fairalloc import api, plots
+from fairalloc import api, plots, report, traces
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
+from fairalloc.catalog import EXAMPLES, copy_examples, examples
 from fairalloc.errors import OutputError, SolverError, SpecError, StoreError, Violation
 from fairalloc.files import same_file, write_text
 from fairalloc.registry import KINDS
@@ -44,8 +52,12 @@ from fairalloc.render import (
 )
 from fairalloc.result import FAILED, MARKS, Result, check_column
 from fairalloc.solvers import highs
-from fairalloc.spec import schema, set_path, template
-from fairalloc.studies.summary import ratio_label, study_title, summary_cells
+from fairalloc.spec import build, read_json, schema, set_path, template
+from fairalloc.studies.plan import load_study, study_name
+from fairalloc.studies.run import parse_cluster, run_study
+from fairalloc.studies.store import OK, Store
+from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
+from fairalloc.version import __version__
 
 FORMATS = ("table", "json", "markdown", "csv", "latex", "html")
 SUMMARY_FORMATS = FORMATS
@@ -251,8 +263,6 @@ def _spec_study(spec, what: str, grid: dict, methods: list[str], metrics: list[s
                 checks: list[str] | None = None) -> dict:
     """The study a one-spec command runs: the spec as its base instance, a grid over its keys,
     its methods, every row keeping its whole result."""
-    from fairalloc.studies.plan import study_name
-
     return {"study": study_name(spec.name or _stem(spec.source or "-"), what), "kind": spec.kind,
             "instances": {"base": spec.source or "-"}, "grid": grid, "methods": methods,
             "metrics": metrics, "results": True,
@@ -262,8 +272,6 @@ def _spec_study(spec, what: str, grid: dict, methods: list[str], metrics: list[s
 def _run_spec_study(spec, data: dict, args) -> tuple[int, dict, list]:
     """Run a one-spec study (``_spec_study``) into ``--store`` (default: memory): the exit
     code, its rows, and each row's result (None for a task that failed) in grid order."""
-    from fairalloc.studies.store import Store
-
     try:
         study = _load_study(data, ".", args, known={spec.source or "-": spec.raw})
     except SpecError as exc:      # a grid value the spec refuses: the spec's error, not a study's
@@ -293,8 +301,6 @@ def _verdict_cells(rows: dict, i: int, checks: list[str], style: str = "rich") -
 def cmd_sweep(args) -> int:
     """Re-solve one spec with keys varied: a study with the spec as its base instance, the
     keys as its grid (several: every combination) and one or more methods, shown row by row."""
-    import itertools
-
     sets = dict(_parse_set(text) for text in args.set)
     spec = api.load_spec(args.spec)
     for key, values in sets.items():
@@ -370,9 +376,6 @@ def _print_rows(title: str, header: list[str], body: list[list[str]], fmt_name: 
     if fmt_name != "table":
         sys.stdout.write(table_text(title, header, body, fmt_name, note))
         return
-    from rich import box
-    from rich.table import Table
-
     table = Table(*map(str, header), box=box.SIMPLE_HEAD, title=title, title_justify="left")
     for row in body:
         table.add_row(*row)
@@ -452,8 +455,6 @@ def common_flags() -> argparse.ArgumentParser:
 
 
 def _cluster(text: str):
-    from fairalloc.studies.run import parse_cluster
-
     try:
         return parse_cluster(text)
     except ValueError as exc:
@@ -464,9 +465,6 @@ def _load_study(source, root=None, opts=None, methods=None, known: dict | None =
     """A checked study; the command line's ``--time-limit``, ``--mip-gap``, ``--threads``
     (in ``opts``) and ``--methods`` change its spec (and so what the store records) before it
     is checked; ``known``: spec files already read."""
-    from fairalloc.spec import read_json
-    from fairalloc.studies.plan import load_study
-
     edits = {**({"methods": methods} if methods is not None else {}), **_solver_edits(opts)}
     if not edits:
         return load_study(source, root, known)
@@ -492,11 +490,6 @@ def _solver_edits(opts) -> dict:
 def _run_study(study, opts, store) -> int:
     """Run a study into ``store`` with a progress bar; a note of what happened on stderr.
     Returns the exit code: 130 when interrupted, 1 when a task failed or was lost, else 0."""
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
-    from rich.progress import Progress as Bar
-
-    from fairalloc.studies.run import run_study
-
     if opts.cluster is not None and opts.workers is not None:
         raise UsageError("--workers", "--workers sizes the local pool; with --cluster the "
                                       "cluster's workers run the tasks")
@@ -530,9 +523,6 @@ def _run_study(study, opts, store) -> int:
 
 def cmd_experiment(args) -> int:
     """A kind's preset experiment: its study, run like any, summarised by the paper's values."""
-    from fairalloc.studies.store import Store
-    from fairalloc.studies.summary import summarise
-
     experiment = _capability(args.kind, "experiment", "experiment")
     try:
         opts = _experiment_parser(args.kind, experiment).parse_args(args.rest)
@@ -573,8 +563,6 @@ def cmd_experiment(args) -> int:
 
 def _values_by_label(rows: dict, by: list[str], values: list[str]) -> dict:
     """value -> "group method" label -> the values of the rows that solved."""
-    from fairalloc.studies.store import OK
-
     out: dict[str, dict] = {v: {} for v in values}
     solved = [str(s) in OK for s in rows["status"]]
     for i, ok in enumerate(solved):
@@ -583,8 +571,6 @@ def _values_by_label(rows: dict, by: list[str], values: list[str]) -> dict:
             x = float(rows[v][i])
             if ok and x == x:
                 out[v].setdefault(label, []).append(x)
-    import numpy as np
-
     return {v: {label: np.array(xs) for label, xs in by_label.items()}
             for v, by_label in out.items()}
 
@@ -627,9 +613,6 @@ def cmd_study_run(args) -> int:
     path = args.store or f"{_stem(args.study)}.duckdb"
     _refuse_overwrite({"--store": path}, {"STUDY": args.study})
     study = _load_study(args.study, None, args)
-    from fairalloc.studies.store import Store
-    from fairalloc.studies.summary import summarise
-
     with Store(path) as store:
         code = _run_study(study, args, store)
         if code == 130 or args.quiet:
@@ -649,15 +632,11 @@ def _stem(path: str) -> str:
 
 
 def _open_store(args):
-    from fairalloc.studies.store import Store
-
     store = Store(args.store, read_only=True)
     return store, store.study(args.study)
 
 
 def cmd_study_summary(args) -> int:
-    from fairalloc.studies.summary import summarise
-
     store, record = _open_store(args)
     with store:
         rows = store.rows(record["study"])
@@ -695,8 +674,6 @@ def cmd_study_export(args) -> int:
 
 
 def cmd_study_instance(args) -> int:
-    from fairalloc.studies.plan import load_study
-
     store, record = _open_store(args)
     with store:
         files = store.spec_files(record["study"])
@@ -752,16 +729,16 @@ def cmd_simulate(args) -> int:
         print(f"fairalloc: status {status}: {rows['error'][0]}", file=sys.stderr)
         return 1
     title = sim.title(spec.name or spec.kind, spec.problem, rounds, seed, method, status)
-    report = result["metrics"]["simulation"]
+    played = result["metrics"]["simulation"]
     if args.format == "json":
         print(json.dumps({"title": title, "status": status, "rounds": rounds,
-                          "seed": seed, "simulation": report}, indent=2,
+                          "seed": seed, "simulation": played}, indent=2,
                          allow_nan=False))
     else:
         columns = sim.columns(spec.problem)
         _print_rows(title, ["mechanism", *[header for header, _ in columns]],
                     [[mechanism, *[cell(row) for _, cell in columns]]
-                     for mechanism, row in report.items()], args.format)
+                     for mechanism, row in played.items()], args.format)
     if args.plot:
         sim.plot(spec.problem, spec.problem.read_allocation(result["allocation"]),
                  result["metrics"], title, args.plot)
@@ -803,9 +780,6 @@ def _pairs(texts: list[str], flag: str) -> list[tuple[str, str]]:
 def cmd_import(args) -> int:
     """A spec of KIND from a table: a row per entity, columns mapped to the entity's keys, the
     rest of the spec from --base and --set; checked like any spec before it is written."""
-    from fairalloc import traces
-    from fairalloc.spec import build, read_json
-
     data = schema(args.kind)
     key = traces.entity_list(data)
     item = data["properties"][key]["items"]
@@ -855,8 +829,6 @@ def cmd_import(args) -> int:
 
 def _spec_json(raw: dict, key: str) -> str:
     """A spec as indented JSON with one entity a line (a million rows stay readable)."""
-    import orjson
-
     marker = "\u0000entities\u0000"
     head = json.dumps({**raw, key: marker}, indent=2, ensure_ascii=False)
     lines = ",\n".join("    " + orjson.dumps(e).decode() for e in raw[key])
@@ -881,8 +853,6 @@ def _is_store(path: str) -> bool:
 def cmd_report(args) -> int:
     """One document for a spec (every method, verdicts with witnesses, figures, the notes on
     the paper) or a study store (summary and plots): HTML, or Markdown with figure files."""
-    from fairalloc import report
-
     fmt_name = args.format or ("markdown" if args.output.endswith((".md", ".markdown"))
                                else "html")
     if args.source != "-" and _is_store(args.source):
@@ -904,8 +874,6 @@ def cmd_report(args) -> int:
 
 def cmd_examples(args) -> int:
     """List the example specs shipped in the package, or copy them into a folder."""
-    from fairalloc.catalog import EXAMPLES, copy_examples, examples
-
     chosen = examples(args.kind)
     if not chosen:
         raise UsageError("KIND", f"no examples of {args.kind!r} (kinds: "
@@ -927,9 +895,6 @@ def cmd_examples(args) -> int:
 
 
 def cmd_list(args) -> int:
-    from rich import box
-    from rich.table import Table
-
     table = Table("kind", "methods (default *, exact †)", "checks", "also", "what",
                   box=box.SIMPLE_HEAD)
     for kind in KINDS.values():
@@ -1023,8 +988,6 @@ def parser() -> argparse.ArgumentParser:
         prog="fairalloc",
         description="Fair and efficient sharing of heterogeneous compute: "
                     "JSON spec -> model -> solve -> validate.")
-    from fairalloc import __version__
-
     p.add_argument("--version", action="version", version=f"fairalloc {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

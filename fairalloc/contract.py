@@ -32,6 +32,11 @@ __all__ = ["Experiment", "Kind", "MethodDoesNotApply", "Parameter", "Simulation"
            "does_not_apply", "method_options", "Finding", "Result", "Solution", "STATUSES"]
 
 
+# Options every spec may give, whatever its method: ``method`` picks it, ``time_limit``
+# bounds a method that takes a limit and is ignored by one that finishes without (as the
+# command line's --time-limit is).
+COMMON_OPTIONS = ("method", "time_limit")
+
 SOLVER_FIELDS = ("name", "time_s", "iterations", "gap", "bound", "message")
 
 

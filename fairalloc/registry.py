@@ -7,27 +7,34 @@ drf spec does not pay for importing the other kinds — with the methods users a
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib
+import json
 import pkgutil
 from collections.abc import Callable, Iterator, Mapping
+from importlib import resources
 from importlib.metadata import entry_points
 
 from fairalloc import kinds
-from fairalloc.contract import Kind, method_options
+from fairalloc.contract import COMMON_OPTIONS, Kind, method_options
 
-__all__ = ["KINDS", "Kind", "Kinds", "register_kind", "register_method", "shipped_kinds"]
+__all__ = ["KINDS", "Kind", "Kinds", "kind_schema", "register_kind", "register_method",
+           "shipped_kinds"]
 
 ENTRY_POINTS = "fairalloc.methods"
 
 
 class Kinds(Mapping):
     """Kind name -> Kind, each imported from ``fairalloc.kinds.<name>`` on first use, with the
-    methods installed packages add (entry points) and those registered from Python."""
+    methods installed packages add (entry points) and those registered from Python.
+    ``generation`` counts the registrations, so that what is derived from the records (the
+    schemas of ``fairalloc.spec``) can be cached by it."""
 
     def __init__(self, names: tuple[str, ...]):
         self._names = names
         self._built: dict[str, Kind] = {}
+        self.generation = 0
 
     def __getitem__(self, name: str) -> Kind:
         if name not in self._names:
@@ -55,7 +62,7 @@ class Kinds(Mapping):
                              "template (Kind.schema, Kind.template)")
         self._names = (*self._names, kind.name)
         self._built[kind.name] = kind
-        _forget_schemas()
+        self.generation += 1
 
     def add_method(self, kind: str, name: str, function: Callable,
                    options: dict | None = None) -> None:
@@ -68,9 +75,8 @@ class Kinds(Mapping):
         built = self[kind]
         if name in built.methods:
             raise ValueError(f"{kind} already has a method {name!r}")
-        from fairalloc.spec import schema
-
-        known = {**schema(kind)["properties"]["options"]["properties"], **(options or {})}
+        known = {*kind_schema(built)["properties"]["options"]["properties"], *COMMON_OPTIONS,
+                 *(built.options or {}), *(options or {})}
         undocumented = [o for o in method_options(function) if o not in known]
         if undocumented:
             raise ValueError(f"{name} takes {', '.join(undocumented)}: give each a JSON Schema "
@@ -78,7 +84,7 @@ class Kinds(Mapping):
         self._built[kind] = dataclasses.replace(
             built, methods={**built.methods, name: function},
             options={**(built.options or {}), **(options or {})})
-        _forget_schemas()
+        self.generation += 1
 
 
 def _entry_point_methods(kind: str) -> dict[str, Callable]:
@@ -91,10 +97,13 @@ def _entry_point_methods(kind: str) -> dict[str, Callable]:
     return out
 
 
-def _forget_schemas() -> None:
-    from fairalloc.spec import forget_schemas  # options.method names the record's methods
-
-    forget_schemas()
+def kind_schema(record: Kind) -> dict:
+    """The kind's own JSON Schema (a fresh copy): its record's, else the one shipped in
+    ``fairalloc/schemas`` (``fairalloc.spec.schema`` adds the methods and common options)."""
+    if record.schema is not None:
+        return copy.deepcopy(record.schema)
+    name = f"{record.name}.schema.json"
+    return json.loads(resources.files("fairalloc.schemas").joinpath(name).read_text())
 
 
 def shipped_kinds() -> tuple[str, ...]:

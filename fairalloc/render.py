@@ -16,7 +16,9 @@ from fairalloc.allocation import Allocation, plain_value
 from fairalloc.result import (
     MARKS,
     MEANINGS,
+    NOTEBOOK,
     VERDICTS,
+    Comparison,
     Finding,
     Result,
     check_column,
@@ -88,6 +90,7 @@ def exact_text(value: Any) -> str:
 
 def render_table(result: Result, console=None, rows: int = 25) -> None:
     """Print a result as rich tables: summary, allocation (first ``rows`` ids), metrics, checks."""
+    # lazy: rich's tables (tens of ms), only the table format needs them
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -542,3 +545,23 @@ def render_html(result: Result, rows: int = 50) -> str:
 def render_csv(result: Result) -> str:
     """A result's allocation as CSV, every id (the metrics and checks: JSON)."""
     return csv_table(*_allocation_rows(result.allocation, len(result.allocation), exact_text))
+
+
+def comparison_markdown(compared: Comparison) -> str:
+    """A comparison as a Markdown table with every verdict (how a notebook shows it)."""
+    header, body, note = comparison_with_verdicts(list(compared), compared.exact,
+                                                  compared.sense)
+    texts = [[c.text if isinstance(c, Cell) else c for c in row] for row in body]
+    return table_text(compared.title, header, texts, "markdown", note)
+
+
+def comparison_html(compared: Comparison) -> str:
+    """A comparison as an HTML table, each witness on expand (how a notebook shows it)."""
+    header, body, note = comparison_with_verdicts(list(compared), compared.exact,
+                                                  compared.sense)
+    return (html_table(header, body, caption=compared.title)
+            + (f'\n<p class="note">{escape_html(note)}</p>' if note else ""))
+
+
+NOTEBOOK.update({"result.markdown": render_markdown, "result.html": render_html,
+                 "comparison.markdown": comparison_markdown, "comparison.html": comparison_html})

@@ -12,6 +12,7 @@ the kind's record (``plot``, ``knob``, ``tradeoff``, ``notes``), never a kind's 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -21,9 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fairalloc import engine, plots
+from fairalloc.errors import SpecError
 from fairalloc.files import make_folder, write_text
+from fairalloc.registry import KINDS
 from fairalloc.render import (
     Cell,
+    _dotted,
     abbreviations,
     check_heads,
     comparison,
@@ -38,6 +43,12 @@ from fairalloc.render import (
     verdict_columns,
 )
 from fairalloc.result import Result, check_column
+from fairalloc.spec import build, paper_notes, set_path
+from fairalloc.studies.plan import load_study
+from fairalloc.studies.run import run_study
+from fairalloc.studies.store import Store
+from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
+from fairalloc.version import __version__
 
 
 @dataclass(frozen=True)
@@ -114,16 +125,12 @@ def _figure(name: str, caption: str, draw: Callable[[str], Any]) -> Block:
 def spec_report(spec, methods: Sequence[str] | None = None,
                 time_limit: float | None = None, rows: int = 50) -> Document:
     """The report of a spec: every method (or ``methods``) solved and checked."""
-    from fairalloc import __version__, api
-    from fairalloc.registry import KINDS
-    from fairalloc.spec import paper_notes
-
     kind = KINDS[spec.kind]
     title = spec.name or (Path(spec.source).name if spec.source not in (None, "<stdin>")
                           else spec.kind)
     when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
     doc = Document(title, f"{spec.kind}: {kind.summary} — fairalloc {__version__}, {when}")
-    compared = api.compare(spec, methods, time_limit=time_limit)
+    compared = engine.compare(spec, methods, engine.Knobs(time_limit=time_limit))
     results = [(m, r) for m, r in compared if isinstance(r, Result)]
     doc.blocks += [Heading("The spec"), Code(json.dumps(spec.raw, indent=2))]
     doc.blocks += _methods(compared, kind)
@@ -179,8 +186,6 @@ def _verdicts(results: list[tuple[str, Result]]) -> list[Block]:
 
 
 def _metrics(results: list[tuple[str, Result]]) -> list[Block]:
-    from fairalloc.render import _dotted
-
     names: dict[str, None] = {}
     values = []
     for _, r in results:
@@ -213,21 +218,12 @@ def _spec_figures(spec, kind, shown: Result | None, methods: list[str], title: s
 
 
 def _titled(result: Result, title: str) -> Result:
-    import dataclasses
-
     return dataclasses.replace(result, name=title)
 
 
 def _tradeoff_figure(spec, kind, methods: list[str], title: str) -> Block:
     """The kind's trade-off: the spec solved along its knob by every method that applies, as
     ``fairalloc sweep --plot`` draws it."""
-    from fairalloc import plots
-    from fairalloc.errors import SpecError
-    from fairalloc.spec import build, set_path
-    from fairalloc.studies.plan import load_study
-    from fairalloc.studies.run import run_study
-    from fairalloc.studies.store import Store
-
     key, start, stop, step = kind.knob
     caption = f"the trade-off along {key}"
     try:
@@ -252,11 +248,6 @@ def _tradeoff_figure(spec, kind, methods: list[str], title: str) -> Block:
 
 def store_report(path: str, study: str | None = None) -> Document:
     """The report of a study in a DuckDB store: the study, its summary and its plots."""
-    from fairalloc import __version__, plots
-    from fairalloc.registry import KINDS
-    from fairalloc.studies.store import Store
-    from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
-
     with Store(path, read_only=True) as store:
         record = store.study(study)
         rows = store.rows(record["study"])

@@ -1,18 +1,20 @@
 """The result contract (DESIGN.md): statuses, verdicts, findings, solutions and results.
 
-Allocations are in ``fairalloc.allocation``; tables and Markdown in ``fairalloc.render``.
+Allocations are in ``fairalloc.allocation``; tables and Markdown in ``fairalloc.render``, which
+fills :data:`NOTEBOOK` when it is imported (``import fairalloc`` imports it), so these types
+import no renderer.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from fairalloc.allocation import Allocation, plain_value
+from fairalloc.allocation import Allocation, _pandas, plain_value
 
 # ``iteration_limit``: a fixed-point iteration (token's Algorithm 1) stopped at its iteration cap
 # without converging; its last iterate is kept, labelled, and the exit code is 1.
@@ -24,6 +26,11 @@ MARKS = {"holds": "✓", "fails": "✗", "unrefuted": "~", "unchecked": "–"}
 MEANINGS = {"holds": "proved on this allocation", "fails": "refuted, with a witness",
             "unrefuted": "a bounded probe found no counterexample",
             "unchecked": "not checked (the detail says why)"}
+
+# How a notebook shows a result and a comparison ("result.markdown", "result.html",
+# "comparison.markdown", "comparison.html" -> function of the object to its text): set by
+# fairalloc.render at import, so that the result types import no renderer.
+NOTEBOOK: dict[str, Callable[[Any], str]] = {}
 
 
 def ratio_to(value: float | None, reference: float | None, sense: str) -> float | None:
@@ -171,21 +178,15 @@ class Result:
 
     def _repr_markdown_(self) -> str:
         """Jupyter shows a result as its Markdown report (as ``--format markdown``)."""
-        from fairalloc.render import render_markdown
-
-        return render_markdown(self)
+        return NOTEBOOK["result.markdown"](self)
 
     def _repr_html_(self) -> str:
         """Jupyter shows a result as HTML tables, each witness on expand."""
-        from fairalloc.render import render_html
-
-        return render_html(self)
+        return NOTEBOOK["result.html"](self)
 
     def to_pandas(self) -> ResultFrames:
         """The allocation (indexed by id), metrics (one row per dotted name) and checks (one
         row per check: verdict, detail, witness) as pandas DataFrames; pandas is optional."""
-        from fairalloc.allocation import _pandas
-
         pd = _pandas("Result.to_pandas")
         metrics = dict(flat_metrics(plain_value(self.metrics, finite=False)))
         return ResultFrames(
@@ -209,34 +210,23 @@ class Result:
 class Comparison(list):
     """What ``compare`` returns: a list of (method, Result) pairs — (method, reason) for a
     method that does not apply — that a notebook shows as the comparison table with every
-    verdict (each witness on expand in HTML)."""
+    verdict (each witness on expand in HTML). ``exact`` is the kind's exact method (None: none)
+    and ``sense`` its objective's direction, which the table's ratio column needs."""
 
-    def __init__(self, rows, kind: str, name: str | None = None) -> None:
+    def __init__(self, rows, kind: str, name: str | None = None, *,
+                 exact: str | None = None, sense: str = "max") -> None:
         super().__init__(rows)
         self.kind = kind
         self.name = name
-
-    def _table(self):
-        from fairalloc.registry import KINDS
-        from fairalloc.render import comparison_with_verdicts
-
-        record = KINDS[self.kind]
-        return comparison_with_verdicts(list(self), record.exact, record.sense)
+        self.exact = exact
+        self.sense = sense
 
     @property
     def title(self) -> str:
         return f"{self.name or self.kind} — every {self.kind} method"
 
     def _repr_markdown_(self) -> str:
-        from fairalloc.render import Cell, table_text
-
-        header, body, note = self._table()
-        texts = [[c.text if isinstance(c, Cell) else c for c in row] for row in body]
-        return table_text(self.title, header, texts, "markdown", note)
+        return NOTEBOOK["comparison.markdown"](self)
 
     def _repr_html_(self) -> str:
-        from fairalloc.render import escape_html, html_table
-
-        header, body, note = self._table()
-        return (html_table(header, body, caption=self.title)
-                + (f'\n<p class="note">{escape_html(note)}</p>' if note else ""))
+        return NOTEBOOK["comparison.html"](self)

@@ -31,6 +31,7 @@ import numpy as np
 
 from fairalloc.errors import InputRefused, SpecError, Violation, Violations, is_unicode, json_path
 from fairalloc.files import read_text
+from fairalloc.registry import KINDS, kind_schema
 
 # a string (kept), a // comment or a /* */ comment (dropped; a block keeps its line breaks)
 _TOKEN_OR_COMMENT = re.compile(r'("(?:[^"\\\n]|\\.)*")|//[^\n]*|/\*[\s\S]*?\*/')
@@ -284,28 +285,23 @@ def read_json(source: str | Path, what: str = "spec") -> tuple[Any, str]:
     return parse_text(text, label, what), label
 
 
-# Options every spec may give, whatever its method: ``method`` picks it, ``time_limit``
-# bounds a method that takes a limit and is ignored by one that finishes without (as the
-# command line's --time-limit is).
-COMMON_OPTIONS = ("method", "time_limit")
 TIME_LIMIT_RULE = {"type": "number", "exclusiveMinimum": 0,
                    "description": "seconds, for a method that takes a limit (ignored by others)"}
 
 
-@cache
 def schema(kind: str) -> dict:
     """The JSON Schema of a problem kind, as shipped in ``fairalloc/schemas``, with
     ``options.method`` naming the kind's methods as its record has them (registered ones too)
     and ``options.time_limit`` allowed in every kind (its own rule where it states one).
     """
-    from fairalloc.registry import KINDS
+    return _schema(kind, KINDS.generation)
 
+
+@cache
+def _schema(kind: str, generation: int) -> dict:
+    # ``generation`` counts registrations: a method or kind added since is in a fresh schema
     record = KINDS[kind]
-    if record.schema is not None:
-        data = copy.deepcopy(record.schema)
-    else:
-        text = resources.files("fairalloc.schemas").joinpath(f"{kind}.schema.json").read_text()
-        data = json.loads(text)
+    data = kind_schema(record)
     options = data["properties"]["options"]["properties"]
     options["method"]["enum"] = list(record.methods)
     options.setdefault("time_limit", TIME_LIMIT_RULE)
@@ -315,8 +311,6 @@ def schema(kind: str) -> dict:
 
 def template(kind: str) -> str:
     """The commented template spec of a kind, or of a study (what ``fairalloc new`` prints)."""
-    from fairalloc.registry import KINDS
-
     if kind == "study":
         return resources.files("fairalloc.templates").joinpath("study.jsonc").read_text()
     record = KINDS[kind]
@@ -328,8 +322,6 @@ def template(kind: str) -> str:
 def paper_notes(kind: str) -> str:
     """What fairalloc found checking the kind's paper, as Markdown (the record's ``notes``,
     else ``fairalloc/notes/<kind>.md``, else nothing)."""
-    from fairalloc.registry import KINDS
-
     record = KINDS[kind]
     if record.notes is not None:
         return record.notes
@@ -338,13 +330,14 @@ def paper_notes(kind: str) -> str:
 
 
 def forget_schemas() -> None:
-    """Drop the cached schemas and validators (a method was registered)."""
-    schema.cache_clear()
+    """Drop the cached schemas and validators (the registry was changed by hand, as a test
+    does; a registration makes fresh ones by itself)."""
+    _schema.cache_clear()
     _validator.cache_clear()
 
 
 @cache
-def _validator(kind: str):
+def _validator(kind: str, generation: int):
     # jsonschema-rs: 0.06 s for a 1e5-user spec where the pure-Python jsonschema takes 10 s
     return jsonschema_rs.validator_for(schema(kind))
 
@@ -427,7 +420,7 @@ def _limit(value: float) -> str:
 
 def check_schema(kind: str, data: dict, found: Violations) -> None:
     """Add a violation for every place where ``data`` breaks the kind's JSON Schema."""
-    check_against(schema(kind), _validator(kind), data, found)
+    check_against(schema(kind), _validator(kind, KINDS.generation), data, found)
 
 
 def check_against(rules: dict, validator, data: Any, found: Violations) -> None:
@@ -444,8 +437,6 @@ def check_against(rules: dict, validator, data: Any, found: Violations) -> None:
 
 def build(data: Any, source: str | None = None) -> Spec:
     """Check parsed spec data (schema, then preconditions) and build its problem object."""
-    from fairalloc.registry import KINDS
-
     found = Violations()
     if not isinstance(data, dict):
         found.add("$", "a spec must be a JSON object")

@@ -5,7 +5,7 @@ interface: 1-4 s on a busy machine, where the next model of the same size takes 
 is a cost of the process, not of the method, and a paper's time column must not hold it.
 :func:`pyomo` pays it once, building and solving a one-variable model, and :func:`spent` says
 how long every start-up so far took, so that a caller timing a method leaves out what was paid
-inside it (``api.solve`` reports it apart as ``solver.extra.start_up_s``).
+inside it (``engine.solve`` reports it apart as ``solver.extra.start_up_s``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def pyomo() -> ModuleType:
     process, timed into :func:`spent`); every Pyomo formulation gets Pyomo from here."""
     start = time.perf_counter()
     try:
+        # lazy: heavy (1-4 s), only methods with a Pyomo model need it: timed here
         import pyomo.environ as pyo
         from pyomo.contrib.solver.common.factory import SolverFactory
 

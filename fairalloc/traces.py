@@ -176,7 +176,7 @@ def read_table(path: str) -> tuple[list[str], Table, dict[str, str]]:
     cells are its text (None when empty); a Parquet file's integer and double columns are
     numbers, its other columns text. A file DuckDB cannot read is a ``SpecError`` naming the
     file (and DuckDB's line)."""
-    import duckdb
+    import duckdb  # lazy: heavy, only reading a trace table needs it
 
     source = Path(path)
     try:

@@ -61,7 +61,7 @@ from fractions import Fraction
 import numpy as np
 
 from fairalloc import levels
-from fairalloc.allocation import Allocation
+from fairalloc.allocation import Allocation, read_allocation
 from fairalloc.errors import Violations
 from fairalloc.levels import highest_level
 from fairalloc.models.program import MatrixProgram
@@ -136,8 +136,6 @@ class AccelosProblem:
                                         for j, r in enumerate(RESOURCES)}})
 
     def read_allocation(self, data) -> Allocation:
-        from fairalloc.allocation import read_allocation
-
         return read_allocation(data, self.ids, [("work_groups",)], [(r,) for r in RESOURCES])
 
 

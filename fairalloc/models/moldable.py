@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -26,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from fairalloc import startup
-from fairalloc.allocation import Allocation
+from fairalloc.allocation import Allocation, read_allocation
 from fairalloc.errors import Violations
 from fairalloc.preconditions import check_unique_ids
 
@@ -211,8 +212,6 @@ class MoldableProblem:
         return Allocation(self.ids, columns)
 
     def read_allocation(self, data) -> Allocation:
-        from fairalloc.allocation import read_allocation
-
         return read_allocation(data, self.ids, [(k,) for k in KEYS],
                                parsed={("processor_ids",): lambda t: cpuset(id_ranges(t))})
 
@@ -444,8 +443,6 @@ def tail_bound(p: MoldableProblem, upper: float, depth: int,
     min(upper, that least), with the tails that improved on it, best last. At depth n, T is
     the whole order and (b) is the makespan of the best schedule: the bound is the optimum.
     Raises ``OutOfTime`` once ``time.perf_counter()`` passes ``deadline``."""
-    import time
-
     x = p.offload
     by_length = [int(i) for i in np.argsort(p.full_length, kind="stable")]
     outside = np.ones(p.n, dtype=bool)
@@ -484,8 +481,6 @@ def tail_makespan(p: MoldableProblem, jobs: list[int], release, cutoff: float,
     the allotments. (``cutoff``, ()) when none ends before ``cutoff``. Depth first over the
     allotments, the widest first; a partial choice is dropped once its ends, or a later job's
     start plus its shortest run y, reach the best found."""
-    import time
-
     m, count = p.processors, len(jobs)
     shortest = [float(p.full_length[j]) for j in jobs]
     best: list = [cutoff, ()]

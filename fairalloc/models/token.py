@@ -34,7 +34,7 @@ from functools import cached_property, partial
 
 import numpy as np
 
-from fairalloc.allocation import Allocation
+from fairalloc.allocation import Allocation, read_allocation
 from fairalloc.errors import Violations
 from fairalloc.preconditions import check_unique_ids
 
@@ -277,8 +277,6 @@ class TokenProblem:
         """An allocation produced elsewhere, in the result's format (``mean_tokens`` may be
         left out, then it is computed from the distribution; given, it is kept for the
         ``feasibility`` check to judge)."""
-        from fairalloc.allocation import read_allocation
-
         size = self.max_tokens + 1
         parsed = {(key,): partial(number_list, size=size, nullable=key == "thresholds")
                   for key in LIST_KEYS}

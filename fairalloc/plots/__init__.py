@@ -3,20 +3,24 @@ plots. Each kind's own pictures are in ``plots/<kind>.py``."""
 
 from __future__ import annotations
 
+import fnmatch
+
 import numpy as np
 
 from fairalloc.files import replacing
 from fairalloc.result import check_column
+from fairalloc.studies.store import OK
+from fairalloc.studies.summary import summarise
 
 
 def pyplot():
     """matplotlib's pyplot on the file-only Agg backend (no display needed)."""
-    import matplotlib
+    import matplotlib  # lazy: heavy, only commands that draw need it
 
     matplotlib.use("Agg")
     # text stays text in SVG and PDF figures: searchable, and editable for a paper
     matplotlib.rcParams.update({"svg.fonttype": "none", "pdf.fonttype": 42})
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazy: heavy, only commands that draw need it
 
     return plt
 
@@ -39,7 +43,7 @@ def readable_log_axis(ax) -> None:
     """A log y axis whose ticks read as plain numbers (0.5, 2, 10): every digit between
     decades labelled when the axis spans less than a decade, 2 and 5 when it spans little more
     than one."""
-    from matplotlib import ticker
+    from matplotlib import ticker  # lazy: heavy, only commands that draw need it
 
     ax.set_yscale("log")
     plain = ticker.FuncFormatter(lambda y, _: f"{y:g}")
@@ -153,8 +157,6 @@ def _legend(ax) -> None:
 
 def _tradeoff(kind, names: list[str]) -> tuple[str, list[str]] | None:
     """The kind's trade-off axes among the kept metrics: x and the y metrics, or None."""
-    import fnmatch
-
     if kind.tradeoff is None or kind.tradeoff[0] not in names:
         return None
     ys = [n for n in names if fnmatch.fnmatchcase(n, kind.tradeoff[1])]
@@ -202,9 +204,6 @@ def study(rows: dict[str, np.ndarray], by: list[str], values: list[str],
     percentiles, the mean as a diamond) and, for each numeric grid key among ``by``, the mean
     against that key per remaining group with its 95% bootstrap band; then the solve time (s)
     per group on a log axis. Rows that did not solve are left out, as in the summary."""
-    from fairalloc.studies.store import OK
-    from fairalloc.studies.summary import summarise
-
     plt = pyplot()
     solved = np.isin(rows["status"].astype(str), OK)
     numeric = [k for k in grid if k in by and rows[k].dtype.kind in "fiu"]
@@ -245,7 +244,7 @@ def study(rows: dict[str, np.ndarray], by: list[str], values: list[str],
                                 color=line.get_color())
             ax.set_xlabel(key)
             if rows[key].dtype.kind in "iu":   # jobs = 4 and 6, not ticks at 4.25 jobs
-                from matplotlib.ticker import MaxNLocator
+                from matplotlib.ticker import MaxNLocator  # lazy: heavy, only plots need it
 
                 ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.legend(fontsize=7, title="mean, 95% band", title_fontsize=7)

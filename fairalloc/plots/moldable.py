@@ -44,9 +44,8 @@ def gantt(result: Result, path: str) -> None:
 def job_colors(n: int) -> list:
     """n colours, all distinct: tab20's up to 20 jobs, beyond that hues a golden angle apart
     in alternating lightness (tab20 would repeat after 20)."""
-    import matplotlib.colors as mcolors
+    import matplotlib.colors as mcolors  # lazy: heavy, only commands that draw need it
 
-    from fairalloc.plots import pyplot
 
     if n <= 20:
         return [pyplot().get_cmap("tab20")(i) for i in range(n)]

@@ -343,6 +343,7 @@ def solve_pyomo(
     ``duals`` maps each constraint data object to its dual value (LPs only).
     """
     startup.pyomo()     # the interface's one-off start-up, timed apart (a model built elsewhere)
+    # lazy: heavy, only methods with a Pyomo model need it
     from pyomo.contrib.solver.common.factory import SolverFactory
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 

@@ -10,17 +10,20 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+import time
 from typing import NamedTuple
 
 import numpy as np
 
 from fairalloc.contract import does_not_apply
+from fairalloc.errors import SolverError
 from fairalloc.models.moldable import (
     DUAL_PRECISION,
     MoldableProblem,
     OutOfTime,
     Tail,
     dual_search,
+    exact_model,
     lower_bound,
     tail_bound,
     theorem1_bound,
@@ -29,6 +32,7 @@ from fairalloc.models.moldable import (
     two_shelves,
 )
 from fairalloc.result import Solution
+from fairalloc.solvers.highs import log_stream, relative_gap, solve_pyomo
 
 DEFAULT_RHO = math.sqrt(2) - 1
 
@@ -676,10 +680,6 @@ def tail_search(p: MoldableProblem, bound: float, best: Solution,
     instances: the time goes to the MILP instead). Returns the bound, the best schedule and
     the last depth searched to the end; each depth's bound, incumbent and gap go to the
     solver log (``highs.log_stream``)."""
-    import time
-
-    from fairalloc.solvers.highs import log_stream, relative_gap
-
     log = log_stream()
     upper, searched, took = float(best.objective), 0, []
     for depth in range(2, p.n + 1):
@@ -725,10 +725,6 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
     Beyond ``EXACT_MAX_BINARIES`` binaries (n^2 chi / 2 roughly) the MILP does not apply:
     without a proof by then, a SpecError on ``options.method``, as for any method that does
     not apply."""
-    import time
-
-    from fairalloc.solvers.highs import relative_gap
-
     begin = time.perf_counter()
     limit = EXACT_TIME_LIMIT if time_limit is None else float(time_limit)
     bound = lower_bound(p)
@@ -777,10 +773,6 @@ def milp(p: MoldableProblem, best: Solution, bound: float, left: float):
     divided by that makespan (its feasibility tolerances are absolute: at times of 1e-9 every
     schedule would fit within them); the schedule is re-timed in the spec's units. Beyond
     ``EXACT_MAX_BINARIES`` binaries, a SpecError on ``options.method`` (does not apply)."""
-    from fairalloc.errors import SolverError
-    from fairalloc.models.moldable import exact_model
-    from fairalloc.solvers.highs import solve_pyomo
-
     binaries = int(p.chi.sum()) * p.n + p.n * (p.n - 1) // 2
     if binaries > EXACT_MAX_BINARIES:
         raise does_not_apply("options.method", f"exact: {p.n} jobs need a MILP with "

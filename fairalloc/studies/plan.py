@@ -28,7 +28,10 @@ from typing import Any
 import jsonschema_rs
 import numpy as np
 
+from fairalloc.contract import method_options
+from fairalloc.engine import sweep_values
 from fairalloc.errors import SpecError, Violations
+from fairalloc.registry import KINDS
 from fairalloc.spec import (
     TYPE_WORDS,
     build,
@@ -87,7 +90,7 @@ class Task:
     metrics: tuple[str, ...]
     bound: bool                    # compute the kind's bound on the optimum (the reference)
     keep_result: bool = False      # store the whole result as JSON (the study's ``results``)
-    solver: tuple[tuple[str, Any], ...] = ()   # api.solve's solver keywords (threads, ...)
+    solver: tuple[tuple[str, Any], ...] = ()   # engine.Knobs: solver keywords (threads, ...)
 
     @property
     def key(self) -> tuple[int, str, int]:
@@ -180,8 +183,6 @@ def make_instance(kind: str, recipe: tuple, seed: int | None,
                   edits: tuple[tuple[str, Any], ...]) -> dict:
     """The raw spec of an instance: the kind's ``random_spec(seed, **parameters)`` or a spec
     file's data, with the grid's spec keys set."""
-    from fairalloc.registry import KINDS
-
     how, what = recipe
     raw = KINDS[kind].random_spec(seed, **what) if how == "generate" else what
     for key, value in edits:
@@ -260,9 +261,6 @@ class Study:
 
     def tasks(self, done: set | frozenset = frozenset()) -> Iterator[Task]:
         """Every task whose (instance, method, repeat) is not in ``done``."""
-        from fairalloc.contract import method_options
-        from fairalloc.registry import KINDS
-
         kind = KINDS[self.kind]
         options = {m: (("time_limit", self.time_limit),)
                    if self.time_limit is not None
@@ -299,8 +297,6 @@ def as_integers(rules: dict, value: Any) -> Any:
 
 def grid_values(value: Any) -> tuple:
     """A grid key's values: a list as given, or ``{start, stop, step}`` (stop included)."""
-    from fairalloc.api import sweep_values
-
     if isinstance(value, list):
         return tuple(value)
     return tuple(sweep_values(value["start"], value["stop"], value["step"]))
@@ -364,8 +360,6 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
              known: dict[str, dict] | None = None,
              given: Sequence[tuple[str, dict]] | None = None) -> Study | None:
     """The study, after the checks the schema cannot make (they need the kind's record)."""
-    from fairalloc.registry import KINDS
-
     spec, data = data, as_integers(study_schema(), data)
     kind_name = data["kind"]
     if kind_name not in KINDS:

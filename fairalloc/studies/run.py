@@ -45,7 +45,11 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError
 from dataclasses import dataclass
 
+from fairalloc import engine
+from fairalloc.contract import MethodDoesNotApply
+from fairalloc.registry import KINDS
 from fairalloc.result import flat_metrics
+from fairalloc.spec import build
 from fairalloc.studies.plan import Study, Task, make_instance
 from fairalloc.studies.store import Store, utc_now
 
@@ -137,19 +141,14 @@ def task_row(task: Task, **fields) -> dict:
 
 def run_task(task: Task) -> dict:
     """Make the instance, solve it with the task's method, run the chosen checks: the row."""
-    from fairalloc import api
-    from fairalloc.contract import MethodDoesNotApply
-    from fairalloc.registry import KINDS
-    from fairalloc.spec import build
-
     start = time.perf_counter()
     try:
         raw = make_instance(task.kind, task.recipe, task.instance.seed, task.edits)
         if task.options:
             raw = {**raw, "options": {**raw.get("options", {}), **dict(task.options)}}
         spec = build(raw, None)
-        result = api.solve(spec, task.method, validate=task.checks != (), checks=task.checks,
-                           strict=False, **dict(task.solver))
+        result = engine.solve(spec, task.method, task.checks != (), False, task.checks,
+                              engine.Knobs(**dict(task.solver)))
         fields = {"status": result.status, "objective": result.objective,
                   "gap": result.solver.get("gap"), "bound": result.solver.get("bound"),
                   "time_s": result.solver["time_s"],
@@ -217,7 +216,7 @@ def _forkserver():
     from multiprocessing import forkserver
 
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["fairalloc.studies.run", "fairalloc.api",
+    context.set_forkserver_preload(["fairalloc.studies.run", "fairalloc.engine",
                                     "fairalloc.registry"])
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)

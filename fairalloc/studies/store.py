@@ -42,6 +42,9 @@ import numpy as np
 
 from fairalloc.errors import StoreError
 from fairalloc.files import replacing
+from fairalloc.registry import KINDS
+from fairalloc.render import csv_safe
+from fairalloc.version import __version__
 
 FORMAT = "fairalloc study store"
 VERSION = 2                 # 2: spec_files and fairalloc_meta; 1 (unmarked) had neither
@@ -148,8 +151,6 @@ def csv_safe_columns(con) -> str:
     """The ``results`` columns for a CSV export on connection ``con``: each text column
     through :func:`~fairalloc.render.csv_safe` (registered on ``con``) and each name made
     safe, so no cell of the file starts a spreadsheet formula."""
-    from fairalloc.render import csv_safe
-
     con.create_function("csv_safe", csv_safe, ["VARCHAR"], "VARCHAR")
     return ", ".join((f"csv_safe({quoted(name)})" if kind == "VARCHAR" else quoted(name))
                      + f" AS {quoted(csv_safe(name))}"
@@ -161,7 +162,7 @@ class Store:
     summarised). ``read_only`` opens an existing store for summaries and exports."""
 
     def __init__(self, path: str | Path | None = None, read_only: bool = False):
-        import duckdb
+        import duckdb  # lazy: heavy, only commands with a store need it
 
         self.path = str(path) if path else None
         if read_only and not Path(self.path).is_file():
@@ -259,9 +260,6 @@ class Store:
         """Record ``study`` (a ``plan.Study``) and return the (instance, method, repeat) keys
         already stored. A study of that name with rows is continued only with ``resume``, and
         only if its spec is the same."""
-        from fairalloc import __version__
-        from fairalloc.registry import KINDS
-
         existing = self.con.execute("SELECT spec FROM studies WHERE study = ?",
                                     [study.name]).fetchone()
         if existing is not None:
@@ -385,7 +383,7 @@ class Store:
         fmt = "parquet" if path.lower().endswith(".parquet") else "csv"
         count = self.con.execute("SELECT count(*) FROM results WHERE study = ?",
                                  [study]).fetchone()[0]
-        import duckdb
+        import duckdb  # lazy: heavy, only commands with a store need it
 
         with replacing(path, failures=(OSError, duckdb.IOException)) as temporary, \
                 self.con.cursor() as con:   # its own connection: the CSV function dies with it

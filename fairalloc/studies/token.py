@@ -49,6 +49,7 @@ from fairalloc.allocation import Allocation
 from fairalloc.contract import Simulation
 from fairalloc.models import token as model
 from fairalloc.models.token import TokenProblem
+from fairalloc.plots.token import token_game
 from fairalloc.render import fmt
 
 MECHANISMS = ("mean-field", "round-robin", "lottery", "equal-progress", "equal-division",
@@ -308,8 +309,6 @@ def _title(name: str, p: TokenProblem, rounds: int, seed: int, method: str, stat
 
 def _plot(p: TokenProblem, allocation: Allocation, metrics: dict, title: str,
           path: str) -> None:
-    from fairalloc.plots.token import token_game
-
     token_game(p.ids, allocation.column("thresholds"), allocation.column("token_distribution"),
                metrics["boost_probability"], metrics.get("simulation"), title, path)
 
