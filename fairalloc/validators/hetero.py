@@ -32,7 +32,7 @@ PARETO_LOSS = 1e-9             # of a job's throughput: a witness's job may lose
 PARETO_PROBES = 8              # LPs maximising one job's gain alone, when the sum is spread
 PROBE_CALLS = 24               # re-runs the strategy-proofness probe may make
 LIES = (0.0, 0.25, 0.5, 2.0, 4.0)   # a type's reported throughput, times the truth
-ENVY_CHUNK = 512               # rows of the job x job envy matrix computed at once
+ENVY_PAIRS = 1 << 18           # (envier class, job) values computed at once
 
 
 def any_numbers(check):
@@ -95,53 +95,86 @@ def sharing_incentive(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
                    f"(smallest ratio {ratio[j]:.4g})")
 
 
-def _bundle_value(p: HeteroProblem, x: np.ndarray, i: int, j: int) -> float:
-    """What job i makes of job j's GPU time scaled by w_i / w_j: its time s_j x_jk / s_i on
-    each type, at most 1 in all (the best types first), at i's throughputs."""
-    time = x[j] * p.scale[j] / p.scale[i] * p.weights[i] / p.weights[j]
-    fits = p.scale[i] <= p.workers
-    order = np.argsort(-np.where(fits, p.throughput[i], -1.0), kind="stable")
-    left, value = 1.0, 0.0
-    for k in order:
-        if not fits[k] or left <= 0:
-            continue
-        take = min(time[k], left)
-        value += take * p.throughput[i, k]
-        left -= take
+def _bundle_values(p: HeteroProblem, x: np.ndarray, i: np.ndarray, j: np.ndarray
+                   ) -> np.ndarray:
+    """What each job i[a] makes of job j[a]'s GPU time scaled by w_i / w_j: its time
+    s_j x_jk / s_i on each type, at most 1 in all (its best types first), at i's throughputs.
+    Vectorised over the pairs, one type rank at a time, with the arithmetic of the greedy fill
+    of one pair, so that jobs alike (``_envier_classes``) get the same values bit for bit."""
+    fits = p.scale[:, None] <= p.workers[None, :]
+    order = np.argsort(-np.where(fits, p.throughput, -1.0), axis=1, kind="stable")
+    left, value = np.ones(i.size), np.zeros(i.size)
+    for rank in range(p.k):
+        k = order[i, rank]
+        time = x[j, k] * p.scale[j] / p.scale[i] * p.weights[i] / p.weights[j]
+        fill = fits[i, k] & (left > 0)
+        take = np.minimum(time, left)
+        value = np.where(fill, value + take * p.throughput[i, k], value)
+        left = np.where(fill, left - take, left)
     return value
+
+
+def _envier_classes(p: HeteroProblem) -> tuple[np.ndarray, np.ndarray]:
+    """Jobs alike as enviers (the same throughputs, scale factor and weight value every
+    bundle the same): (one job of each class, each job's class)."""
+    key = np.column_stack([p.throughput, p.scale, p.weights])
+    _, first, cls = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    return first, cls.reshape(-1)
+
+
+def _top_two(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: the largest value's first column, that value and the largest of the others."""
+    top = np.argmax(values, axis=1)
+    rows = np.arange(values.shape[0])
+    best = values[rows, top]
+    values[rows, top] = -np.inf
+    return top, best, values.max(axis=1, initial=-np.inf)
+
+
+def _excess(value, e):
+    """How much a bundle's value exceeds E_i, relatively (the witness's measure)."""
+    return value / np.maximum(e, 1e-300)
+
+
+def _envies(value, e):
+    """Whether a bundle's value beats E_i by more than the tolerance."""
+    return value > e * (1 + RTOL) + RTOL
 
 
 @any_numbers
 def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     """No job i would make more steps/s of job j's GPU time (scaled by w_i / w_j and by the
-    scale factors, at most 1 of time in all) than of its own: every pair, exactly (the
-    uncapped values of all pairs by matrix products, the cap applied where they exceed E_i)."""
+    scale factors, at most 1 of time in all) than of its own: every pair, exactly. Jobs alike
+    as enviers value every bundle alike, so each class of them (``_envier_classes``) values
+    the n bundles once (classes x n values, not n^2): a job envies when the best bundle other
+    than its own beats E_i. The witness is the pair whose value most exceeds E_i (relatively),
+    the first by envier then envied among equals."""
     x = time_of(p, allocation)
     e = effective(p, x)
-    gpu_time = x * p.scale[:, None] / p.weights[:, None]        # (n, k): s_j x_jk / w_j
-    worst = (0.0, -1, -1)
-    for start in range(0, p.n, ENVY_CHUNK):
-        rows = slice(start, start + ENVY_CHUNK)
-        # uncapped value of j's bundle to i: w_i / s_i * sum_k T_ik s_j x_jk / w_j
-        value = (p.throughput[rows] * (p.weights[rows] / p.scale[rows])[:, None]) @ gpu_time.T
-        np.fill_diagonal(value[:, start:start + ENVY_CHUNK], 0.0)
-        for a, j in np.argwhere(value > e[rows, None] * (1 + RTOL) + RTOL):
-            i = start + int(a)
-            if i == j:
-                continue
-            capped = _bundle_value(p, x, i, int(j))
-            excess = capped / max(e[i], 1e-300)
-            if capped > e[i] * (1 + RTOL) + RTOL and excess > worst[0]:
-                worst = (excess, i, int(j))
-    if worst[1] >= 0:
-        _, i, j = worst
-        value = _bundle_value(p, x, i, j)
-        return Finding("envy_freeness", False, f"{p.ids[i]} envies {p.ids[j]}: {value:.6g} "
-                       f"steps/s from its time against {e[i]:.6g} from its own",
-                       {"envious": p.ids[i], "envied": p.ids[j], "own": e[i],
-                        "from_bundle": value})
-    return Finding("envy_freeness", True, f"no job prefers another's time (all {p.n * (p.n - 1)}"
-                   " ordered pairs)")
+    first, cls = _envier_classes(p)
+    top, best, second = (np.empty(first.size, dtype=int), np.empty(first.size),
+                         np.empty(first.size))
+    step = max(1, ENVY_PAIRS // max(p.n, 1))
+    for start in range(0, first.size, step):
+        reps = first[start:start + step]
+        values = _bundle_values(p, x, np.repeat(reps, p.n), np.tile(np.arange(p.n), reps.size))
+        chunk = slice(start, start + reps.size)
+        top[chunk], best[chunk], second[chunk] = _top_two(values.reshape(reps.size, p.n))
+    jobs = np.arange(p.n)
+    others_best = np.where(top[cls] == jobs, second[cls], best[cls])   # the best j != i
+    envious = _envies(others_best, e)
+    if not envious.any():
+        return Finding("envy_freeness", True, f"no job prefers another's time (all "
+                       f"{p.n * (p.n - 1)} ordered pairs)")
+    excess = np.where(envious, _excess(others_best, e), -np.inf)
+    i = int(np.argmax(excess))
+    value = _bundle_values(p, x, np.full(p.n, first[cls[i]]), jobs)
+    worst = _envies(value, e[i]) & (_excess(value, e[i]) == excess[i]) & (jobs != i)
+    j = int(np.argmax(worst))
+    return Finding("envy_freeness", False, f"{p.ids[i]} envies {p.ids[j]}: {value[j]:.6g} "
+                   f"steps/s from its time against {e[i]:.6g} from its own",
+                   {"envious": p.ids[i], "envied": p.ids[j], "own": e[i],
+                    "from_bundle": float(value[j])})
 
 
 def within_polytope(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
