@@ -16,6 +16,7 @@ from fairalloc.models.hetero import (
     HeteroProblem,
     effective,
     eligible,
+    interior_pays,
     isolated_throughput,
     max_min_lp,
     sum_lp,
@@ -272,7 +273,8 @@ def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     reference = p.weights * isolated_throughput(p)
     level = e / reference
     program = throughput_program(p)
-    report = solve_matrix(*max_min_lp(program, reference, {}))
+    parts = max_min_lp(program, reference, {})
+    report = solve_matrix(*parts, interior=interior_pays(parts[0]))
     best = report.objective
     j = int(np.argmin(level))
     if level[j] < best * (1 - 1e-6) - 1e-12:
