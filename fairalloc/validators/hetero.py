@@ -194,7 +194,8 @@ def gains_lp(p: HeteroProblem, program, floor: np.ndarray, job: int | None = Non
     """The LP maximising the jobs' utilities (all of them summed, or ``job``'s alone) while
     every job keeps at least its ``floor``: HiGHS's report."""
     weights = np.ones(p.n) if job is None else (np.arange(p.n) == job).astype(float)
-    return solve_matrix(*sum_lp(program, weights, floor))
+    parts = sum_lp(program, weights, floor)
+    return solve_matrix(*parts, interior=interior_pays(parts[0]))
 
 
 @any_numbers

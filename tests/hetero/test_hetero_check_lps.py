@@ -12,7 +12,7 @@ from fairalloc.studies.hetero import random_spec
 JOBS = 700       # x 3 types: more LP columns than ``models.hetero.INTERIOR_FROM``
 
 
-@pytest.mark.parametrize("check", ["max_min"])
+@pytest.mark.parametrize("check", ["max_min", "pareto_efficiency"])
 def test_a_large_check_lp_goes_to_the_interior_point_method(check, monkeypatch):
     spec = fairalloc.load_spec(random_spec(7, jobs=JOBS, workers=60))
     result = fairalloc.solve(spec, validate=False)
