@@ -25,7 +25,7 @@ from fairalloc.models.hetero import (
 )
 from fairalloc.result import Finding
 from fairalloc.solvers.highs import solve_matrix
-from fairalloc.validators import no_mechanism, nothing_found, probe
+from fairalloc.validators import best_of_others, no_mechanism, nothing_found, probe
 
 RTOL = 1e-7
 PARETO_GAIN = 1e-6             # of a job's throughput: a gain above it refutes efficiency
@@ -101,7 +101,7 @@ def _bundle_values(p: HeteroProblem, x: np.ndarray, i: np.ndarray, j: np.ndarray
     """What each job i[a] makes of job j[a]'s GPU time scaled by w_i / w_j: its time
     s_j x_jk / s_i on each type, at most 1 in all (its best types first), at i's throughputs.
     Vectorised over the pairs, one type rank at a time, with the arithmetic of the greedy fill
-    of one pair, so that jobs alike (``_envier_classes``) get the same values bit for bit."""
+    of one pair, so that alike jobs get the same values bit for bit."""
     fits = p.scale[:, None] <= p.workers[None, :]
     order = np.argsort(-np.where(fits, p.throughput, -1.0), axis=1, kind="stable")
     left, value = np.ones(i.size), np.zeros(i.size)
@@ -113,23 +113,6 @@ def _bundle_values(p: HeteroProblem, x: np.ndarray, i: np.ndarray, j: np.ndarray
         value = np.where(fill, value + take * p.throughput[i, k], value)
         left = np.where(fill, left - take, left)
     return value
-
-
-def _envier_classes(p: HeteroProblem) -> tuple[np.ndarray, np.ndarray]:
-    """Jobs alike as enviers (the same throughputs, scale factor and weight value every
-    bundle the same): (one job of each class, each job's class)."""
-    key = np.column_stack([p.throughput, p.scale, p.weights])
-    _, first, cls = np.unique(key, axis=0, return_index=True, return_inverse=True)
-    return first, cls.reshape(-1)
-
-
-def _top_two(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per row: the largest value's first column, that value and the largest of the others."""
-    top = np.argmax(values, axis=1)
-    rows = np.arange(values.shape[0])
-    best = values[rows, top]
-    values[rows, top] = -np.inf
-    return top, best, values.max(axis=1, initial=-np.inf)
 
 
 def _excess(value, e):
@@ -146,30 +129,28 @@ def _envies(value, e):
 def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     """No job i would make more steps/s of job j's GPU time (scaled by w_i / w_j and by the
     scale factors, at most 1 of time in all) than of its own: every pair, exactly. Jobs alike
-    as enviers value every bundle alike, so each class of them (``_envier_classes``) values
-    the n bundles once (classes x n values, not n^2): a job envies when the best bundle other
+    as enviers value every bundle alike, so each class of them values the n bundles once
+    (``best_of_others``: classes x n values, not n^2): a job envies when the best bundle other
     than its own beats E_i. The witness is the pair whose value most exceeds E_i (relatively),
     the first by envier then envied among equals."""
     x = time_of(p, allocation)
     e = effective(p, x)
-    first, cls = _envier_classes(p)
-    top, best, second = (np.empty(first.size, dtype=int), np.empty(first.size),
-                         np.empty(first.size))
-    step = max(1, ENVY_PAIRS // max(p.n, 1))
-    for start in range(0, first.size, step):
-        reps = first[start:start + step]
-        values = _bundle_values(p, x, np.repeat(reps, p.n), np.tile(np.arange(p.n), reps.size))
-        chunk = slice(start, start + reps.size)
-        top[chunk], best[chunk], second[chunk] = _top_two(values.reshape(reps.size, p.n))
     jobs = np.arange(p.n)
-    others_best = np.where(top[cls] == jobs, second[cls], best[cls])   # the best j != i
+
+    def values(reps: np.ndarray) -> np.ndarray:
+        pairs = _bundle_values(p, x, np.repeat(reps, p.n), np.tile(jobs, reps.size))
+        return pairs.reshape(reps.size, p.n)
+
+    # an envier enters a bundle's value through its throughputs, scale factor and weight
+    others_best = best_of_others(values, np.column_stack([p.throughput, p.scale, p.weights]),
+                                 ENVY_PAIRS)
     envious = _envies(others_best, e)
     if not envious.any():
         return Finding("envy_freeness", True, f"no job prefers another's time (all "
                        f"{p.n * (p.n - 1)} ordered pairs)")
     excess = np.where(envious, _excess(others_best, e), -np.inf)
     i = int(np.argmax(excess))
-    value = _bundle_values(p, x, np.full(p.n, first[cls[i]]), jobs)
+    value = values(np.array([i]))[0]
     worst = _envies(value, e[i]) & (_excess(value, e[i]) == excess[i]) & (jobs != i)
     j = int(np.argmax(worst))
     return Finding("envy_freeness", False, f"{p.ids[i]} envies {p.ids[j]}: {value[j]:.6g} "
