@@ -32,6 +32,7 @@ PARETO_GAIN = 1e-6             # of a job's throughput: a gain above it refutes 
 PARETO_LOSS = 1e-9             # of a job's throughput: a witness's job may lose this (floats)
 PARETO_PROBES = 8              # LPs maximising one job's gain alone, when the sum is spread
 PROBE_CALLS = 24               # re-runs the strategy-proofness probe may make
+PROBE_WORK = 1_000             # job-solves: from 1,000 jobs the probe re-runs once
 LIES = (0.0, 0.25, 0.5, 2.0, 4.0)   # a type's reported throughput, times the truth
 ENVY_PAIRS = 1 << 18           # (envier class, job) values computed at once
 
@@ -271,7 +272,9 @@ def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
 def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=None,
                        **_) -> Finding:
     """Probe: a job reports one type's throughput scaled (0, 1/4, 1/2, 2, 4 times the truth);
-    does it make more steps/s, at its true throughputs, under the mechanism's outcome?"""
+    does it make more steps/s, at its true throughputs, under the mechanism's outcome? Jobs
+    in spec order, at most ``PROBE_CALLS`` re-runs, fewer for large inputs (``PROBE_WORK`` /
+    n, at least one: each re-run costs a solve); the detail says how much was probed."""
     if mechanism is None:
         return no_mechanism()
     truth = effective(p, time_of(p, allocation))
@@ -294,10 +297,13 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
                     "truthful": truth[j], "lying": got}
         return None
 
+    budget = min(PROBE_CALLS, max(1, PROBE_WORK // p.n))
     best, probed, runs = probe(mechanism, range(p.n), misreports,
-                               lambda j, row: p.with_throughput(j, row), gain, PROBE_CALLS)
+                               lambda j, row: p.with_throughput(j, row), gain, budget)
+    scope = (f"{runs} misreports of {probed} of {p.n} jobs, one type's throughput scaled; "
+             f"at most {budget} re-runs at this size")
     if best["gain"] > 0:
         return Finding("strategy_proofness", False,
                        f"{best['job']} gains {best['gain']:.3g} of its throughput by reporting "
-                       f"{best['report']}", best)
-    return nothing_found(f"{runs} misreports of {probed} jobs, one type's throughput scaled")
+                       f"{best['report']} ({scope})", best)
+    return nothing_found(scope)
