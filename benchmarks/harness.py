@@ -276,3 +276,57 @@ def fairalloc_command() -> list[str]:
     return [sys.executable, "-c", "import sys; from fairalloc.cli import main; sys.exit(main())"]
 
 
+
+
+CHECKS_BUDGET = 3.0   # issue 24: a kind's checks cost at most this many of its solves
+
+
+def checks_row(kind: str, label: str, data: dict) -> Row:
+    """Checks ÷ solve on one spec: ``fairalloc.solve(spec, validate=False)`` (the default
+    method and the metrics; best of ``REPEAT`` when fast), then each of the kind's checks on
+    that allocation, timed one by one as ``solve`` runs them (the method as the probes'
+    mechanism). PASS when the checks together cost at most
+    ``CHECKS_BUDGET`` solves; the note names each check's time, slowest first."""
+    import fairalloc
+    from fairalloc.api import _mechanism  # the mechanism solve hands the checks
+    from fairalloc.registry import KINDS
+
+    def run() -> Row:
+        spec = fairalloc.load_spec(data)
+        method, mechanism = _mechanism(KINDS[kind], spec, None)
+        log(f"{label}: solve ...")
+        solve = measure(lambda: fairalloc.solve(spec, validate=False))
+        allocation = solve.value.allocation
+        claims = mechanism(spec.problem).metrics           # the method's own, as solve has
+        spent: dict[str, float] = {}
+        for check in KINDS[kind].validators:
+            log(f"{label}: {check.__name__} ...")
+            spent[check.__name__] = measure(lambda check=check: check(
+                spec.problem, allocation, mechanism=mechanism, claims=claims)).best
+        total = sum(spent.values())
+        ratio = total / solve.best
+        slowest = sorted(spent.items(), key=lambda item: -item[1])
+        note = (f"`{method}` {fmt_seconds(solve.best)}, checks {fmt_seconds(total)}: "
+                f"**{ratio:.2f}x**; " + ", ".join(f"{name} {fmt_seconds(t)}"
+                                                  for name, t in slowest))
+        log(f"{label}: checks {ratio:.2f}x the solve")
+        return Row(label, total, CHECKS_BUDGET * solve.best, solve.runs, note)
+
+    return safe(label, run)
+
+
+def checks_table(kind: str, unit: str, sizes: tuple[int, ...],
+                 make: Callable[[int], dict]) -> Table:
+    """The "checks ÷ solve" table of a kind: ``checks_row`` on ``make(n)`` (a spec of size n)
+    at each size, after a warm-up solve with checks on ``make(5)`` (imports, first models)."""
+    import fairalloc
+
+    fairalloc.solve(make(5))
+    rows = [checks_row(kind, f"{kind}, {n:,} {unit}", make(n)) for n in sizes]
+    return Table(f"{kind}-checks", f"{kind}: checks ÷ solve",
+                 f"Random {kind} specs (`random_spec` at the fixed seed, as above). Timed: "
+                 "`fairalloc.solve(spec, validate=False)` (the default method and the metrics), "
+                 "then each check on its allocation (as `solve` runs them, the method as the "
+                 "probe's mechanism; a warm-up solve with checks first). Target from issue 24: "
+                 f"all checks together at most {CHECKS_BUDGET:g}x the solve (the target column "
+                 "is that multiple).", rows)
