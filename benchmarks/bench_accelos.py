@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from harness import Row, Table, fmt_seconds, market_of, random_spec, size, timed_row
+from harness import (
+    Row,
+    Table,
+    checks_table,
+    fmt_seconds,
+    market_of,
+    random_spec,
+    size,
+    timed_row,
+)
 
 ILP_TARGET = 2.0
 
@@ -69,4 +78,10 @@ def bench_accelos(quick: bool) -> list[Table]:
         "on the problem object (building it is setup; a warm-up solve first). Target from the "
         f"issue: `accelos` with {size(target_k)} kernels under {fmt_seconds(target)}; issue 14: "
         f"`ilp` with 1,000 kernels under {fmt_seconds(ILP_TARGET)}.",
-        rows)]
+        rows), bench_accelos_checks(quick)]
+
+
+def bench_accelos_checks(quick: bool) -> Table:
+    """accelOS: every check against the method's solve at 1e3 kernels (issue 24)."""
+    return checks_table("accelos", "kernels", (100,) if quick else (1_000,),
+                        lambda k: random_spec("accelos", kernels=k))

@@ -6,7 +6,17 @@ import gc
 import math
 
 import numpy as np
-from harness import Row, Table, log, market_of, nice, random_spec, size, timed_row
+from harness import (
+    Row,
+    Table,
+    checks_table,
+    log,
+    market_of,
+    nice,
+    random_spec,
+    size,
+    timed_row,
+)
 
 
 def bench_drf(quick: bool) -> list[Table]:
@@ -67,7 +77,13 @@ def bench_drf(quick: bool) -> list[Table]:
         "~10% of users with max_tasks in 1..5. Timed: the filling on the problem's market "
         "(building the market is setup). Target from the issue: 1e6 users under 0.5 s "
         "(applied to both saturation modes).",
-        rows)]
+        rows), bench_drf_checks(quick)]
+
+
+def bench_drf_checks(quick: bool) -> Table:
+    """DRF: every check against the default method's solve at 1e4 and 1e5 users (issue 24)."""
+    return checks_table("drf", "users", (10**3, 10**4) if quick else (10**4, 10**5),
+                        lambda n: random_spec("drf", users=n))
 
 
 LP_RATIO = 20

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 
-from harness import Row, Table, log, random_spec, safe, size, timed, timed_row
+from harness import Row, Table, checks_table, log, random_spec, safe, size, timed, timed_row
 
 
 def emrf_mechanism(problem):
@@ -77,7 +77,13 @@ def bench_emrf(quick: bool) -> list[Table]:
         "validator of `KINDS['emrf']` separately on the same allocation with "
         "`mechanism = lambda p: KINDS['emrf'].methods['lp'](p)`. "
         "Target from the issue: 1e6 users under 1 s.",
-        rows)]
+        rows), bench_emrf_checks(quick)]
+
+
+def bench_emrf_checks(quick: bool) -> Table:
+    """EMRF: every check against the default method's solve at 1e4 and 1e5 users (issue 24)."""
+    return checks_table("emrf", "users", (10**3, 10**4) if quick else (10**4, 10**5),
+                        lambda n: random_spec("emrf", users=n))
 
 
 def bench_formulation(quick: bool) -> list[Table]:

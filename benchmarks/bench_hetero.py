@@ -3,7 +3,7 @@ under 2 s), leximin (water filling) at 100..1,000 jobs, and the agnostic baselin
 
 from __future__ import annotations
 
-from harness import Row, Table, market_of, random_spec, timed_row
+from harness import Row, Table, checks_table, market_of, random_spec, timed_row
 
 MAX_MIN_TARGET = 2.0
 
@@ -44,4 +44,10 @@ def bench_hetero(quick: bool) -> list[Table]:
                   "rows that grow with jobs x types; the Pyomo formulation (the same LP written "
                   "out, `options.formulation`) is timed beside it to show where each wins. "
                   "Target from the issue: max-min with 10,000 jobs x 3 types under 2 s; "
-                  "leximin at 1,000 jobs reported.", rows)]
+                  "leximin at 1,000 jobs reported.", rows), bench_hetero_checks(quick)]
+
+
+def bench_hetero_checks(quick: bool) -> Table:
+    """hetero: every check against the max-min solve at 1,000 and 10,000 jobs (issue 24)."""
+    return checks_table("hetero", "jobs", (100, 1_000) if quick else (1_000, 10_000),
+                        lambda n: random_spec("hetero", jobs=n, workers=max(12, n // 10)))

@@ -328,3 +328,20 @@ def checks_ratio_row(kind_name: str, data: dict, label: str) -> Row:
                    f"`{kind.default}`); {each}")
 
     return safe(f"{kind_name} checks, {label}", run)
+
+
+def checks_table(kind: str, unit: str, sizes: tuple[int, ...],
+                 make: Callable[[int], dict]) -> Table:
+    """The "checks ÷ solve" table of a kind: ``checks_ratio_row`` on ``make(n)`` (a spec of size n)
+    at each size, after a warm-up solve with checks on ``make(5)`` (imports, first models)."""
+    import fairalloc
+
+    fairalloc.solve(make(5))
+    rows = [checks_ratio_row(kind, make(n), f"{n:,} {unit}") for n in sizes]
+    return Table(f"{kind}-checks", f"{kind}: checks ÷ solve",
+                 f"Random {kind} specs (`random_spec` at the fixed seed, as above). Timed: "
+                 "`fairalloc.solve(spec, validate=False)` (the default method and the metrics), "
+                 "then each check on its allocation (as `solve` runs them, the method as the "
+                 "probe's mechanism; a warm-up solve with checks first). Target from issue 24: "
+                 f"all checks together at most {CHECKS_TARGET:g}x the solve (the target column "
+                 "is that multiple).", rows)

@@ -23,6 +23,7 @@ from fairalloc.models.hetero import (
     agnostic_program,
     effective,
     eligible,
+    interior_pays,
     isolated_share,
     isolated_throughput,
     largest_finish_time_ratio,
@@ -40,13 +41,12 @@ DUAL_TOLERANCE = 1e-9
 LEVEL_SLACK = 1e-9       # the second stage holds each job to within this of the max-min level
 FINISH_TOLERANCE = 1e-9
 MAX_BISECTIONS = 200
-INTERIOR_FROM = 2_000    # LP columns from which the interior point method wins (benchmarks)
 
 
 def _solve(parts, maximize: bool = True):
     cost, rows, row_lower, row_upper, col_lower, col_upper = parts
     report = solve_matrix(cost, rows, row_lower, row_upper, col_lower, col_upper,
-                          maximize=maximize, interior=cost.size > INTERIOR_FROM)
+                          maximize=maximize, interior=interior_pays(cost))
     if report.status != "optimal":
         raise SolverError(f"hetero LP: HiGHS says {report.status}")
     return report

@@ -2,13 +2,16 @@
 
 Shared here: what a strategy-proofness probe says when it has nothing to re-run, when it found
 nothing, how many re-runs it may make (``probe_budget``) and how it re-runs a mechanism (a
-failed re-solve is no outcome, never a gain).
+failed re-solve is no outcome, never a gain); and how an envy check values every bundle once
+per class of alike enviers, not once per pair.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import Any
+
+import numpy as np
 
 from fairalloc.errors import SolverError
 from fairalloc.result import FAILED, Finding, Solution
@@ -74,3 +77,33 @@ def rerun(mechanism: Callable[[Any], Solution], problem: Any) -> Solution | None
     except SolverError:
         return None
     return None if outcome.status in FAILED else outcome
+
+
+def alike(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Subjects with equal rows of ``key`` (n, d): (the first subject of each class, each
+    subject's class). An envy check whose envier enters the value of a bundle only through
+    its key values the n bundles once per class, not once per subject."""
+    _, first, cls = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    return first, cls.reshape(-1)
+
+
+def best_of_others(values: Callable[[np.ndarray], np.ndarray], key: np.ndarray,
+                   block: int) -> np.ndarray:
+    """For each subject i: the largest ``values(reps)[a, j]`` over the subjects j != i, where
+    ``values`` gives the rows (len(reps), n) of the classes' first subjects ``reps`` (classes
+    of equal ``key`` rows, ``alike``), at most ``block`` entries at once; -inf for a lone
+    subject. Classes x n values in all."""
+    first, cls = alike(key)
+    n = cls.size
+    top, best, second = (np.empty(first.size, dtype=int), np.empty(first.size),
+                         np.empty(first.size))
+    step = max(1, block // max(n, 1))
+    for start in range(0, first.size, step):
+        chunk = slice(start, start + step)
+        rows = values(first[chunk]).astype(float)
+        at = np.arange(rows.shape[0])
+        top[chunk] = np.argmax(rows, axis=1)
+        best[chunk] = rows[at, top[chunk]]
+        rows[at, top[chunk]] = -np.inf
+        second[chunk] = rows.max(axis=1, initial=-np.inf)
+    return np.where(top[cls] == np.arange(n), second[cls], best[cls])

@@ -18,8 +18,9 @@ from fairalloc.models.accelos import (
     weighted_dominant_share,
 )
 from fairalloc.result import Finding
+from fairalloc.validators import best_of_others
 
-ENVY_BLOCK = 512      # kernels compared at once in the envy check (memory O(block x K))
+ENVY_BLOCK = 1 << 18  # (kernel class, kernel) pairs compared at once in the envy check
 RTOL = 1e-9
 
 
@@ -94,8 +95,7 @@ def pareto_efficiency(p: AccelosProblem, allocation: Allocation, **_) -> Finding
     return Finding("pareto_efficiency", True, "no kernel can take one more group")
 
 
-def _envy_in_block(p: AccelosProblem, n: np.ndarray, rows: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def _could_run(p: AccelosProblem, n: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """For kernels ``rows`` (i) against every kernel j: the groups i could run in j's bundle
     scaled by s_i / s_j, min_r floor((s_i / s_j) n_j d_jr / d_ir), capped at N_i."""
     bundle = n[:, None] * p.demand                                   # (K, 3)
@@ -105,31 +105,29 @@ def _envy_in_block(p: AccelosProblem, n: np.ndarray, rows: np.ndarray
         per = np.where(d[:, None, :] > 0,
                        np.floor(scale[..., None] * bundle[None] / d[:, None, :] * (1 + RTOL)),
                        np.inf)
-    could = np.minimum(per.min(axis=2), p.groups[rows, None])
-    return could, could - n[rows, None]
+    return np.minimum(per.min(axis=2), p.groups[rows, None])
 
 
 def envy_freeness(p: AccelosProblem, allocation: Allocation, **_) -> Finding:
     """No kernel i could run more of its groups with kernel j's threads, local memory and
     registers (scaled by s_i / s_j) than it has, min_r floor((s_i/s_j) n_j d_jr / d_ir) > n_i
-    (capped at N_i: a kernel with its whole NDRange envies nobody)."""
+    (capped at N_i: a kernel with its whole NDRange envies nobody). A kernel enters this only
+    through its demand, NDRange and share, so each class of alike kernels values the K
+    bundles once (``best_of_others``: classes x K values, not K^2). The witness is the pair
+    with the most groups to gain, the first by envier then envied among equals."""
     n = _groups(allocation)
-    worst = (0.0, -1, -1, 0.0)
-    for begin in range(0, p.kernel_count, ENVY_BLOCK):
-        rows = np.arange(begin, min(begin + ENVY_BLOCK, p.kernel_count))
-        could, gain = _envy_in_block(p, n, rows)
-        gain[np.arange(len(rows)), rows] = 0
-        flat = int(np.argmax(gain))
-        b, j = divmod(flat, p.kernel_count)
-        if gain[b, j] > worst[0]:
-            worst = (float(gain[b, j]), int(rows[b]), j, float(could[b, j]))
-    if worst[0] > 0:
-        _, i, j, could = worst
+    could = best_of_others(lambda rows: _could_run(p, n, rows),
+                           np.column_stack([p.demand, p.groups, p.share]), ENVY_BLOCK)
+    gain = could - n
+    i = int(np.argmax(gain))
+    if gain[i] > 0:
+        theirs = _could_run(p, n, np.array([i]))[0]
+        j = int(np.argmax((theirs - n[i] == gain[i]) & (np.arange(p.kernel_count) != i)))
         return Finding("envy_freeness", False,
-                       f"{p.ids[i]} envies {p.ids[j]}: {could:g} of its groups fit in "
+                       f"{p.ids[i]} envies {p.ids[j]}: {theirs[j]:g} of its groups fit in "
                        f"{p.ids[j]}'s (share-scaled) bundle, it has {n[i]:g}",
                        {"kernel": p.ids[i], "envies": p.ids[j], "work_groups": n[i],
-                        "in_their_bundle": could})
+                        "in_their_bundle": float(theirs[j])})
     return Finding("envy_freeness", True, "no kernel fits more groups in another's "
                    "share-scaled bundle of threads, local memory and registers")
 

@@ -16,6 +16,7 @@ from fairalloc.models.hetero import (
     HeteroProblem,
     effective,
     eligible,
+    interior_pays,
     isolated_throughput,
     max_min_lp,
     sum_lp,
@@ -24,15 +25,16 @@ from fairalloc.models.hetero import (
 )
 from fairalloc.result import Finding
 from fairalloc.solvers.highs import solve_matrix
-from fairalloc.validators import no_mechanism, nothing_found, probe
+from fairalloc.validators import best_of_others, no_mechanism, nothing_found, probe
 
 RTOL = 1e-7
 PARETO_GAIN = 1e-6             # of a job's throughput: a gain above it refutes efficiency
 PARETO_LOSS = 1e-9             # of a job's throughput: a witness's job may lose this (floats)
 PARETO_PROBES = 8              # LPs maximising one job's gain alone, when the sum is spread
 PROBE_CALLS = 24               # re-runs the strategy-proofness probe may make
+PROBE_WORK = 1_000             # job-solves: from 1,000 jobs the probe re-runs once
 LIES = (0.0, 0.25, 0.5, 2.0, 4.0)   # a type's reported throughput, times the truth
-ENVY_CHUNK = 512               # rows of the job x job envy matrix computed at once
+ENVY_PAIRS = 1 << 18           # (envier class, job) values computed at once
 
 
 def any_numbers(check):
@@ -95,53 +97,67 @@ def sharing_incentive(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
                    f"(smallest ratio {ratio[j]:.4g})")
 
 
-def _bundle_value(p: HeteroProblem, x: np.ndarray, i: int, j: int) -> float:
-    """What job i makes of job j's GPU time scaled by w_i / w_j: its time s_j x_jk / s_i on
-    each type, at most 1 in all (the best types first), at i's throughputs."""
-    time = x[j] * p.scale[j] / p.scale[i] * p.weights[i] / p.weights[j]
-    fits = p.scale[i] <= p.workers
-    order = np.argsort(-np.where(fits, p.throughput[i], -1.0), kind="stable")
-    left, value = 1.0, 0.0
-    for k in order:
-        if not fits[k] or left <= 0:
-            continue
-        take = min(time[k], left)
-        value += take * p.throughput[i, k]
-        left -= take
+def _bundle_values(p: HeteroProblem, x: np.ndarray, i: np.ndarray, j: np.ndarray
+                   ) -> np.ndarray:
+    """What each job i[a] makes of job j[a]'s GPU time scaled by w_i / w_j: its time
+    s_j x_jk / s_i on each type, at most 1 in all (its best types first), at i's throughputs.
+    Vectorised over the pairs, one type rank at a time, with the arithmetic of the greedy fill
+    of one pair, so that alike jobs get the same values bit for bit."""
+    fits = p.scale[:, None] <= p.workers[None, :]
+    order = np.argsort(-np.where(fits, p.throughput, -1.0), axis=1, kind="stable")
+    left, value = np.ones(i.size), np.zeros(i.size)
+    for rank in range(p.k):
+        k = order[i, rank]
+        time = x[j, k] * p.scale[j] / p.scale[i] * p.weights[i] / p.weights[j]
+        fill = fits[i, k] & (left > 0)
+        take = np.minimum(time, left)
+        value = np.where(fill, value + take * p.throughput[i, k], value)
+        left = np.where(fill, left - take, left)
     return value
+
+
+def _excess(value, e):
+    """How much a bundle's value exceeds E_i, relatively (the witness's measure)."""
+    return value / np.maximum(e, 1e-300)
+
+
+def _envies(value, e):
+    """Whether a bundle's value beats E_i by more than the tolerance."""
+    return value > e * (1 + RTOL) + RTOL
 
 
 @any_numbers
 def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     """No job i would make more steps/s of job j's GPU time (scaled by w_i / w_j and by the
-    scale factors, at most 1 of time in all) than of its own: every pair, exactly (the
-    uncapped values of all pairs by matrix products, the cap applied where they exceed E_i)."""
+    scale factors, at most 1 of time in all) than of its own: every pair, exactly. Jobs alike
+    as enviers value every bundle alike, so each class of them values the n bundles once
+    (``best_of_others``: classes x n values, not n^2): a job envies when the best bundle other
+    than its own beats E_i. The witness is the pair whose value most exceeds E_i (relatively),
+    the first by envier then envied among equals."""
     x = time_of(p, allocation)
     e = effective(p, x)
-    gpu_time = x * p.scale[:, None] / p.weights[:, None]        # (n, k): s_j x_jk / w_j
-    worst = (0.0, -1, -1)
-    for start in range(0, p.n, ENVY_CHUNK):
-        rows = slice(start, start + ENVY_CHUNK)
-        # uncapped value of j's bundle to i: w_i / s_i * sum_k T_ik s_j x_jk / w_j
-        value = (p.throughput[rows] * (p.weights[rows] / p.scale[rows])[:, None]) @ gpu_time.T
-        np.fill_diagonal(value[:, start:start + ENVY_CHUNK], 0.0)
-        for a, j in np.argwhere(value > e[rows, None] * (1 + RTOL) + RTOL):
-            i = start + int(a)
-            if i == j:
-                continue
-            capped = _bundle_value(p, x, i, int(j))
-            excess = capped / max(e[i], 1e-300)
-            if capped > e[i] * (1 + RTOL) + RTOL and excess > worst[0]:
-                worst = (excess, i, int(j))
-    if worst[1] >= 0:
-        _, i, j = worst
-        value = _bundle_value(p, x, i, j)
-        return Finding("envy_freeness", False, f"{p.ids[i]} envies {p.ids[j]}: {value:.6g} "
-                       f"steps/s from its time against {e[i]:.6g} from its own",
-                       {"envious": p.ids[i], "envied": p.ids[j], "own": e[i],
-                        "from_bundle": value})
-    return Finding("envy_freeness", True, f"no job prefers another's time (all {p.n * (p.n - 1)}"
-                   " ordered pairs)")
+    jobs = np.arange(p.n)
+
+    def values(reps: np.ndarray) -> np.ndarray:
+        pairs = _bundle_values(p, x, np.repeat(reps, p.n), np.tile(jobs, reps.size))
+        return pairs.reshape(reps.size, p.n)
+
+    # an envier enters a bundle's value through its throughputs, scale factor and weight
+    others_best = best_of_others(values, np.column_stack([p.throughput, p.scale, p.weights]),
+                                 ENVY_PAIRS)
+    envious = _envies(others_best, e)
+    if not envious.any():
+        return Finding("envy_freeness", True, f"no job prefers another's time (all "
+                       f"{p.n * (p.n - 1)} ordered pairs)")
+    excess = np.where(envious, _excess(others_best, e), -np.inf)
+    i = int(np.argmax(excess))
+    value = values(np.array([i]))[0]
+    worst = _envies(value, e[i]) & (_excess(value, e[i]) == excess[i]) & (jobs != i)
+    j = int(np.argmax(worst))
+    return Finding("envy_freeness", False, f"{p.ids[i]} envies {p.ids[j]}: {value[j]:.6g} "
+                   f"steps/s from its time against {e[i]:.6g} from its own",
+                   {"envious": p.ids[i], "envied": p.ids[j], "own": e[i],
+                    "from_bundle": float(value[j])})
 
 
 def within_polytope(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
@@ -160,7 +176,8 @@ def gains_lp(p: HeteroProblem, program, floor: np.ndarray, job: int | None = Non
     """The LP maximising the jobs' utilities (all of them summed, or ``job``'s alone) while
     every job keeps at least its ``floor``: HiGHS's report."""
     weights = np.ones(p.n) if job is None else (np.arange(p.n) == job).astype(float)
-    return solve_matrix(*sum_lp(program, weights, floor))
+    parts = sum_lp(program, weights, floor)
+    return solve_matrix(*parts, interior=interior_pays(parts[0]))
 
 
 @any_numbers
@@ -239,7 +256,8 @@ def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     reference = p.weights * isolated_throughput(p)
     level = e / reference
     program = throughput_program(p)
-    report = solve_matrix(*max_min_lp(program, reference, {}))
+    parts = max_min_lp(program, reference, {})
+    report = solve_matrix(*parts, interior=interior_pays(parts[0]))
     best = report.objective
     j = int(np.argmin(level))
     if level[j] < best * (1 - 1e-6) - 1e-12:
@@ -254,7 +272,9 @@ def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
 def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=None,
                        **_) -> Finding:
     """Probe: a job reports one type's throughput scaled (0, 1/4, 1/2, 2, 4 times the truth);
-    does it make more steps/s, at its true throughputs, under the mechanism's outcome?"""
+    does it make more steps/s, at its true throughputs, under the mechanism's outcome? Jobs
+    in spec order, at most ``PROBE_CALLS`` re-runs, fewer for large inputs (``PROBE_WORK`` /
+    n, at least one: each re-run costs a solve); the detail says how much was probed."""
     if mechanism is None:
         return no_mechanism()
     truth = effective(p, time_of(p, allocation))
@@ -277,10 +297,13 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
                     "truthful": truth[j], "lying": got}
         return None
 
+    budget = min(PROBE_CALLS, max(1, PROBE_WORK // p.n))
     best, probed, runs = probe(mechanism, range(p.n), misreports,
-                               lambda j, row: p.with_throughput(j, row), gain, PROBE_CALLS)
+                               lambda j, row: p.with_throughput(j, row), gain, budget)
+    scope = (f"{runs} misreports of {probed} of {p.n} jobs, one type's throughput scaled; "
+             f"at most {budget} re-runs at this size")
     if best["gain"] > 0:
         return Finding("strategy_proofness", False,
                        f"{best['job']} gains {best['gain']:.3g} of its throughput by reporting "
-                       f"{best['report']}", best)
-    return nothing_found(f"{runs} misreports of {probed} jobs, one type's throughput scaled")
+                       f"{best['report']} ({scope})", best)
+    return nothing_found(scope)

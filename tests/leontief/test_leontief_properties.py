@@ -556,7 +556,7 @@ def test_envy_verdict_same_on_both_paths(spec_file, monkeypatch):
     spec = fairalloc.load_spec(ROOT / spec_file)
     result = fairalloc.solve(spec, validate=False)
     by_class = leontief.envy_freeness(spec.problem, result.allocation)
-    monkeypatch.setattr(leontief, "CLASS_PAIRS", 0)
+    monkeypatch.setattr(leontief, "SWEEP_ABOVE_CLASSES", 0)
     by_dominance = leontief.envy_freeness(spec.problem, result.allocation)
     assert by_dominance.holds == by_class.holds
     assert "orthant-dominance" in by_dominance.detail
