@@ -10,8 +10,11 @@ the order they finish, at most a window of tasks in flight:
   process per core for the rest, so a study of a few quick tasks (a sweep) pays no pool
   start-up and a long one still uses every core;
 * ``dask`` (``--cluster local:N`` or ``tcp://HOST:PORT``): a ``dask.distributed`` cluster —
-  a ``LocalCluster`` of N worker processes, or a running scheduler. Rows stream back with
-  ``as_completed``; a lost worker's tasks are run again elsewhere by the scheduler.
+  a ``LocalCluster`` of N worker processes, or a running scheduler. Each future carries a
+  chunk of tasks (``ChunkSize``: one at first, then about ``CHUNK_SECONDS`` of work), so the
+  scheduler's round trip of some milliseconds is paid per chunk, not per task; rows stream
+  back with ``as_completed``, a chunk's all at once; a lost worker's chunk is run again whole
+  elsewhere by the scheduler, and it is only then that its rows arrive.
 
 A task never raises: a method that fails is a row with status ``error`` and its message, one
 that does not apply to the instance a row with status ``not_applicable``. Only the driver
@@ -60,6 +63,8 @@ DEATHS_ALLOWED = 3             # worker processes a task may take down with it
 SERIAL_SECONDS = 1.0           # the default executor runs this long in-process before a pool
 HANDSHAKE_SECONDS = 10.0       # a scheduler's connect, handshake and first answer, in all
 LOST = "lost"                  # a row's status when the infrastructure lost its task: not stored
+CHUNK_SECONDS = 0.2            # measured work a Dask future carries: its round trip is ~5 ms
+CHUNK_TASKS = 100              # at most, so a lost worker or a misjudged chunk costs little
 
 
 class CtrlC:
@@ -182,6 +187,46 @@ def run_in_driver(task: Task) -> dict:
     row = run_task(task)
     CTRL_C.check()
     return row
+
+
+def run_chunk(tasks: tuple[Task, ...]) -> tuple[list[dict], float]:
+    """``run_task`` of each task in turn: their rows, and the seconds they took in all."""
+    start = time.perf_counter()
+    rows = [run_task(task) for task in tasks]
+    return rows, time.perf_counter() - start
+
+
+class ChunkSize:
+    """How many tasks the next chunk carries: one until a chunk's time is measured, then
+    enough for ``CHUNK_SECONDS`` at the mean task time measured so far, at most twice the
+    largest chunk sent yet (a few quick tasks first say little of the rest) and at most
+    ``CHUNK_TASKS``.
+
+    >>> size = ChunkSize(); first = size.next(); size.measured(1, 0.002)
+    >>> first, size.next(), size.next(), size.next()
+    (1, 2, 4, 8)
+    >>> size.measured(8, 0.8); size.next()
+    2
+    """
+
+    def __init__(self) -> None:
+        self.tasks = 0
+        self.seconds = 0.0
+        self.largest = 1
+
+    def measured(self, tasks: int, seconds: float) -> None:
+        """A chunk of ``tasks`` took ``seconds`` on its worker."""
+        self.tasks += tasks
+        self.seconds += seconds
+
+    def next(self) -> int:
+        if not self.tasks:
+            return 1
+        mean = self.seconds / self.tasks
+        fits = int(CHUNK_SECONDS / mean) if mean > 0 else CHUNK_TASKS
+        size = max(1, min(fits, 2 * self.largest, CHUNK_TASKS))
+        self.largest = max(self.largest, size)
+        return size
 
 
 def serial(tasks: Iterable[Task]) -> Iterator[dict]:
@@ -382,36 +427,49 @@ def dask(tasks: Iterable[Task], cluster: tuple[str, int | str]) -> Iterator[dict
 
 
 def _on_dask(tasks: Iterable[Task], client, local=None) -> Iterator[dict]:
-    """``dask``'s rows from ``client``; closes it and the ``local`` cluster when done."""
+    """``dask``'s rows from ``client``, a future per chunk of tasks; closes it and the
+    ``local`` cluster when done. A chunk that fails as a whole other than by being lost
+    (``KilledWorker``: its workers keep dying) is run again a task a future, so that only the
+    task to blame becomes an error row."""
     from dask.distributed import as_completed
 
     try:
         CTRL_C.check()
         slots = sum(client.nthreads().values()) or 1
         todo = iter(tasks)
+        size = ChunkSize()
         flight: dict = {}
         done = as_completed()
 
-        def submit() -> None:
-            task = next(todo, None)
-            if task is not None:
-                future = client.submit(run_task, task, pure=False)
-                flight[future.key] = task
+        def submit(chunk: tuple[Task, ...]) -> None:
+            if chunk:
+                future = client.submit(run_chunk, chunk, pure=False)
+                flight[future.key] = chunk
                 done.add(future)
 
+        def submit_next() -> None:
+            submit(tuple(itertools.islice(todo, size.next())))
+
         for _ in range(max(slots * WINDOW_PER_WORKER, 8)):
-            submit()
+            submit_next()
         for future in done:
-            task = flight.pop(future.key)
+            chunk = flight.pop(future.key)
             try:
-                row = future.result()
+                rows, seconds = future.result()
+                size.measured(len(chunk), seconds)
             except (CancelledError, OSError) as exc:   # cancelled, or the scheduler lost
-                row = lost(task, f"{type(exc).__name__}: {exc}"[:2000], LOST)
-            except Exception as exc:   # KilledWorker: the task keeps killing workers
-                row = lost(task, f"{type(exc).__name__}: {exc}"[:2000])
+                rows = [lost(task, f"{type(exc).__name__}: {exc}"[:2000], LOST)
+                        for task in chunk]
+            except Exception as exc:   # KilledWorker: a task keeps killing workers
+                if len(chunk) > 1:
+                    rows = []
+                    for task in chunk:
+                        submit((task,))
+                else:
+                    rows = [lost(chunk[0], f"{type(exc).__name__}: {exc}"[:2000])]
             future.release()
-            yield row
-            submit()
+            yield from rows
+            submit_next()
     finally:
         with CTRL_C.noted():        # a second Ctrl-C does not cut the cluster's close short
             client.close()
