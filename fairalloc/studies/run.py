@@ -198,32 +198,37 @@ def run_chunk(tasks: tuple[Task, ...]) -> tuple[list[dict], float]:
 
 class ChunkSize:
     """How many tasks the next chunk carries: one until a chunk's time is measured, then
-    enough for ``CHUNK_SECONDS`` at the mean task time measured so far, at most twice the
-    largest chunk sent yet (a few quick tasks first say little of the rest) and at most
-    ``CHUNK_TASKS``.
+    enough for ``CHUNK_SECONDS`` at the task time measured so far, at most twice the largest
+    chunk sent yet (a few quick tasks first say little of the rest) and at most
+    ``CHUNK_TASKS``. The task time is the larger of the mean over every chunk and the mean
+    over the latest: a study whose tasks grow (a grid of sizes) gets smaller chunks as soon
+    as one slower chunk comes back, not once the overall mean has caught up.
 
     >>> size = ChunkSize(); first = size.next(); size.measured(1, 0.002)
     >>> first, size.next(), size.next(), size.next()
     (1, 2, 4, 8)
-    >>> size.measured(8, 0.8); size.next()
+    >>> size.measured(2, 0.004); size.measured(4, 0.008); size.measured(4, 0.4)
+    >>> size.next()         # 0.1 s a task in the latest chunk, 0.04 s over all
     2
     """
 
     def __init__(self) -> None:
         self.tasks = 0
         self.seconds = 0.0
+        self.latest = 0.0           # the latest chunk's seconds a task
         self.largest = 1
 
     def measured(self, tasks: int, seconds: float) -> None:
         """A chunk of ``tasks`` took ``seconds`` on its worker."""
         self.tasks += tasks
         self.seconds += seconds
+        self.latest = seconds / tasks
 
     def next(self) -> int:
         if not self.tasks:
             return 1
-        mean = self.seconds / self.tasks
-        fits = int(CHUNK_SECONDS / mean) if mean > 0 else CHUNK_TASKS
+        task = max(self.seconds / self.tasks, self.latest)
+        fits = int(CHUNK_SECONDS / task) if task > 0 else CHUNK_TASKS
         size = max(1, min(fits, 2 * self.largest, CHUNK_TASKS))
         self.largest = max(self.largest, size)
         return size
