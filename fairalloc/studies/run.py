@@ -225,6 +225,7 @@ class ChunkSize:
         self.latest = seconds / tasks
 
     def next(self) -> int:
+        """The size of the chunk about to be sent (the largest sent so far is noted)."""
         if not self.tasks:
             return 1
         task = max(self.seconds / self.tasks, self.latest)
