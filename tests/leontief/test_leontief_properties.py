@@ -622,7 +622,9 @@ def test_emrf_probe_re_solves_with_the_class_lp_and_solves_as_asked(monkeypatch)
 @fast(40)
 @given(emrf_specs())
 def test_emrf_probe_finds_the_same_with_either_formulation(spec):
-    """The probe re-solving with the class LP judges as re-solving with the Pyomo model does."""
+    """The probe re-solving with the class LP judges as re-solving with the Pyomo model does:
+    the same verdict and the same largest gain (two users with one split may tie on it, and
+    either may then be the witness)."""
     from fairalloc.registry import KINDS
 
     lp = KINDS["emrf"].methods["lp"]
@@ -636,5 +638,4 @@ def test_emrf_probe_finds_the_same_with_either_formulation(spec):
     literal, classes = probe("literal"), probe("classes")
     assert (literal.verdict, literal.detail) == (classes.verdict, classes.detail) or (
         literal.verdict == classes.verdict == "fails"
-        and literal.witness["user"] == classes.witness["user"]
         and literal.witness["gain"] == pytest.approx(classes.witness["gain"], rel=1e-5))
