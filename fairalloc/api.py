@@ -6,23 +6,24 @@ caller's arguments and hands the work to :mod:`fairalloc.engine`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+import json
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from fairalloc import engine
 from fairalloc.engine import MAX_SWEEP_POINTS, Knobs, sweep_values
-from fairalloc.errors import SpecError
 from fairalloc.registry import KINDS
 from fairalloc.result import Comparison, Result
-from fairalloc.spec import Spec, build, load_spec, plain, read_json, set_path
+from fairalloc.spec import Spec, load_spec, plain, read_json
 from fairalloc.studies.plan import load_study
-from fairalloc.studies.run import parse_cluster
+from fairalloc.studies.run import Progress, parse_cluster
 from fairalloc.studies.run import run_study as run
 from fairalloc.studies.store import Store
+from fairalloc.studies.sweep import Sweep, run_sweep, solver_edits, spec_study
 
-__all__ = ["MAX_SWEEP_POINTS", "Knobs", "SpecLike", "compare", "load_spec", "method_of",
-           "run_study", "solve", "sweep", "sweep_values", "validate"]
+__all__ = ["MAX_SWEEP_POINTS", "Knobs", "SpecLike", "Sweep", "compare", "load_spec",
+           "method_of", "run_study", "solve", "sweep", "sweep_values", "validate"]
 
 SpecLike = Spec | str | Path | dict
 
@@ -99,27 +100,82 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None, *,
 
 
 def sweep(
-    spec: SpecLike, key: str, values: Iterable[Any], method: str | None = None,
-    on_step: Callable[[Any, Result], None] | None = None, *, time_limit: float | None = None,
-    mip_gap: float | None = None, threads: int | None = None, log: bool | TextIO | None = None,
-) -> list[tuple[Any, Result]]:
+    spec: SpecLike, key: str | Mapping[str, Any], values: Iterable[Any] | None = None,
+    method: str | None = None, on_step: Callable[[Any, Result | None], None] | None = None, *,
+    methods: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
+    store: str | Path | None = None, resume: bool = False, workers: int | None = None,
+    cluster: tuple[str, int | str] | str | None = None,
+    on_start: Callable[[Progress], None] | None = None,
+    on_row: Callable[[dict], None] | None = None, time_limit: float | None = None,
+    mip_gap: float | None = None, threads: int | None = None,
+    log: bool | TextIO | None = None,
+) -> Sweep:
     """Re-solve the spec with the value at ``key`` (e.g. ``knob``, ``users[0].weight``) set to
-    each of ``values``; every variant is checked like a fresh spec (``time_limit``: seconds
-    for a method that takes a limit; ``mip_gap``, ``threads``, ``log`` as for :func:`solve`).
-    ``fairalloc sweep`` runs the same as a study."""
-    knobs = Knobs(time_limit, mip_gap, threads, log)
+    each of ``values`` (or with ``key`` a dict of key -> values: every combination), by
+    ``method`` or each of ``methods`` (default: the spec's method); every variant is checked
+    like a fresh spec. It runs as a study, as ``fairalloc sweep`` does: into the DuckDB
+    ``store`` (None: in memory), with ``resume``, ``workers`` and ``cluster`` as for
+    :func:`run_study`; ``on_start`` sees the totals and ``on_row`` every row as it arrives
+    (the progress a caller shows), ``on_step`` each (value, Result). ``metrics``: the
+    metrics kept as columns (names or patterns; default: the kind's sweep metrics).
+    ``time_limit``, ``mip_gap``, ``threads`` and ``log`` as for :func:`solve` (a log stream
+    needs the tasks in this process: ``workers=1``).
+
+    Returns a :class:`Sweep`: its ``rows`` (column -> array, as a study's), ``results`` (each
+    row's result object) and ``records()`` (what ``fairalloc sweep --format json`` prints);
+    as a list it is the (value, Result) pairs, a failed task's Result None. A grid value the
+    spec refuses raises ``SpecError``; a run interrupted by Ctrl-C returns what arrived, with
+    ``progress.interrupted`` set.
+
+    >>> swept = sweep("specs/emrf/example1-knob0.5.json", "knob", [0, 1], workers=1)
+    >>> [(value, result.metrics["knob"]) for value, result in swept]
+    [(0, 0.0), (1, 1.0)]
+    >>> swept.rows["status"].tolist(), swept.keys
+    (['optimal', 'optimal'], ['knob'])
+    """
     base = _spec(spec)
-    out = []
-    for value in values:
-        try:
-            variant = build(set_path(base.raw, key, value), base.source)
-        except SpecError as exc:
-            raise SpecError(exc.violations, f"{base.source or 'spec'} with {key}={value}") from None
-        result = engine.solve(variant, method, True, True, None, knobs)
-        out.append((value, result))
-        if on_step:
-            on_step(value, result)
-    return out
+    grid = _grid(key, values)
+    if method is not None and methods is not None:
+        raise TypeError("give method or methods, not both")
+    _check_store_arguments(store, resume, workers)
+    if log not in (None, True, False) and (cluster is not None or (workers or 1) > 1):
+        raise ValueError("a log stream needs the tasks in this process: workers=1")
+    chosen = [method_of(base, m) for m in ([method] if methods is None else methods)]
+    data = spec_study(base, f"sweep of {' × '.join(grid)}", grid, chosen,
+                      list(KINDS[base.kind].sweep_metrics) if metrics is None else metrics,
+                      edits=solver_edits(time_limit, mip_gap, threads))
+    workers = 1 if log not in (None, True, False) else workers
+    with Store(store) as db:
+        return run_sweep(base, data, db, resume=resume, workers=workers,
+                         cluster=_cluster(cluster), log=log or None, on_start=on_start,
+                         on_row=_stepper(list(grid), on_step, on_row))
+
+
+def _grid(key: Any, values: Any) -> dict[str, list]:
+    """A sweep's grid: key -> its values, from one key and its values or a dict of them."""
+    if isinstance(key, str):
+        if values is None or isinstance(values, (str, Mapping)):
+            raise TypeError(f"sweep {key!r} over a list of values, not {values!r:.60}")
+        return {key: list(values)}
+    if values is not None or not isinstance(key, Mapping) or not key:
+        raise TypeError("sweep one key and its values, or a dict of keys -> values")
+    return {k: list(v) for k, v in key.items()}
+
+
+def _stepper(keys: list[str], on_step: Callable | None,
+             on_row: Callable | None) -> Callable[[dict], None] | None:
+    """The run's row callback: ``on_row`` with the row, ``on_step`` with its value and
+    Result (None when its task failed)."""
+    if on_step is None:
+        return on_row
+
+    def step(row: dict) -> None:
+        if on_row:
+            on_row(row)
+        value = row[keys[0]] if len(keys) == 1 else {k: row[k] for k in keys}
+        text = row.get("result")
+        on_step(value, Result.from_dict(json.loads(text)) if text is not None else None)
+    return step
 
 
 def run_study(study: str | Path | dict, store: str | Path | None = None, *,
@@ -141,7 +197,10 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
     >>> rows["status"].tolist(), rows["ratio"].tolist()
     (['optimal', 'optimal'], [1.0, 1.0])
     """
-    _check_run_arguments(study, store, resume, workers)
+    if not isinstance(study, (str, Path, dict)):
+        raise TypeError(f"a study is a dict, a file path or '-' (standard input), not "
+                        f"{type(study).__name__}")
+    _check_store_arguments(store, resume, workers)
     cluster = _cluster(cluster)
     plan = load_study(study)
     with Store(store) as db:
@@ -150,11 +209,8 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
         return db.rows(plan.name)
 
 
-def _check_run_arguments(study: Any, store: Any, resume: Any, workers: Any) -> None:
-    """Refuse arguments of ``run_study`` of the wrong type or range (TypeError, ValueError)."""
-    if not isinstance(study, (str, Path, dict)):
-        raise TypeError(f"a study is a dict, a file path or '-' (standard input), not "
-                        f"{type(study).__name__}")
+def _check_store_arguments(store: Any, resume: Any, workers: Any) -> None:
+    """Refuse arguments of a study's run of the wrong type or range (TypeError, ValueError)."""
     if store is not None and not isinstance(store, (str, Path)):
         raise TypeError(f"store is a file path (str or Path) or None (in memory), not "
                         f"{type(store).__name__}")

@@ -12,11 +12,11 @@ import argparse
 import contextlib
 import dataclasses
 import fnmatch
-import itertools
 import json
 import math
 import os
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 import orjson
@@ -53,10 +53,11 @@ from fairalloc.render import (
 from fairalloc.result import FAILED, MARKS, Result, check_column
 from fairalloc.solvers import highs
 from fairalloc.spec import build, read_json, schema, set_path, template
-from fairalloc.studies.plan import load_study, study_name
+from fairalloc.studies.plan import load_study
 from fairalloc.studies.run import parse_cluster, run_study
 from fairalloc.studies.store import OK, Store
 from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
+from fairalloc.studies.sweep import run_sweep, solver_edits, spec_study, spec_title, stem
 from fairalloc.version import __version__
 
 FORMATS = ("table", "json", "markdown", "csv", "latex", "html")
@@ -154,7 +155,7 @@ def cmd_solve(args) -> int:
     result = api.solve(spec, args.method, validate=not args.no_validate, **_knobs(args))
     _emit(result, args.format, args.rows)
     if args.plot:       # an untitled spec's picture is titled by its file name
-        draw(result if result.name else dataclasses.replace(result, name=_spec_title(spec)),
+        draw(result if result.name else dataclasses.replace(result, name=spec_title(spec)),
              args.plot)
         _note(args, f"plot written to {args.plot}")
     if result.status in FAILED:
@@ -214,7 +215,7 @@ def cmd_compare(args) -> int:
     style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
     for row, (_, r) in zip(body, rows):
         row += [_check_mark(r, c, style) if isinstance(r, Result) else "" for c in checks]
-    title = f"{_spec_title(spec)} — every {spec.kind} method"
+    title = f"{spec_title(spec)} — every {spec.kind} method"
     findings = [f for r in results for f in r.validation]
     marks = " · ".join(filter(None, [legend(findings) if findings else "",
                                      abbreviations(header)]))
@@ -259,28 +260,16 @@ def _selected(metrics: dict, patterns: list[str]) -> list[str]:
     return out
 
 
-def _spec_study(spec, what: str, grid: dict, methods: list[str], metrics: list[str],
-                checks: list[str] | None = None) -> dict:
-    """The study a one-spec command runs: the spec as its base instance, a grid over its keys,
-    its methods, every row keeping its whole result."""
-    return {"study": study_name(spec.name or _stem(spec.source or "-"), what), "kind": spec.kind,
-            "instances": {"base": spec.source or "-"}, "grid": grid, "methods": methods,
-            "metrics": metrics, "results": True,
-            **({"checks": checks} if checks is not None else {})}
-
-
-def _run_spec_study(spec, data: dict, args) -> tuple[int, dict, list]:
-    """Run a one-spec study (``_spec_study``) into ``--store`` (default: memory): the exit
-    code, its rows, and each row's result (None for a task that failed) in grid order."""
-    try:
-        study = _load_study(data, ".", args, known={spec.source or "-": spec.raw})
-    except SpecError as exc:      # a grid value the spec refuses: the spec's error, not a study's
-        raise SpecError(exc.violations, data["study"]) from None
-    with Store(args.store) as store:
-        code = _run_study(study, args, store)
-        rows = store.rows(study.name, [*store.columns(study.name), "result"])
-    results = [json.loads(r) if r is not None else None for r in rows["result"]]
-    return code, rows, results
+def _spec_sweep(spec, what: str, grid: dict, methods: list[str], metrics: list[str], args,
+                checks: list[str] | None = None):
+    """Run a one-spec study (a sweep) into ``--store`` (default: memory) with a progress bar:
+    its :class:`Sweep` and the exit code of the run."""
+    data = spec_study(spec, what, grid, methods, metrics, checks, edits=_solver_edits(args))
+    _check_pool(args)
+    with Store(args.store) as store, _bar(args, spec_title(spec)) as callbacks:
+        swept = run_sweep(spec, data, store, resume=args.resume, workers=args.workers,
+                          cluster=args.cluster, log=args.verbose or None, **callbacks)
+    return swept, _outcome(swept.study.name, swept.progress, args.store, args)
 
 
 def _verdict_cells(rows: dict, i: int, checks: list[str], style: str = "rich") -> list[str]:
@@ -314,55 +303,42 @@ def cmd_sweep(args) -> int:
     if args.method and args.methods:
         raise UsageError("--methods", "give --method or --methods, not both")
     _check_fail_on(spec.kind, args.fail_on)
-    kind = KINDS[spec.kind]
-    methods = [api.method_of(spec, m) for m in args.methods or [args.method]]
-    keys = list(sets)
-    what = f"sweep of {' × '.join(keys)}"
-    data = _spec_study(spec, what, sets, methods, args.metrics or list(kind.sweep_metrics))
-    code, rows, results = _run_spec_study(spec, data, args)
+    _check_pool(args)
+    with _bar(args, spec_title(spec)) as callbacks:
+        swept = api.sweep(spec, sets, method=args.method, methods=args.methods,
+                          metrics=args.metrics, store=args.store, resume=args.resume,
+                          workers=args.workers, cluster=args.cluster,
+                          log=args.verbose or None, **callbacks, **_knobs(args))
+    code = _outcome(swept.study.name, swept.progress, args.store, args)
     if code == 130:
         return code
-    points = list(itertools.product(*sets.values()))        # the study's order: instance ids
-    at = [points[int(i)] for i in rows["instance"]]
-    several = len(methods) > 1
-    names = [c.removeprefix("metric.") for c in rows if c.startswith("metric.")]
+    rows, keys, names, checks = swept.rows, swept.keys, swept.metric_names, swept.check_columns
+    several = len(swept.study.methods) > 1
     verdict_columns = [c for c in rows if c.startswith("check.")]
-    checks = list(dict.fromkeys(check_column(c.removeprefix("check.")) for c in verdict_columns))
     if args.format == "json":
-        print(json.dumps([{**({"value": point[0]} if len(keys) == 1 else {}),
-                           "point": dict(zip(keys, point)),
-                           **(r if r is not None else {"method": rows["method"][i],
-                                                       "status": rows["status"][i],
-                                                       "error": rows["error"][i]})}
-                          for i, (point, r) in enumerate(zip(at, results))],
-                         indent=2, allow_nan=False))
+        print(json.dumps(swept.records(), indent=2, allow_nan=False))
     else:
         style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
         show = exact_text if args.format == "csv" else fmt    # CSV keeps every digit
         body = [[*map(show, point), *([rows["method"][i]] if several else []),
                  rows["status"][i], show(_number(rows["objective"][i])),
                  *[show(_number(rows[f"metric.{n}"][i])) for n in names],
-                 *_verdict_cells(rows, i, checks, style)] for i, point in enumerate(at)]
+                 *_verdict_cells(rows, i, checks, style)]
+                for i, point in enumerate(swept.points)]
         verdicts = {v for c in verdict_columns for v in rows[c]} - {None}
         header = [*keys, *(["method"] if several else []), "status", "objective", *names,
                   *check_heads(checks)]
-        _print_rows(f"{_spec_title(spec)}: {what}", header, body, args.format,
-                    " · ".join(filter(None, [legend(verdicts) if verdicts else "",
-                                            abbreviations(header)])))
+        _print_rows(f"{spec_title(spec)}: sweep of {' × '.join(keys)}", header, body,
+                    args.format, " · ".join(filter(None, [legend(verdicts) if verdicts else "",
+                                                         abbreviations(header)])))
     if args.plot:
-        plots.sweep(rows, keys[0], names, checks, args.plot, _spec_title(spec), kind)
+        plots.sweep(rows, keys[0], names, checks, args.plot, spec_title(spec),
+                    KINDS[spec.kind])
         _note(args, f"plot written to {args.plot}")
     if code or any(status in FAILED or status == "error" for status in rows["status"]):
         return code or 1
     return _gate([c.removeprefix("check.") for c in verdict_columns
                   if "fails" in set(rows[c])], args.fail_on)
-
-
-def _spec_title(spec) -> str:
-    """A spec's name, else its file's name, else its kind."""
-    if spec.name:
-        return spec.name
-    return os.path.basename(spec.source) if spec.source not in (None, "<stdin>") else spec.kind
 
 
 def _number(value):
@@ -481,33 +457,35 @@ def _solver_edits(opts) -> dict:
     """The study keys the solver flags set: time_limit, and solver.threads / solver.mip_gap."""
     if opts is None:
         return {}
-    solver = {k: getattr(opts, k) for k in ("threads", "mip_gap")
-              if getattr(opts, k, None) is not None}
-    return {**({"time_limit": opts.time_limit} if opts.time_limit is not None else {}),
-            **({"solver": solver} if solver else {})}
+    return solver_edits(*(getattr(opts, k, None) for k in ("time_limit", "mip_gap", "threads")))
 
 
-def _run_study(study, opts, store) -> int:
-    """Run a study into ``store`` with a progress bar; a note of what happened on stderr.
-    Returns the exit code: 130 when interrupted, 1 when a task failed or was lost, else 0."""
+def _check_pool(opts) -> None:
+    """A usage error for --workers with --cluster."""
     if opts.cluster is not None and opts.workers is not None:
         raise UsageError("--workers", "--workers sizes the local pool; with --cluster the "
                                       "cluster's workers run the tasks")
-    if opts.verbose:            # a task's log goes to its worker's standard error
-        study = dataclasses.replace(study, log=True)
+
+
+@contextlib.contextmanager
+def _bar(opts, description: str) -> Iterator[dict]:
+    """A progress bar on stderr (none with -q) while a study runs: the run's ``on_start``
+    and ``on_row`` callbacks that move it."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[errors]} errors"), TimeRemainingColumn())
     with Bar(*columns, transient=True, console=Console(stderr=True),
              disable=opts.quiet) as bar:
-        task = bar.add_task(study.name, total=study.task_count, errors=0)
-        progress = run_study(
-            study, store, resume=opts.resume, workers=opts.workers, cluster=opts.cluster,
-            on_start=lambda p: bar.update(task, completed=p.skipped),
-            on_row=lambda row: bar.update(task, advance=1,
-                                          errors=bar.tasks[0].fields["errors"]
-                                          + (row["status"] == "error")))
-    where = store.path or "memory"
-    note = (f"{study.name}: {progress.stored} rows stored in {where}"
+        task = bar.add_task(description, total=None, errors=0)
+        yield {"on_start": lambda p: bar.update(task, total=p.total, completed=p.skipped),
+               "on_row": lambda row: bar.update(task, advance=1,
+                                                errors=bar.tasks[0].fields["errors"]
+                                                + (row["status"] == "error"))}
+
+
+def _outcome(name: str, progress, path: str | None, opts) -> int:
+    """A note of what a study's run did on stderr; the exit code: 130 when interrupted, 1
+    when a task failed or was lost, else 0."""
+    note = (f"{name}: {progress.stored} rows stored in {path or 'memory'}"
             + (f" ({progress.skipped} were there)" if progress.skipped else "")
             + (f"; {progress.errors} error rows" if progress.errors else "")
             + (f"; {progress.lost} tasks lost by the cluster, not stored (--resume runs them)"
@@ -516,9 +494,21 @@ def _run_study(study, opts, store) -> int:
         print(f"fairalloc study: interrupted; {note}. Run it again with --resume to continue.",
               file=sys.stderr)
         return 130
-    if progress.errors or progress.lost or (store.path and not opts.quiet):
+    if progress.errors or progress.lost or (path and not opts.quiet):
         print(note, file=sys.stderr)
     return 1 if progress.errors or progress.lost else 0
+
+
+def _run_study(study, opts, store) -> int:
+    """Run a study into ``store`` with a progress bar; a note of what happened on stderr.
+    Returns the exit code (``_outcome``)."""
+    _check_pool(opts)
+    if opts.verbose:            # a task's log goes to its worker's standard error
+        study = dataclasses.replace(study, log=True)
+    with _bar(opts, study.name) as callbacks:
+        progress = run_study(study, store, resume=opts.resume, workers=opts.workers,
+                             cluster=opts.cluster, **callbacks)
+    return _outcome(study.name, progress, store.path, opts)
 
 
 def cmd_experiment(args) -> int:
@@ -610,7 +600,7 @@ def _print_summary(title: str, records: list[dict], by: list[str], values: list[
 
 
 def cmd_study_run(args) -> int:
-    path = args.store or f"{_stem(args.study)}.duckdb"
+    path = args.store or f"{stem(args.study)}.duckdb"
     _refuse_overwrite({"--store": path}, {"STUDY": args.study})
     study = _load_study(args.study, None, args)
     with Store(path) as store:
@@ -625,10 +615,6 @@ def cmd_study_run(args) -> int:
     print(f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet",
           file=sys.stderr)
     return code
-
-
-def _stem(path: str) -> str:
-    return "study" if path == "-" else os.path.splitext(os.path.basename(path))[0]
 
 
 def _open_store(args):
@@ -719,12 +705,13 @@ def cmd_simulate(args) -> int:
     if why:
         raise SpecError([Violation("--rounds" if args.rounds else "agents", why)])
     setting = {"rounds": rounds, "seed": seed, "mechanisms": list(mechanisms)}
-    data = _spec_study(spec, f"simulation of {rounds} rounds (seed {seed})",
-                       {"simulation": [setting]}, [method], ["simulation.*"], checks=[])
-    code, rows, results = _run_spec_study(spec, data, args)
+    swept, code = _spec_sweep(spec, f"simulation of {rounds} rounds (seed {seed})",
+                              {"simulation": [setting]}, [method], ["simulation.*"], args,
+                              checks=[])
     if code == 130:
         return code
-    status, result = rows["status"][0], results[0]
+    rows = swept.rows
+    status, result = rows["status"][0], swept.results[0]
     if result is None:
         print(f"fairalloc: status {status}: {rows['error'][0]}", file=sys.stderr)
         return 1
