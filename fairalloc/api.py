@@ -7,23 +7,27 @@ caller's arguments and hands the work to :mod:`fairalloc.engine`.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from fairalloc import engine
+from fairalloc import engine, traces
 from fairalloc.engine import MAX_SWEEP_POINTS, Knobs, sweep_values
+from fairalloc.errors import ArgumentError, SpecError
 from fairalloc.registry import KINDS
 from fairalloc.result import Comparison, Result
-from fairalloc.spec import Spec, load_spec, plain, read_json
+from fairalloc.spec import Spec, build, load_spec, plain, read_json, schema
 from fairalloc.studies.plan import load_study
 from fairalloc.studies.run import Progress, parse_cluster
 from fairalloc.studies.run import run_study as run
 from fairalloc.studies.store import Store
 from fairalloc.studies.sweep import Sweep, run_sweep, solver_edits, spec_study
+from fairalloc.traces import TableImport
 
-__all__ = ["MAX_SWEEP_POINTS", "Knobs", "SpecLike", "Sweep", "compare", "load_spec",
-           "method_of", "run_study", "solve", "sweep", "sweep_values", "validate"]
+__all__ = ["MAX_SWEEP_POINTS", "Knobs", "SpecLike", "Sweep", "TableImport", "compare",
+           "import_table", "load_spec", "method_of", "run_study", "solve", "sweep",
+           "sweep_values", "validate"]
 
 SpecLike = Spec | str | Path | dict
 
@@ -176,6 +180,66 @@ def _stepper(keys: list[str], on_step: Callable | None,
         text = row.get("result")
         on_step(value, Result.from_dict(json.loads(text)) if text is not None else None)
     return step
+
+
+def import_table(kind: str, table: str | Path, *, mapping: Mapping[str, str] | None = None,
+                 sets: Mapping[str, Any] | None = None, base: str | Path | dict | None = None,
+                 name: str | None = None, normalize: str | None = None) -> TableImport:
+    """A spec of ``kind`` from a table (CSV or Parquet), one row an entity (user, app, job,
+    kernel), as ``fairalloc import`` makes it: columns named like an entity's keys fill them,
+    ``mapping`` (key -> column, e.g. ``{"demand.cpu": "cpus"}``) maps others; the rest of the
+    spec comes from ``base`` (a spec file or its data; its entities replaced), then ``sets``
+    (dotted key -> value, e.g. ``{"capacity.cpu": 100}``); ``normalize``: an entity's object
+    key divided by its sum. The spec is checked like any (``SpecError``, a row's problem naming
+    its line); an argument that cannot be used raises :class:`ArgumentError` naming it.
+
+    >>> made = import_table("drf", "specs/traces/drf-users.csv", mapping={"id": "user",
+    ...     "demand.cpu": "cpu", "demand.mem": "mem_gb", "demand.gpu": "gpu"},
+    ...     sets={"capacity.cpu": 64, "capacity.mem": 256, "capacity.gpu": 4})
+    >>> made.spec["users"][1]
+    {'id': 'ben', 'demand': {'cpu': 8, 'mem': 32, 'gpu': 0}, 'weight': 1, 'max_tasks': 6}
+    >>> made.unused          # fairalloc import lists them on stderr; made.text() is its output
+    ['team']
+    """
+    if kind not in KINDS:
+        raise ArgumentError("kind", f"unknown problem kind {kind!r} (known: "
+                                    f"{', '.join(KINDS)})")
+    table = str(table)
+    data = schema(kind)
+    key = traces.entity_list(data)
+    item = data["properties"][key]["items"]
+    columns, rows, _ = traces.read_table(table)
+    try:
+        pairs = traces.mapping(columns, item, dict(mapping or {}))
+    except ValueError as exc:
+        raise ArgumentError("mapping", str(exc)) from None
+    if not any(leaf.name == "id" for leaf, _ in pairs):
+        raise ArgumentError("mapping", f"no column gives the ids (a column named id, or --map "
+                                       f"id=COLUMN; columns: {', '.join(columns)})")
+    items = traces.entities(rows, pairs, table)
+    if normalize:
+        if normalize not in item.get("properties", {}):
+            raise ArgumentError("normalize", f"no key {normalize!r} in a {kind} entity")
+        traces.normalize(items, normalize)
+    raw = read_json(base, what="spec")[0] if isinstance(base, (str, Path)) else base or {}
+    if not isinstance(raw, dict):
+        raise ArgumentError("base", "the base spec must be a JSON object")
+    raw = {**raw, "problem": kind, "name": name or raw.get("name") or os.path.basename(table)}
+    for path, value in (sets or {}).items():
+        node = raw
+        names = path.split(".")
+        for part in names[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ArgumentError("sets", f"{path}: {part} is not an object in the spec")
+        node[names[-1]] = value
+    raw[key] = items
+    try:
+        build(raw, table)
+    except SpecError as exc:
+        raise traces.row_paths(exc, key, table) from None
+    used = {column for _, column in pairs}
+    return TableImport(raw, key, [c for c in columns if c not in used])
 
 
 def run_study(study: str | Path | dict, store: str | Path | None = None, *,

@@ -19,18 +19,24 @@ import sys
 from collections.abc import Iterator
 
 import numpy as np
-import orjson
 from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.progress import Progress as Bar
 from rich.table import Table
 
-from fairalloc import api, plots, report, traces
+from fairalloc import api, plots, report
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
 from fairalloc.catalog import EXAMPLES, copy_examples, examples
-from fairalloc.errors import OutputError, SolverError, SpecError, StoreError, Violation
+from fairalloc.errors import (
+    ArgumentError,
+    OutputError,
+    SolverError,
+    SpecError,
+    StoreError,
+    Violation,
+)
 from fairalloc.files import same_file, write_text
 from fairalloc.registry import KINDS
 from fairalloc.render import (
@@ -52,7 +58,7 @@ from fairalloc.render import (
 )
 from fairalloc.result import FAILED, MARKS, Result, check_column
 from fairalloc.solvers import highs
-from fairalloc.spec import build, read_json, schema, set_path, template
+from fairalloc.spec import read_json, schema, set_path, template
 from fairalloc.studies.plan import load_study
 from fairalloc.studies.run import parse_cluster, run_study
 from fairalloc.studies.store import OK, Store
@@ -62,6 +68,7 @@ from fairalloc.version import __version__
 
 FORMATS = ("table", "json", "markdown", "csv", "latex", "html")
 SUMMARY_FORMATS = FORMATS
+FLAGS = {"mapping": "--map", "sets": "--set", "kind": "KIND"}   # API argument -> its flag
 
 
 def _console() -> Console:
@@ -767,59 +774,18 @@ def _pairs(texts: list[str], flag: str) -> list[tuple[str, str]]:
 def cmd_import(args) -> int:
     """A spec of KIND from a table: a row per entity, columns mapped to the entity's keys, the
     rest of the spec from --base and --set; checked like any spec before it is written."""
-    data = schema(args.kind)
-    key = traces.entity_list(data)
-    item = data["properties"][key]["items"]
-    columns, table, _ = traces.read_table(args.table)
-    try:
-        pairs = traces.mapping(columns, item, dict(_pairs(args.map, "--map")))
-    except ValueError as exc:
-        raise UsageError("--map", str(exc)) from None
-    if not any(leaf.name == "id" for leaf, _ in pairs):
-        raise UsageError("--map", f"no column gives the ids (a column named id, or --map "
-                                  f"id=COLUMN; columns: {', '.join(columns)})")
-    items = traces.entities(table, pairs, args.table)
-    if args.normalize:
-        if args.normalize not in item.get("properties", {}):
-            raise UsageError("--normalize", f"no key {args.normalize!r} in a {args.kind} "
-                                            f"entity")
-        traces.normalize(items, args.normalize)
-    raw = read_json(args.base, what="spec")[0] if args.base else {}
-    if not isinstance(raw, dict):
-        raise UsageError("--base", "the base spec must be a JSON object")
-    raw = {**raw, "problem": args.kind,
-           "name": args.name or raw.get("name") or f"{os.path.basename(args.table)}"}
-    for path, value in _pairs(args.set, "--set"):
-        node = raw
-        names = path.split(".")
-        for name in names[:-1]:
-            node = node.setdefault(name, {})
-            if not isinstance(node, dict):
-                raise UsageError("--set", f"{path}: {name} is not an object in the spec")
-        node[names[-1]] = _json_or_text(value)
-    raw[key] = items
-    try:
-        build(raw, args.table)
-    except SpecError as exc:
-        raise traces.row_paths(exc, key, args.table) from None
-    text = _spec_json(raw, key)
+    made = api.import_table(args.kind, args.table, mapping=dict(_pairs(args.map, "--map")),
+                            sets={path: _json_or_text(value)
+                                  for path, value in _pairs(args.set, "--set")},
+                            base=args.base, name=args.name, normalize=args.normalize)
     if args.output:
-        write_text(args.output, text)
+        write_text(args.output, made.text())
     else:
-        sys.stdout.write(text)
-    unused = [c for c in columns if c not in {column for _, column in pairs}]
-    _note(args, f"{len(items):,} {key} from {args.table}"
+        sys.stdout.write(made.text())
+    _note(args, f"{len(made.spec[made.key]):,} {made.key} from {args.table}"
           + (f" written to {args.output}" if args.output else "")
-          + (f"; columns not used: {', '.join(unused)}" if unused else ""))
+          + (f"; columns not used: {', '.join(made.unused)}" if made.unused else ""))
     return 0
-
-
-def _spec_json(raw: dict, key: str) -> str:
-    """A spec as indented JSON with one entity a line (a million rows stay readable)."""
-    marker = "\u0000entities\u0000"
-    head = json.dumps({**raw, key: marker}, indent=2, ensure_ascii=False)
-    lines = ",\n".join("    " + orjson.dumps(e).decode() for e in raw[key])
-    return head.replace(json.dumps(marker), "[\n" + lines + "\n  ]", 1) + "\n"
 
 
 def _is_store(path: str) -> bool:
@@ -1174,6 +1140,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except UsageError as exc:
         print(f"fairalloc {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ArgumentError as exc:        # an API argument: named by the flag that gave it
+        flag = FLAGS.get(exc.argument, f"--{exc.argument.replace('_', '-')}")
+        print(f"fairalloc {args.command}: error: {flag}: {exc.rule}", file=sys.stderr)
         return 2
     except SolverError as exc:
         print(f"fairalloc: solver error: {exc}", file=sys.stderr)

@@ -117,3 +117,20 @@ def test_sweep_from_python_is_the_command_line_sweep(capsys, tmp_path):
 
     with Store(tmp_path / "cli.duckdb") as cli_store, Store(tmp_path / "api.duckdb") as api_store:
         assert cli_store.study(None)["spec"] == api_store.study(None)["spec"]
+
+
+def test_import_table_from_python_is_the_command_line_import(capsys):
+    from clitools import cli
+
+    table = str(ROOT / "specs" / "traces" / "emrf-devices.csv")
+    code, out, _ = cli(capsys, "import", "emrf", table, "--normalize", "split", "--map",
+                       "id=user", "--map", "split.cpu=cpu_gflops", "--map",
+                       "split.gpu=gpu_gflops", "--set", "capacity.cpu=100", "--set",
+                       "capacity.gpu=800", "--set", "knob=0.5")
+    made = fairalloc.import_table("emrf", table, normalize="split", mapping={
+        "id": "user", "split.cpu": "cpu_gflops", "split.gpu": "gpu_gflops"},
+        sets={"capacity.cpu": 100, "capacity.gpu": 800, "knob": 0.5})
+    assert code == 0 and made.text() == out
+    assert fairalloc.solve(made.spec).status == "optimal"
+    with pytest.raises(fairalloc.ArgumentError, match="^normalize: no key 'splits'"):
+        fairalloc.import_table("emrf", table, normalize="splits", mapping={"id": "user"})
