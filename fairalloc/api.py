@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from fairalloc import engine, traces
 from fairalloc.engine import MAX_SWEEP_POINTS, Knobs, sweep_values
-from fairalloc.errors import ArgumentError, SpecError
+from fairalloc.errors import ArgumentError, SpecError, Violation
 from fairalloc.registry import KINDS
 from fairalloc.result import Comparison, Result
 from fairalloc.spec import Spec, build, load_spec, plain, read_json, schema
@@ -25,9 +26,9 @@ from fairalloc.studies.store import Store
 from fairalloc.studies.sweep import Sweep, run_sweep, solver_edits, spec_study
 from fairalloc.traces import TableImport
 
-__all__ = ["MAX_SWEEP_POINTS", "Knobs", "SpecLike", "Sweep", "TableImport", "compare",
-           "import_table", "load_spec", "method_of", "run_study", "solve", "sweep",
-           "sweep_values", "validate"]
+__all__ = ["MAX_SWEEP_POINTS", "Knobs", "SimulationRun", "SpecLike", "Sweep", "TableImport",
+           "compare", "import_table", "kinds_with", "load_spec", "method_of", "run_study",
+           "simulate", "solve", "sweep", "sweep_values", "validate"]
 
 SpecLike = Spec | str | Path | dict
 
@@ -141,18 +142,108 @@ def sweep(
     grid = _grid(key, values)
     if method is not None and methods is not None:
         raise TypeError("give method or methods, not both")
-    _check_store_arguments(store, resume, workers)
-    if log not in (None, True, False) and (cluster is not None or (workers or 1) > 1):
-        raise ValueError("a log stream needs the tasks in this process: workers=1")
     chosen = [method_of(base, m) for m in ([method] if methods is None else methods)]
     data = spec_study(base, f"sweep of {' × '.join(grid)}", grid, chosen,
                       list(KINDS[base.kind].sweep_metrics) if metrics is None else metrics,
                       edits=solver_edits(time_limit, mip_gap, threads))
-    workers = 1 if log not in (None, True, False) else workers
+    return _run_sweep(base, data, store, resume, workers, cluster, log, on_start,
+                      _stepper(list(grid), on_step, on_row))
+
+
+def _run_sweep(spec: Spec, data: dict, store: Any, resume: Any, workers: Any, cluster: Any,
+               log: Any, on_start: Callable | None, on_row: Callable | None) -> Sweep:
+    """Run a one-spec study after checking the run's arguments (a log stream: in this
+    process)."""
+    _check_store_arguments(store, resume, workers)
+    stream = log not in (None, True, False)
+    if stream and (cluster is not None or (workers or 1) > 1):
+        raise ValueError("a log stream needs the tasks in this process: workers=1")
     with Store(store) as db:
-        return run_sweep(base, data, db, resume=resume, workers=workers,
+        return run_sweep(spec, data, db, resume=resume, workers=1 if stream else workers,
                          cluster=_cluster(cluster), log=log or None, on_start=on_start,
-                         on_row=_stepper(list(grid), on_step, on_row))
+                         on_row=on_row)
+
+
+def kinds_with(capability: str) -> list[str]:
+    """The kinds whose record has ``capability`` (``plot``, ``experiment``, ``simulation``)."""
+    return [name for name in KINDS if getattr(KINDS[name], capability) is not None]
+
+
+@dataclass
+class SimulationRun:
+    """What ``simulate`` played: the title, the policy's status, the rounds and seed, the
+    method, and ``played``: mechanism -> its row of measures (empty when the task failed:
+    ``error`` says why); ``result`` is the policy's whole result object, ``sweep`` the run."""
+
+    title: str
+    status: str
+    rounds: int
+    seed: int
+    method: str
+    played: dict
+    result: dict | None
+    error: str | None
+    sweep: Sweep = field(repr=False)
+
+    def to_dict(self) -> dict:
+        """What ``fairalloc simulate --format json`` prints."""
+        return {"title": self.title, "status": self.status, "rounds": self.rounds,
+                "seed": self.seed, "simulation": self.played}
+
+
+def simulate(spec: SpecLike, method: str | None = None, *,
+             mechanisms: Sequence[str] | None = None, rounds: int | None = None,
+             seed: int | None = None, store: str | Path | None = None, resume: bool = False,
+             workers: int | None = None, cluster: tuple[str, int | str] | str | None = None,
+             on_start: Callable[[Progress], None] | None = None,
+             on_row: Callable[[dict], None] | None = None, time_limit: float | None = None,
+             mip_gap: float | None = None, threads: int | None = None,
+             log: bool | TextIO | None = None) -> SimulationRun:
+    """Solve the spec for its policy with ``method`` (default: the spec's), then play it and
+    the baselines (``mechanisms``, default all) for ``rounds`` (default: the spec's, else the
+    kind's) from ``seed``, as ``fairalloc simulate`` does: a one-row study of the spec with
+    its ``simulation`` key set (``store``, ``workers``, callbacks and solver keywords as for
+    :func:`sweep`). A spec of a kind without a simulation, or too big to play, raises
+    ``SpecError``; an unknown method or mechanism :class:`ArgumentError`.
+
+    >>> run = simulate("specs/token/kmeans-pagerank.json", rounds=50, workers=1)
+    >>> run.status, run.rounds, "mean-field" in run.played
+    ('feasible', 50, True)
+    """
+    base = _spec(spec)
+    sim = KINDS[base.kind].simulation
+    if sim is None:
+        raise SpecError([Violation("problem", f"fairalloc simulate needs a spec of a kind with "
+                                   f"a simulation ({', '.join(kinds_with('simulation'))}), "
+                                   f"not {base.kind}")])
+    try:
+        method = method_of(base, method)
+    except SpecError as exc:
+        raise ArgumentError("method", exc.violations[0].rule) from None
+    unknown = [m for m in mechanisms or () if m not in sim.mechanisms]
+    if unknown:
+        raise ArgumentError("mechanisms", f"unknown mechanism(s) {', '.join(unknown)} "
+                                          f"(known: {', '.join(sim.mechanisms)})")
+    chosen, played_rounds, played_seed = sim.settings(
+        base.problem, tuple(mechanisms) if mechanisms else None, rounds, seed)
+    why = sim.too_big(base.problem, played_rounds)
+    if why:
+        raise SpecError([Violation("--rounds" if rounds else "agents", why)])
+    setting = {"rounds": played_rounds, "seed": played_seed, "mechanisms": list(chosen)}
+    data = spec_study(base, f"simulation of {played_rounds} rounds (seed {played_seed})",
+                      {"simulation": [setting]}, [method], ["simulation.*"], checks=[],
+                      edits=solver_edits(time_limit, mip_gap, threads))
+    swept = _run_sweep(base, data, store, resume, workers, cluster, log, on_start, on_row)
+    if not swept.results:               # interrupted before the row arrived
+        return SimulationRun("", "", played_rounds, played_seed, method, {}, None, None,
+                             swept)
+    status, result = str(swept.rows["status"][0]), swept.results[0]
+    title = sim.title(base.name or base.kind, base.problem, played_rounds, played_seed, method,
+                      status)
+    played = result["metrics"]["simulation"] if result is not None else {}
+    error = swept.rows["error"][0] if result is None else None
+    return SimulationRun(title, status, played_rounds, played_seed, method, played, result,
+                         error, swept)
 
 
 def _grid(key: Any, values: Any) -> dict[str, list]:

@@ -35,7 +35,6 @@ from fairalloc.errors import (
     SolverError,
     SpecError,
     StoreError,
-    Violation,
 )
 from fairalloc.files import same_file, write_text
 from fairalloc.registry import KINDS
@@ -63,7 +62,7 @@ from fairalloc.studies.plan import load_study
 from fairalloc.studies.run import parse_cluster, run_study
 from fairalloc.studies.store import OK, Store
 from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
-from fairalloc.studies.sweep import run_sweep, solver_edits, spec_study, spec_title, stem
+from fairalloc.studies.sweep import solver_edits, spec_title, stem
 from fairalloc.version import __version__
 
 FORMATS = ("table", "json", "markdown", "csv", "latex", "html")
@@ -267,18 +266,6 @@ def _selected(metrics: dict, patterns: list[str]) -> list[str]:
     return out
 
 
-def _spec_sweep(spec, what: str, grid: dict, methods: list[str], metrics: list[str], args,
-                checks: list[str] | None = None):
-    """Run a one-spec study (a sweep) into ``--store`` (default: memory) with a progress bar:
-    its :class:`Sweep` and the exit code of the run."""
-    data = spec_study(spec, what, grid, methods, metrics, checks, edits=_solver_edits(args))
-    _check_pool(args)
-    with Store(args.store) as store, _bar(args, spec_title(spec)) as callbacks:
-        swept = run_sweep(spec, data, store, resume=args.resume, workers=args.workers,
-                          cluster=args.cluster, log=args.verbose or None, **callbacks)
-    return swept, _outcome(swept.study.name, swept.progress, args.store, args)
-
-
 def _verdict_cells(rows: dict, i: int, checks: list[str], style: str = "rich") -> list[str]:
     """Row i's verdict per check column (``bound:*`` checks share one, named): a rich mark,
     a plain ``mark`` or the ``word`` (CSV)."""
@@ -368,10 +355,6 @@ def _print_rows(title: str, header: list[str], body: list[list[str]], fmt_name: 
         console.print(f"  {note}", style="dim")
 
 
-def _kinds_with(capability: str) -> str:
-    return ", ".join(n for n in KINDS if getattr(KINDS[n], capability) is not None) or "none"
-
-
 def _capability(kind_name: str, capability: str, command: str):
     """The kind's ``experiment`` or ``simulation``; a usage error naming the kinds that have one
     when it has none."""
@@ -380,8 +363,9 @@ def _capability(kind_name: str, capability: str, command: str):
                                  f"{', '.join(KINDS)})")
     found = getattr(KINDS[kind_name], capability)
     if found is None:
+        having = ", ".join(api.kinds_with(capability)) or "none"
         raise UsageError("KIND", f"{kind_name} has no {capability} (fairalloc {command} "
-                                 f"works for: {_kinds_with(capability)})")
+                                 f"works for: {having})")
     return found
 
 
@@ -690,57 +674,36 @@ def cmd_simulate(args) -> int:
     the spec with its ``simulation`` set (the kind's metrics simulate it), one row per
     mechanism in the table."""
     spec = api.load_spec(args.spec)
-    kind = KINDS[spec.kind]
-    sim = kind.simulation
-    if sim is None:
-        raise SpecError([Violation("problem", f"fairalloc simulate needs a spec of a kind with "
-                                   f"a simulation ({_kinds_with('simulation')}), not "
-                                   f"{spec.kind}")])
-    if args.plot and sim.plot is None:          # said before the simulation runs, not after
+    sim = KINDS[spec.kind].simulation
+    if args.plot and sim is not None and sim.plot is None:     # said before it runs, not after
         raise UsageError("--plot", f"{spec.kind}'s simulation has no plot")
-    try:
-        method = api.method_of(spec, args.method)
-    except SpecError as exc:
-        raise UsageError("--method", exc.violations[0].rule) from None
-    mechanisms = tuple(args.mechanisms) if args.mechanisms else None
-    unknown = [m for m in mechanisms or () if m not in sim.mechanisms]
-    if unknown:
-        raise UsageError("--mechanisms", f"unknown mechanism(s) {', '.join(unknown)} "
-                                   f"(known: {', '.join(sim.mechanisms)})")
-    mechanisms, rounds, seed = sim.settings(spec.problem, mechanisms, args.rounds, args.seed)
-    why = sim.too_big(spec.problem, rounds)
-    if why:
-        raise SpecError([Violation("--rounds" if args.rounds else "agents", why)])
-    setting = {"rounds": rounds, "seed": seed, "mechanisms": list(mechanisms)}
-    swept, code = _spec_sweep(spec, f"simulation of {rounds} rounds (seed {seed})",
-                              {"simulation": [setting]}, [method], ["simulation.*"], args,
-                              checks=[])
+    _check_pool(args)
+    with _bar(args, spec_title(spec)) as callbacks:
+        run = api.simulate(spec, args.method, mechanisms=args.mechanisms, rounds=args.rounds,
+                           seed=args.seed, store=args.store, resume=args.resume,
+                           workers=args.workers, cluster=args.cluster,
+                           log=args.verbose or None, **callbacks, **_knobs(args))
+    code = _outcome(run.sweep.study.name, run.sweep.progress, args.store, args)
     if code == 130:
         return code
-    rows = swept.rows
-    status, result = rows["status"][0], swept.results[0]
-    if result is None:
-        print(f"fairalloc: status {status}: {rows['error'][0]}", file=sys.stderr)
+    if run.result is None:
+        print(f"fairalloc: status {run.status}: {run.error}", file=sys.stderr)
         return 1
-    title = sim.title(spec.name or spec.kind, spec.problem, rounds, seed, method, status)
-    played = result["metrics"]["simulation"]
     if args.format == "json":
-        print(json.dumps({"title": title, "status": status, "rounds": rounds,
-                          "seed": seed, "simulation": played}, indent=2,
-                         allow_nan=False))
+        print(json.dumps(run.to_dict(), indent=2, allow_nan=False))
     else:
         columns = sim.columns(spec.problem)
-        _print_rows(title, ["mechanism", *[header for header, _ in columns]],
+        _print_rows(run.title, ["mechanism", *[header for header, _ in columns]],
                     [[mechanism, *[cell(row) for _, cell in columns]]
-                     for mechanism, row in played.items()], args.format)
+                     for mechanism, row in run.played.items()], args.format)
     if args.plot:
-        sim.plot(spec.problem, spec.problem.read_allocation(result["allocation"]),
-                 result["metrics"], title, args.plot)
+        sim.plot(spec.problem, spec.problem.read_allocation(run.result["allocation"]),
+                 run.result["metrics"], run.title, args.plot)
         _note(args, f"plot written to {args.plot}")
-    if status in FAILED:
-        message = result["solver"].get("message") or ""
-        print(f"fairalloc: status {status}: {message}", file=sys.stderr)
-    return code or (1 if status in FAILED else 0)
+    if run.status in FAILED:
+        message = run.result["solver"].get("message") or ""
+        print(f"fairalloc: status {run.status}: {message}", file=sys.stderr)
+    return code or (1 if run.status in FAILED else 0)
 
 
 def cmd_schema(args) -> int:

@@ -134,3 +134,19 @@ def test_import_table_from_python_is_the_command_line_import(capsys):
     assert fairalloc.solve(made.spec).status == "optimal"
     with pytest.raises(fairalloc.ArgumentError, match="^normalize: no key 'splits'"):
         fairalloc.import_table("emrf", table, normalize="splits", mapping={"id": "user"})
+
+
+def test_simulate_from_python_is_the_command_line_simulation(capsys):
+    from clitools import cli
+
+    code, out, _ = cli(capsys, "simulate", str(TOKEN), "--rounds", "60", "--seed", "4",
+                       "--mechanisms", "mean-field,round-robin", "--format", "json",
+                       "--workers", "1")
+    run = fairalloc.simulate(str(TOKEN), rounds=60, seed=4,
+                             mechanisms=["mean-field", "round-robin"], workers=1)
+    assert code == 0 and json.loads(out) == run.to_dict()
+    assert list(run.played) == ["mean-field", "round-robin"] and run.method == "mean-field"
+    with pytest.raises(fairalloc.ArgumentError, match="^mechanisms: unknown mechanism"):
+        fairalloc.simulate(str(TOKEN), mechanisms=["lottery-ish"])
+    with pytest.raises(fairalloc.SpecError, match="needs a spec of a kind with a simulation"):
+        fairalloc.simulate(str(EMRF1))
