@@ -19,7 +19,16 @@ strategy_proofness unrefuted
 
 from fairalloc import render  # noqa: F401  (fills result.NOTEBOOK: results show in notebooks)
 from fairalloc.allocation import Allocation
-from fairalloc.api import compare, import_table, run_study, simulate, solve, sweep, validate
+from fairalloc.api import (
+    compare,
+    experiment,
+    import_table,
+    run_study,
+    simulate,
+    solve,
+    sweep,
+    validate,
+)
 from fairalloc.contract import MethodDoesNotApply
 from fairalloc.errors import ArgumentError, SolverError, SpecError, StoreError
 from fairalloc.registry import register_method
@@ -29,6 +38,6 @@ from fairalloc.version import __version__
 
 __all__ = [
     "Allocation", "ArgumentError", "Finding", "MethodDoesNotApply", "Result", "SolverError",
-    "SpecError", "StoreError", "__version__", "compare", "import_table", "load_spec",
+    "SpecError", "StoreError", "__version__", "compare", "experiment", "import_table", "load_spec",
     "register_method", "run_study", "simulate", "solve", "sweep", "validate",
 ]

@@ -14,21 +14,24 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fairalloc import engine, traces
+from fairalloc.contract import Experiment
 from fairalloc.engine import MAX_SWEEP_POINTS, Knobs, sweep_values
 from fairalloc.errors import ArgumentError, SpecError, Violation
 from fairalloc.registry import KINDS
 from fairalloc.result import Comparison, Result
 from fairalloc.spec import Spec, build, load_spec, plain, read_json, schema
-from fairalloc.studies.plan import load_study
+from fairalloc.studies.plan import Study, load_study
 from fairalloc.studies.run import Progress, parse_cluster
 from fairalloc.studies.run import run_study as run
 from fairalloc.studies.store import Store
-from fairalloc.studies.sweep import Sweep, run_sweep, solver_edits, spec_study
+from fairalloc.studies.summary import summarise, values_by_label
+from fairalloc.studies.sweep import Sweep, logged, run_sweep, solver_edits, spec_study
 from fairalloc.traces import TableImport
 
-__all__ = ["MAX_SWEEP_POINTS", "Knobs", "SimulationRun", "SpecLike", "Sweep", "TableImport",
-           "compare", "import_table", "kinds_with", "load_spec", "method_of", "run_study",
-           "simulate", "solve", "sweep", "sweep_values", "validate"]
+__all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "Knobs", "SimulationRun", "SpecLike", "Sweep",
+           "TableImport", "compare", "experiment", "experiment_of", "import_table",
+           "kinds_with", "load_spec", "method_of", "run_study", "simulate", "solve", "sweep",
+           "sweep_values", "validate"]
 
 SpecLike = Spec | str | Path | dict
 
@@ -271,6 +274,91 @@ def _stepper(keys: list[str], on_step: Callable | None,
         text = row.get("result")
         on_step(value, Result.from_dict(json.loads(text)) if text is not None else None)
     return step
+
+
+@dataclass
+class ExperimentRun:
+    """What ``experiment`` ran and found: its title, study and progress, the study's ``rows``,
+    the summary ``records`` per group and method (``by``) of each of ``values`` (the
+    columns the paper reports: column -> axis label), and ``by_label``: value -> "group
+    method" -> the values of the rows that solved. Interrupted: no summary."""
+
+    title: str
+    study: Study
+    progress: Progress
+    rows: dict
+    by: list[str]
+    values: dict[str, str]
+    records: list[dict]
+    by_label: dict
+
+    def to_dict(self) -> dict:
+        """What ``fairalloc experiment KIND --format json`` prints: the paper's values per
+        label, and the study's summary."""
+        short = {v: v.removeprefix("metric.") for v in self.values}
+        return {"title": self.title, "study": self.study.spec,
+                "summary": {short[v]: {" ".join(map(str, (r[b] for b in self.by))): r[v]
+                                       for r in self.records if r[v]} for v in self.values},
+                "values": {short[v]: {label: xs.tolist()
+                                      for label, xs in self.by_label[v].items()}
+                           for v in self.values},
+                "groups": self.records}
+
+
+def experiment(kind: str, seed: int = 1, methods: Sequence[str] | None = None, *,
+               store: str | Path | None = None, resume: bool = False,
+               workers: int | None = None, cluster: tuple[str, int | str] | str | None = None,
+               on_start: Callable[[Progress], None] | None = None,
+               on_row: Callable[[dict], None] | None = None, time_limit: float | None = None,
+               mip_gap: float | None = None, threads: int | None = None,
+               log: bool | TextIO | None = None, **parameters: Any) -> ExperimentRun:
+    """A kind's preset experiment, as ``fairalloc experiment KIND`` runs it: its study (random
+    workloads from ``seed`` with the experiment's ``parameters``, every method or
+    ``methods``) run into ``store`` (``resume``, ``workers``, ``cluster``, callbacks and
+    solver keywords as for :func:`sweep`), summarised by the values its paper reports.
+    An unknown kind, a kind without an experiment or an unknown parameter raises
+    :class:`ArgumentError`; a bad value ``SpecError`` (``invalid study``).
+    """
+    preset = experiment_of(kind)
+    known = {p.name: p.default for p in preset.parameters}
+    unknown = sorted(set(parameters) - set(known))
+    if unknown:
+        raise ArgumentError("parameters", f"no parameter {', '.join(map(repr, unknown))} in "
+                                          f"{kind}'s experiment (parameters: "
+                                          f"{', '.join(known) or 'none'})")
+    _check_store_arguments(store, resume, workers)
+    parameters = {**known, **parameters}
+    data = preset.study(seed, **parameters)
+    edits = {**({"methods": list(methods)} if methods is not None else {}),
+             **solver_edits(time_limit, mip_gap, threads)}
+    solver = {**data.get("solver", {}), **edits.pop("solver", {})}
+    study = logged(load_study({**data, **edits, **({"solver": solver} if solver else {})}, "."),
+                   log)
+    with Store(store) as db:
+        progress = run(study, db, resume=resume, workers=workers, cluster=_cluster(cluster),
+                       on_start=on_start, on_row=on_row)
+        rows = db.rows(study.name)
+    by, values = [*preset.groups, "method"], list(preset.values)
+    interrupted = progress.interrupted
+    records = [] if interrupted else summarise(rows, by, values, preset.baseline,
+                                               list(study.methods))
+    by_label = {} if interrupted else values_by_label(rows, by, values)
+    return ExperimentRun(preset.title(seed, **parameters), study, progress, rows, by,
+                         dict(preset.values), records, by_label)
+
+
+def experiment_of(kind: str) -> Experiment:
+    """The kind's preset experiment (its parameters, values, title); an ArgumentError naming
+    the kinds that have one when it has none."""
+    if kind not in KINDS:
+        raise ArgumentError("kind", f"unknown problem kind {kind!r} (known: "
+                                    f"{', '.join(KINDS)})")
+    found = KINDS[kind].experiment
+    if found is None:
+        having = ", ".join(kinds_with("experiment")) or "none"
+        raise ArgumentError("kind", f"{kind} has no experiment (fairalloc experiment works "
+                                    f"for: {having})")
+    return found
 
 
 def import_table(kind: str, table: str | Path, *, mapping: Mapping[str, str] | None = None,

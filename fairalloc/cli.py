@@ -18,7 +18,6 @@ import os
 import sys
 from collections.abc import Iterator
 
-import numpy as np
 from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
@@ -60,7 +59,7 @@ from fairalloc.solvers import highs
 from fairalloc.spec import read_json, schema, set_path, template
 from fairalloc.studies.plan import load_study
 from fairalloc.studies.run import parse_cluster, run_study
-from fairalloc.studies.store import OK, Store
+from fairalloc.studies.store import Store
 from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
 from fairalloc.studies.sweep import solver_edits, spec_title, stem
 from fairalloc.version import __version__
@@ -355,20 +354,6 @@ def _print_rows(title: str, header: list[str], body: list[list[str]], fmt_name: 
         console.print(f"  {note}", style="dim")
 
 
-def _capability(kind_name: str, capability: str, command: str):
-    """The kind's ``experiment`` or ``simulation``; a usage error naming the kinds that have one
-    when it has none."""
-    if kind_name not in KINDS:
-        raise UsageError("KIND", f"unknown problem kind {kind_name!r} (known: "
-                                 f"{', '.join(KINDS)})")
-    found = getattr(KINDS[kind_name], capability)
-    if found is None:
-        having = ", ".join(api.kinds_with(capability)) or "none"
-        raise UsageError("KIND", f"{kind_name} has no {capability} (fairalloc {command} "
-                                 f"works for: {having})")
-    return found
-
-
 def _experiment_parser(kind_name: str, experiment) -> argparse.ArgumentParser:
     """``fairalloc experiment KIND``'s own flags: the experiment's parameters, then the ones
     every experiment has (those of ``study run`` among them)."""
@@ -504,7 +489,7 @@ def _run_study(study, opts, store) -> int:
 
 def cmd_experiment(args) -> int:
     """A kind's preset experiment: its study, run like any, summarised by the paper's values."""
-    experiment = _capability(args.kind, "experiment", "experiment")
+    experiment = api.experiment_of(args.kind)
     try:
         opts = _experiment_parser(args.kind, experiment).parse_args(args.rest)
     except SystemExit as exc:           # --help, or a mistake argparse reported
@@ -512,48 +497,25 @@ def cmd_experiment(args) -> int:
     opts.quiet, opts.verbose = opts.quiet or args.quiet, opts.verbose or args.verbose
     _refuse_overwrite({"--plot": opts.plot, "--store": opts.store}, {})
     parameters = {p.name: getattr(opts, p.name) for p in experiment.parameters}
-    study = _load_study(experiment.study(opts.seed, **parameters), ".", opts, opts.methods)
-    with Store(opts.store) as store:
-        code = _run_study(study, opts, store)
-        if code == 130:
-            return code
-        values = list(experiment.values)
-        rows = store.rows(study.name)
-    by = [*experiment.groups, "method"]
-    records = summarise(rows, by, values, experiment.baseline, list(study.methods))
-    title = experiment.title(opts.seed, **parameters)
-    labels = experiment.values
-    by_label = _values_by_label(rows, by, values)
-    if opts.format == "json":         # the paper's values per label, and the study's summary
-        short = {v: v.removeprefix("metric.") for v in values}
-        print(json.dumps({
-            "title": title, "study": study.spec,
-            "summary": {short[v]: {" ".join(map(str, (r[b] for b in by))): r[v]
-                                   for r in records if r[v]} for v in values},
-            "values": {short[v]: {label: xs.tolist() for label, xs in by_label[v].items()}
-                       for v in values},
-            "groups": records}, indent=2, allow_nan=False))
+    _check_pool(opts)
+    with _bar(opts, f"{args.kind} experiment") as callbacks:
+        run = api.experiment(args.kind, opts.seed, opts.methods, store=opts.store,
+                             resume=opts.resume, workers=opts.workers, cluster=opts.cluster,
+                             log=opts.verbose or None, **callbacks, **_knobs(opts),
+                             **parameters)
+    code = _outcome(run.study.name, run.progress, opts.store, opts)
+    if code == 130:
+        return code
+    if opts.format == "json":
+        print(json.dumps(run.to_dict(), indent=2, allow_nan=False))
     else:
-        _print_summary(title, records, by, values, opts.format, labels, experiment.baseline,
-                       checks=len(values) == 1)
+        _print_summary(run.title, run.records, run.by, list(run.values), opts.format,
+                       run.values, experiment.baseline, checks=len(run.values) == 1)
     if opts.plot:
-        plots.boxes(by_label, labels, title, opts.plot, experiment.baseline, experiment.log)
+        plots.boxes(run.by_label, run.values, run.title, opts.plot, experiment.baseline,
+                    experiment.log)
         _note(opts, f"plot written to {opts.plot}")
     return code
-
-
-def _values_by_label(rows: dict, by: list[str], values: list[str]) -> dict:
-    """value -> "group method" label -> the values of the rows that solved."""
-    out: dict[str, dict] = {v: {} for v in values}
-    solved = [str(s) in OK for s in rows["status"]]
-    for i, ok in enumerate(solved):
-        label = " ".join(str(rows[b][i]) for b in by)
-        for v in values:
-            x = float(rows[v][i])
-            if ok and x == x:
-                out[v].setdefault(label, []).append(x)
-    return {v: {label: np.array(xs) for label, xs in by_label.items()}
-            for v, by_label in out.items()}
 
 
 def _flat(record: dict) -> dict:

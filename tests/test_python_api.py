@@ -150,3 +150,19 @@ def test_simulate_from_python_is_the_command_line_simulation(capsys):
         fairalloc.simulate(str(TOKEN), mechanisms=["lottery-ish"])
     with pytest.raises(fairalloc.SpecError, match="needs a spec of a kind with a simulation"):
         fairalloc.simulate(str(EMRF1))
+
+
+def test_experiment_from_python_is_the_command_line_experiment(capsys):
+    from clitools import cli
+
+    code, out, _ = cli(capsys, "experiment", "moldable", "--jobs", "5", "--processors", "3",
+                       "--instances", "2", "--methods", "exact,gpusched2", "--workers", "1",
+                       "--format", "json")
+    run = fairalloc.experiment("moldable", 1, ["exact", "gpusched2"], jobs=5, processors=3,
+                               instances=2, workers=1)
+    assert code == 0 and _untimed(json.loads(out)) == _untimed(run.to_dict())
+    assert len(run.rows["status"]) == 4 and run.progress.stored == 4
+    with pytest.raises(fairalloc.ArgumentError, match="^parameters: no parameter 'job'"):
+        fairalloc.experiment("moldable", job=5)
+    with pytest.raises(fairalloc.ArgumentError, match="^kind: drf has no experiment"):
+        fairalloc.experiment("drf")

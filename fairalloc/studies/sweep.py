@@ -123,6 +123,16 @@ class Sweep(Sequence):
         return len(self.results)
 
 
+def logged(study: Study, log: Any) -> Study:
+    """The study whose solves stream HiGHS's log: ``True`` to each worker's standard error,
+    a text stream (its tasks run in this process) to it; None or False: no log."""
+    if log is True:
+        return dataclasses.replace(study, log=True)
+    if log:
+        return dataclasses.replace(study, solver=(*study.solver, ("log", log)))
+    return study
+
+
 def run_sweep(spec: Spec, data: dict, store: Store, *, resume: bool = False,
               workers: int | None = None, cluster: tuple[str, int | str] | None = None,
               log: Any = None, on_start: Callable[[Progress], None] | None = None,
@@ -132,13 +142,9 @@ def run_sweep(spec: Spec, data: dict, store: Store, *, resume: bool = False,
     process then) receives it. A grid value the spec refuses is the spec's error
     (``SpecError`` named after the sweep), not a study's."""
     try:
-        study = load_study(data, ".", known={spec.source or "-": spec.raw})
+        study = logged(load_study(data, ".", known={spec.source or "-": spec.raw}), log)
     except SpecError as exc:
         raise SpecError(exc.violations, data["study"]) from None
-    if log is True:
-        study = dataclasses.replace(study, log=True)
-    elif log:
-        study = dataclasses.replace(study, solver=(*study.solver, ("log", log)))
     progress = run_study(study, store, resume=resume, workers=workers, cluster=cluster,
                          on_start=on_start, on_row=on_row)
     kept = "result" if study.keep_results else None
