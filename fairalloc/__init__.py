@@ -26,6 +26,8 @@ from fairalloc.api import (
     run_study,
     simulate,
     solve,
+    study_frame,
+    summary,
     sweep,
     validate,
 )
@@ -38,6 +40,7 @@ from fairalloc.version import __version__
 
 __all__ = [
     "Allocation", "ArgumentError", "Finding", "MethodDoesNotApply", "Result", "SolverError",
-    "SpecError", "StoreError", "__version__", "compare", "experiment", "import_table", "load_spec",
-    "register_method", "run_study", "simulate", "solve", "sweep", "validate",
+    "SpecError", "StoreError", "__version__", "compare", "experiment", "import_table",
+    "load_spec", "register_method", "run_study", "simulate", "solve", "study_frame", "summary",
+    "sweep", "validate",
 ]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fairalloc import engine, traces
+from fairalloc.allocation import _pandas
 from fairalloc.contract import Experiment
 from fairalloc.engine import MAX_SWEEP_POINTS, Knobs, sweep_values
 from fairalloc.errors import ArgumentError, SpecError, Violation
@@ -24,14 +25,19 @@ from fairalloc.studies.plan import Study, load_study
 from fairalloc.studies.run import Progress, parse_cluster
 from fairalloc.studies.run import run_study as run
 from fairalloc.studies.store import Store
-from fairalloc.studies.summary import summarise, values_by_label
+from fairalloc.studies.summary import (
+    ratio_label,
+    study_title,
+    summarise,
+    values_by_label,
+)
 from fairalloc.studies.sweep import Sweep, logged, run_sweep, solver_edits, spec_study
 from fairalloc.traces import TableImport
 
-__all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "Knobs", "SimulationRun", "SpecLike", "Sweep",
-           "TableImport", "compare", "experiment", "experiment_of", "import_table",
-           "kinds_with", "load_spec", "method_of", "run_study", "simulate", "solve", "sweep",
-           "sweep_values", "validate"]
+__all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "Knobs", "SimulationRun", "SpecLike",
+           "StudySummary", "Sweep", "TableImport", "compare", "experiment", "experiment_of",
+           "import_table", "kinds_with", "load_spec", "method_of", "run_study", "simulate",
+           "solve", "study_frame", "summary", "sweep", "sweep_values", "validate"]
 
 SpecLike = Spec | str | Path | dict
 
@@ -359,6 +365,64 @@ def experiment_of(kind: str) -> Experiment:
         raise ArgumentError("kind", f"{kind} has no experiment (fairalloc experiment works "
                                     f"for: {having})")
     return found
+
+
+@dataclass
+class StudySummary:
+    """A stored study summarised: its ``record`` (name, kind, spec, grid, reference), its
+    ``rows``, the summary ``records`` per group of ``by`` of each of ``values``, its title and
+    value ``labels``."""
+
+    title: str
+    record: dict
+    rows: dict
+    by: list[str]
+    values: list[str]
+    labels: dict[str, str]
+    records: list[dict]
+
+
+def summary(store: str | Path, study: str | None = None, by: Sequence[str] | None = None,
+            values: Sequence[str] | None = None) -> StudySummary:
+    """Statistics per grid point and method of a study in a DuckDB ``store`` (``study``: its
+    name, when the store holds several), as ``fairalloc study summary`` prints them: grouped
+    by ``by`` (default: the grid's keys and method), of each of ``values`` (number columns;
+    default ``ratio``). A column the results do not have raises :class:`ArgumentError`, a
+    store that cannot serve ``StoreError``.
+    """
+    record, rows = _stored(store, study)
+    columns = list(rows)
+    by = list(by) if by is not None else [*record["grid"], "method"]
+    values = list(values or ["ratio"])
+    for argument, names in (("by", by), ("values", values)):
+        unknown = [n for n in names if n not in columns]
+        if unknown:
+            raise ArgumentError(argument, f"no column {', '.join(map(repr, unknown))} in the "
+                                          f"study's results (columns: {', '.join(columns)})")
+    numeric = [n for n in columns if rows[n].dtype.kind in "fiub"]
+    text = [n for n in values if n not in numeric]
+    if text:
+        verb = "is not a number column" if len(text) == 1 else "are not number columns"
+        raise ArgumentError("values", f"{', '.join(map(repr, text))} {verb}; the numbers are: "
+                                      f"{', '.join(numeric)}")
+    methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
+    return StudySummary(study_title(record["study"], record["kind"], record["reference"]),
+                        record, rows, by, values, {"ratio": ratio_label(record["reference"])},
+                        summarise(rows, by, values, methods=methods))
+
+
+def _stored(store: str | Path, study: str | None) -> tuple[dict, dict]:
+    """A stored study's record and its rows (column -> array)."""
+    with Store(store, read_only=True) as db:
+        record = db.study(study)
+        return record, db.rows(record["study"])
+
+
+def study_frame(store: str | Path, study: str | None = None) -> Any:
+    """A stored study's results rows as a pandas DataFrame (one row per instance, method and
+    repeat; needs pandas, which fairalloc does not require)."""
+    pandas = _pandas("study_frame")
+    return pandas.DataFrame(_stored(store, study)[1])
 
 
 def import_table(kind: str, table: str | Path, *, mapping: Mapping[str, str] | None = None,

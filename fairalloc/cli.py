@@ -576,30 +576,12 @@ def _open_store(args):
 
 
 def cmd_study_summary(args) -> int:
-    store, record = _open_store(args)
-    with store:
-        rows = store.rows(record["study"])
-    columns = list(rows)
-    by = args.by if args.by is not None else [*record["grid"], "method"]
-    values = args.values or ["ratio"]
-    for option, names in (("--by", by), ("--values", values)):
-        unknown = [n for n in names if n not in columns]
-        if unknown:
-            raise UsageError(option, f"no column {', '.join(map(repr, unknown))} in the "
-                                     f"study's results (columns: {', '.join(columns)})")
-    numeric = [n for n in columns if rows[n].dtype.kind in "fiub"]
-    text = [n for n in values if n not in numeric]
-    if text:
-        verb = "is not a number column" if len(text) == 1 else "are not number columns"
-        raise UsageError("--values", f"{', '.join(map(repr, text))} {verb}; the numbers are: "
-                                     f"{', '.join(numeric)}")
-    labels = {"ratio": ratio_label(record["reference"])}
-    methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
-    records = summarise(rows, by, values, methods=methods)
-    title = study_title(record["study"], record["kind"], record["reference"])
-    _print_summary(title, records, by, values, args.format, labels)
+    found = api.summary(args.store, args.study, args.by, args.values)
+    _print_summary(found.title, found.records, found.by, found.values, args.format,
+                   found.labels)
     if args.plot:
-        plots.study(rows, by, values, labels, title, args.plot, [*record["grid"]])
+        plots.study(found.rows, found.by, found.values, found.labels, found.title, args.plot,
+                    [*found.record["grid"]])
         _note(args, f"plot written to {args.plot}")
     return 0
 

@@ -166,3 +166,21 @@ def test_experiment_from_python_is_the_command_line_experiment(capsys):
         fairalloc.experiment("moldable", job=5)
     with pytest.raises(fairalloc.ArgumentError, match="^kind: drf has no experiment"):
         fairalloc.experiment("drf")
+
+
+def test_summary_and_frame_of_a_store_from_python(tmp_path, capsys):
+    from clitools import cli
+
+    store = tmp_path / "s.duckdb"
+    study = {"study": "sum", "kind": "drf", "seed": 1, "methods": ["lp", "progressive-filling"],
+             "grid": {"divisible": [True, False]},
+             "instances": {"generate": {"users": 3}, "count": 2}}
+    fairalloc.run_study(study, store, workers=1)
+    code, out, _ = cli(capsys, "study", "summary", str(store), "--format", "json")
+    found = fairalloc.summary(store)
+    assert code == 0 and json.loads(out)["groups"] == found.records
+    assert found.by == ["divisible", "method"] and found.values == ["ratio"]
+    frame = fairalloc.study_frame(store)
+    assert len(frame) == 8 and sorted(set(frame["method"])) == ["lp", "progressive-filling"]
+    with pytest.raises(fairalloc.ArgumentError, match="^values: 'method' is not a number"):
+        fairalloc.summary(store, values=["method"])
