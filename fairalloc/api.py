@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fairalloc import engine, traces
+from fairalloc import report as reports
 from fairalloc.allocation import _pandas
 from fairalloc.contract import Experiment
 from fairalloc.engine import MAX_SWEEP_POINTS, Knobs, sweep_values
 from fairalloc.errors import ArgumentError, SpecError, Violation
 from fairalloc.registry import KINDS
+from fairalloc.report import Document
 from fairalloc.result import Comparison, Result
 from fairalloc.spec import Spec, build, load_spec, plain, read_json, schema
 from fairalloc.studies.plan import Study, load_study
@@ -36,8 +38,9 @@ from fairalloc.traces import TableImport
 
 __all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "Knobs", "SimulationRun", "SpecLike",
            "StudySummary", "Sweep", "TableImport", "compare", "experiment", "experiment_of",
-           "import_table", "kinds_with", "load_spec", "method_of", "run_study", "simulate",
-           "solve", "study_frame", "summary", "sweep", "sweep_values", "validate"]
+           "import_table", "is_store", "kinds_with", "load_spec", "method_of", "report",
+           "run_study", "simulate", "solve", "study_frame", "summary", "sweep", "sweep_values",
+           "validate", "write_report"]
 
 SpecLike = Spec | str | Path | dict
 
@@ -423,6 +426,58 @@ def study_frame(store: str | Path, study: str | None = None) -> Any:
     repeat; needs pandas, which fairalloc does not require)."""
     pandas = _pandas("study_frame")
     return pandas.DataFrame(_stored(store, study)[1])
+
+
+def report(source: SpecLike, *, methods: Sequence[str] | None = None,
+           study: str | None = None, time_limit: float | None = None,
+           mip_gap: float | None = None, threads: int | None = None) -> Document:
+    """The report of a spec (every method, or ``methods``, side by side, the verdict matrix
+    with witnesses, metrics, figures, the notes on its paper) or of a study store (a
+    ``.duckdb`` file: its summary and plots; ``study`` names one when it holds several), as
+    ``fairalloc report`` makes it; :func:`write_report` writes it. ``time_limit``, ``mip_gap``
+    and ``threads`` as for :func:`compare`; they and ``methods`` are for a spec only
+    (:class:`ArgumentError`), as ``study`` is for a store.
+
+    >>> doc = report("specs/emrf/example1-knob0.5.json", methods=["lp"])
+    >>> doc.title, [b.text for b in doc.blocks if type(b).__name__ == "Heading"][:2]
+    ('EMRF paper, Example 1 (knob 0.5)', ['The spec', 'Methods side by side'])
+    """
+    if isinstance(source, (str, Path)) and str(source) != "-" and is_store(str(source)):
+        if methods or time_limit or mip_gap is not None or threads:
+            raise ArgumentError("methods", "a study's report shows its stored rows; solver "
+                                           "and method flags are for a spec's report")
+        return reports.store_report(str(source), study)
+    if study:
+        raise ArgumentError("study", "names a study in a store, not in a spec")
+    spec = _spec(source)
+    with Knobs(mip_gap=mip_gap, threads=threads).solving():
+        return reports.spec_report(spec, methods, time_limit)
+
+
+def write_report(doc: Document, output: str | Path, format: str | None = None) -> list[Path]:
+    """Write a report as ``html`` (one self-contained file) or ``markdown`` (its figures in
+    ``<stem>_files/`` beside it); default: markdown for a ``.md`` file, else html. Returns the
+    files written."""
+    name = str(output)
+    chosen = format or ("markdown" if name.endswith((".md", ".markdown")) else "html")
+    if chosen not in ("html", "markdown"):
+        raise ArgumentError("format", f"html or markdown, not {chosen!r}")
+    return reports.write(doc, output, chosen)
+
+
+def is_store(path: str) -> bool:
+    """A study store (named ``.duckdb``, even a damaged one) or a DuckDB file (its magic
+    bytes), not a spec. Only a regular file is looked into: a pipe's first bytes, once read,
+    would be lost to the spec."""
+    if path.lower().endswith(".duckdb"):
+        return True
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
 
 
 def import_table(kind: str, table: str | Path, *, mapping: Mapping[str, str] | None = None,

@@ -24,7 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemaini
 from rich.progress import Progress as Bar
 from rich.table import Table
 
-from fairalloc import api, plots, report
+from fairalloc import api, plots
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
 from fairalloc.catalog import EXAMPLES, copy_examples, examples
@@ -695,38 +695,12 @@ def cmd_import(args) -> int:
     return 0
 
 
-def _is_store(path: str) -> bool:
-    """A study store (named ``.duckdb``, even a damaged one) or a DuckDB file (its magic
-    bytes), not a spec. Only a regular file is looked into: a pipe's first bytes, once read,
-    would be lost to the spec."""
-    if path.lower().endswith(".duckdb"):
-        return True
-    if not os.path.isfile(path):
-        return False
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(12)[8:12] == b"DUCK"
-    except OSError:
-        return False
-
-
 def cmd_report(args) -> int:
     """One document for a spec (every method, verdicts with witnesses, figures, the notes on
     the paper) or a study store (summary and plots): HTML, or Markdown with figure files."""
-    fmt_name = args.format or ("markdown" if args.output.endswith((".md", ".markdown"))
-                               else "html")
-    if args.source != "-" and _is_store(args.source):
-        if args.methods or args.time_limit or args.mip_gap is not None or args.threads:
-            raise UsageError("--methods", "a study's report shows its stored rows; solver "
-                                          "and method flags are for a spec's report")
-        doc = report.store_report(args.source, args.study)
-    else:
-        if args.study:
-            raise UsageError("--study", "names a study in a store, not in a spec")
-        spec = api.load_spec(args.source)
-        with highs.settings(threads=args.threads, mip_gap=args.mip_gap):
-            doc = report.spec_report(spec, args.methods, args.time_limit)
-    written = report.write(doc, args.output, fmt_name)
+    doc = api.report(args.source, methods=args.methods, study=args.study,
+                     time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads)
+    written = api.write_report(doc, args.output, args.format)
     _note(args, f"report written to {args.output}"
           + (f" (figures in {written[1].parent})" if len(written) > 1 else ""))
     return 0

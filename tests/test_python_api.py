@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import fairalloc
+from fairalloc import api
 
 ROOT = Path(__file__).resolve().parents[1]
 EMRF1 = ROOT / "specs" / "emrf" / "example1-knob0.5.json"
@@ -184,3 +185,20 @@ def test_summary_and_frame_of_a_store_from_python(tmp_path, capsys):
     assert len(frame) == 8 and sorted(set(frame["method"])) == ["lp", "progressive-filling"]
     with pytest.raises(fairalloc.ArgumentError, match="^values: 'method' is not a number"):
         fairalloc.summary(store, values=["method"])
+
+
+def test_report_from_python_is_the_command_line_report(tmp_path, capsys):
+    from clitools import cli
+
+    study = {"study": "rep", "kind": "drf", "seed": 1, "methods": ["lp"],
+             "instances": {"generate": {"users": 3}, "count": 2}}
+    store = tmp_path / "s.duckdb"
+    fairalloc.run_study(study, store, workers=1)
+    code, _, _ = cli(capsys, "report", str(store), "-o", str(tmp_path / "cli.md"))
+    written = api.write_report(api.report(store), tmp_path / "api.md")
+    from_cli = (tmp_path / "cli.md").read_text().replace("cli_files/", "api_files/")
+    assert code == 0 and written[0].read_text() == from_cli
+    with pytest.raises(fairalloc.ArgumentError, match="^methods: a study's report"):
+        api.report(store, methods=["lp"])
+    with pytest.raises(fairalloc.ArgumentError, match="^study: names a study in a store"):
+        api.report(str(EMRF1), study="rep")
