@@ -37,10 +37,10 @@ from fairalloc.studies.sweep import Sweep, logged, run_sweep, solver_edits, spec
 from fairalloc.traces import TableImport
 
 __all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "Knobs", "SimulationRun", "SpecLike",
-           "StudySummary", "Sweep", "TableImport", "compare", "experiment", "experiment_of",
-           "import_table", "is_store", "kinds_with", "load_spec", "method_of", "report",
-           "run_study", "simulate", "solve", "study_frame", "summary", "sweep", "sweep_values",
-           "validate", "write_report"]
+           "StudyRun", "StudySummary", "Sweep", "TableImport", "compare", "experiment",
+           "experiment_of", "import_table", "is_store", "kinds_with", "load_spec", "method_of",
+           "report", "run_study", "simulate", "solve", "study_frame", "study_run", "summary",
+           "sweep", "sweep_values", "validate", "write_report"]
 
 SpecLike = Spec | str | Path | dict
 
@@ -337,12 +337,8 @@ def experiment(kind: str, seed: int = 1, methods: Sequence[str] | None = None, *
                                           f"{', '.join(known) or 'none'})")
     _check_store_arguments(store, resume, workers)
     parameters = {**known, **parameters}
-    data = preset.study(seed, **parameters)
-    edits = {**({"methods": list(methods)} if methods is not None else {}),
-             **solver_edits(time_limit, mip_gap, threads)}
-    solver = {**data.get("solver", {}), **edits.pop("solver", {})}
-    study = logged(load_study({**data, **edits, **({"solver": solver} if solver else {})}, "."),
-                   log)
+    study = logged(_edited_study(preset.study(seed, **parameters), ".", methods,
+                                 solver_edits(time_limit, mip_gap, threads)), log)
     with Store(store) as db:
         progress = run(study, db, resume=resume, workers=workers, cluster=_cluster(cluster),
                        on_start=on_start, on_row=on_row)
@@ -548,7 +544,8 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
     array (numbers with NaN for null). ``workers``: a whole number of local processes (None:
     as many as help); ``cluster``: ``("local", N)`` or ``("address", "tcp://HOST:PORT")``, or
     the same as text (``"local:N"``, ``"tcp://HOST:PORT"``). A run interrupted by Ctrl-C
-    raises ``KeyboardInterrupt`` after storing what arrived (``resume=True`` continues it).
+    raises ``KeyboardInterrupt`` after storing what arrived (``resume=True`` continues it);
+    :func:`study_run` returns it instead, with the run's progress.
 
     Raises ``SpecError`` for a bad study, ``StoreError`` for a store that cannot take it (not
     a fairalloc store, damaged, or holding the study already, or with its spec files
@@ -559,16 +556,60 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
     >>> rows["status"].tolist(), rows["ratio"].tolist()
     (['optimal', 'optimal'], [1.0, 1.0])
     """
+    done = study_run(study, store, resume=resume, workers=workers, cluster=cluster)
+    if done.progress.interrupted:
+        raise KeyboardInterrupt
+    return done.rows
+
+
+@dataclass
+class StudyRun:
+    """A study's run: the checked study, what the run did, and the study's rows."""
+
+    study: Study
+    progress: Progress
+    rows: dict
+
+
+def study_run(study: str | Path | dict, store: str | Path | None = None, *,
+              resume: bool = False, workers: int | None = None,
+              cluster: tuple[str, int | str] | str | None = None,
+              methods: Sequence[str] | None = None,
+              on_start: Callable[[Progress], None] | None = None,
+              on_row: Callable[[dict], None] | None = None, time_limit: float | None = None,
+              mip_gap: float | None = None, threads: int | None = None,
+              log: bool | TextIO | None = None) -> StudyRun:
+    """:func:`run_study` with what ``fairalloc study run`` adds: ``methods``, ``time_limit``,
+    ``mip_gap`` and ``threads`` change the study's spec (and so what the store records)
+    before it is checked; ``on_start``/``on_row`` see the run's progress; ``log`` as for
+    :func:`sweep`. A run interrupted by Ctrl-C returns what arrived
+    (``progress.interrupted``)."""
     if not isinstance(study, (str, Path, dict)):
         raise TypeError(f"a study is a dict, a file path or '-' (standard input), not "
                         f"{type(study).__name__}")
     _check_store_arguments(store, resume, workers)
-    cluster = _cluster(cluster)
-    plan = load_study(study)
+    plan = logged(_edited_study(study, None, methods, solver_edits(time_limit, mip_gap,
+                                                                    threads)), log)
     with Store(store) as db:
-        if run(plan, db, resume=resume, workers=workers, cluster=cluster).interrupted:
-            raise KeyboardInterrupt
-        return db.rows(plan.name)
+        progress = run(plan, db, resume=resume, workers=workers, cluster=_cluster(cluster),
+                       on_start=on_start, on_row=on_row)
+        return StudyRun(plan, progress, db.rows(plan.name))
+
+
+def _edited_study(source: str | Path | dict, root: str | None,
+                  methods: Sequence[str] | None, edits: dict) -> Study:
+    """A checked study whose spec ``methods`` and the solver ``edits`` (``solver_edits``)
+    change first; a study file's specs are found beside it."""
+    edits = {**({"methods": list(methods)} if methods is not None else {}), **edits}
+    if not edits:
+        return load_study(source, root)
+    data = source if isinstance(source, dict) else read_json(source, what="study")[0]
+    if isinstance(data, dict):
+        solver = {**data.get("solver", {}), **edits.pop("solver", {})}
+        data = {**data, **edits, **({"solver": solver} if solver else {})}
+    if not isinstance(source, dict) and root is None and str(source) != "-":
+        root = os.path.dirname(str(source)) or "."
+    return load_study(data, root)
 
 
 def _check_store_arguments(store: Any, resume: Any, workers: Any) -> None:

@@ -56,12 +56,12 @@ from fairalloc.render import (
 )
 from fairalloc.result import FAILED, MARKS, Result, check_column
 from fairalloc.solvers import highs
-from fairalloc.spec import read_json, schema, set_path, template
+from fairalloc.spec import schema, set_path, template
 from fairalloc.studies.plan import load_study
-from fairalloc.studies.run import parse_cluster, run_study
+from fairalloc.studies.run import parse_cluster
 from fairalloc.studies.store import Store
 from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
-from fairalloc.studies.sweep import solver_edits, spec_title, stem
+from fairalloc.studies.sweep import spec_title, stem
 from fairalloc.version import __version__
 
 FORMATS = ("table", "json", "markdown", "csv", "latex", "html")
@@ -413,29 +413,6 @@ def _cluster(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _load_study(source, root=None, opts=None, methods=None, known: dict | None = None):
-    """A checked study; the command line's ``--time-limit``, ``--mip-gap``, ``--threads``
-    (in ``opts``) and ``--methods`` change its spec (and so what the store records) before it
-    is checked; ``known``: spec files already read."""
-    edits = {**({"methods": methods} if methods is not None else {}), **_solver_edits(opts)}
-    if not edits:
-        return load_study(source, root, known)
-    data = source if isinstance(source, dict) else read_json(source, what="study")[0]
-    if isinstance(data, dict):
-        solver = {**data.get("solver", {}), **edits.pop("solver", {})}
-        data = {**data, **edits, **({"solver": solver} if solver else {})}
-    if not isinstance(source, dict) and root is None and str(source) != "-":
-        root = os.path.dirname(str(source)) or "."
-    return load_study(data, root, known)
-
-
-def _solver_edits(opts) -> dict:
-    """The study keys the solver flags set: time_limit, and solver.threads / solver.mip_gap."""
-    if opts is None:
-        return {}
-    return solver_edits(*(getattr(opts, k, None) for k in ("time_limit", "mip_gap", "threads")))
-
-
 def _check_pool(opts) -> None:
     """A usage error for --workers with --cluster."""
     if opts.cluster is not None and opts.workers is not None:
@@ -473,18 +450,6 @@ def _outcome(name: str, progress, path: str | None, opts) -> int:
     if progress.errors or progress.lost or (path and not opts.quiet):
         print(note, file=sys.stderr)
     return 1 if progress.errors or progress.lost else 0
-
-
-def _run_study(study, opts, store) -> int:
-    """Run a study into ``store`` with a progress bar; a note of what happened on stderr.
-    Returns the exit code (``_outcome``)."""
-    _check_pool(opts)
-    if opts.verbose:            # a task's log goes to its worker's standard error
-        study = dataclasses.replace(study, log=True)
-    with _bar(opts, study.name) as callbacks:
-        progress = run_study(study, store, resume=opts.resume, workers=opts.workers,
-                             cluster=opts.cluster, **callbacks)
-    return _outcome(study.name, progress, store.path, opts)
 
 
 def cmd_experiment(args) -> int:
@@ -555,14 +520,17 @@ def _print_summary(title: str, records: list[dict], by: list[str], values: list[
 def cmd_study_run(args) -> int:
     path = args.store or f"{stem(args.study)}.duckdb"
     _refuse_overwrite({"--store": path}, {"STUDY": args.study})
-    study = _load_study(args.study, None, args)
-    with Store(path) as store:
-        code = _run_study(study, args, store)
-        if code == 130 or args.quiet:
-            return code
-        by = [k for k, _ in study.grid] + ["method"]
-        rows = store.rows(study.name)
-    records = summarise(rows, by, ["ratio"], methods=list(study.methods))
+    _check_pool(args)
+    with _bar(args, stem(args.study)) as callbacks:
+        done = api.study_run(args.study, path, resume=args.resume, workers=args.workers,
+                             cluster=args.cluster, log=args.verbose or None, **callbacks,
+                             **_knobs(args))
+    study = done.study
+    code = _outcome(study.name, done.progress, path, args)
+    if code == 130 or args.quiet:
+        return code
+    by = [k for k, _ in study.grid] + ["method"]
+    records = summarise(done.rows, by, ["ratio"], methods=list(study.methods))
     _print_summary(study_title(study.name, study.kind, study.reference), records, by,
                    ["ratio"], "table", {"ratio": ratio_label(study.reference)})
     print(f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet",
