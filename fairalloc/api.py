@@ -18,7 +18,7 @@ from fairalloc import report as reports
 from fairalloc.allocation import _pandas
 from fairalloc.contract import Experiment
 from fairalloc.engine import MAX_SWEEP_POINTS, Knobs, sweep_values
-from fairalloc.errors import ArgumentError, SpecError, Violation
+from fairalloc.errors import ArgumentError, SpecError, StoreError, Violation
 from fairalloc.registry import KINDS
 from fairalloc.report import Document
 from fairalloc.result import Comparison, Result
@@ -38,9 +38,10 @@ from fairalloc.traces import TableImport
 
 __all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "Knobs", "SimulationRun", "SpecLike",
            "StudyRun", "StudySummary", "Sweep", "TableImport", "compare", "experiment",
-           "experiment_of", "import_table", "is_store", "kinds_with", "load_spec", "method_of",
-           "report", "run_study", "simulate", "solve", "study_frame", "study_run", "summary",
-           "sweep", "sweep_values", "validate", "write_report"]
+           "experiment_of", "export", "import_table", "instance_spec", "is_store",
+           "kinds_with", "load_spec", "method_of", "report", "run_study", "simulate", "solve",
+           "study_frame", "study_run", "summary", "sweep", "sweep_values", "validate",
+           "write_report"]
 
 SpecLike = Spec | str | Path | dict
 
@@ -415,6 +416,31 @@ def _stored(store: str | Path, study: str | None) -> tuple[dict, dict]:
     with Store(store, read_only=True) as db:
         record = db.study(study)
         return record, db.rows(record["study"])
+
+
+def export(store: str | Path, output: str | Path,
+           study: str | None = None) -> tuple[str, int]:
+    """Write a stored study's rows to Parquet or CSV (by ``output``'s suffix), as ``fairalloc
+    study export`` does; returns the study's name and how many rows were written."""
+    with Store(store, read_only=True) as db:
+        name = db.study(study)["study"]
+        return name, db.export(name, str(output))
+
+
+def instance_spec(store: str | Path, instance: int,
+                  study: str | None = None) -> tuple[dict, int | None]:
+    """One instance of a stored study re-made as a spec, as ``fairalloc study instance``
+    does: the spec's data and the instance's seed (None for a spec file's instance). An id
+    the study does not have raises ``StoreError``."""
+    with Store(store, read_only=True) as db:
+        record = db.study(study)
+        files = db.spec_files(record["study"])
+    plan = load_study(record["spec"], files=files)
+    found = next((i for i in plan.instances() if i.id == instance), None)
+    if found is None:
+        raise StoreError(f"study {record['study']} has instances 0 to "
+                         f"{plan.instance_count - 1}, not {instance}")
+    return plan.instance_spec(found), found.seed
 
 
 def study_frame(store: str | Path, study: str | None = None) -> Any:

@@ -57,9 +57,7 @@ from fairalloc.render import (
 from fairalloc.result import FAILED, MARKS, Result, check_column
 from fairalloc.solvers import highs
 from fairalloc.spec import schema, set_path, template
-from fairalloc.studies.plan import load_study
 from fairalloc.studies.run import parse_cluster
-from fairalloc.studies.store import Store
 from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
 from fairalloc.studies.sweep import spec_title, stem
 from fairalloc.version import __version__
@@ -538,11 +536,6 @@ def cmd_study_run(args) -> int:
     return code
 
 
-def _open_store(args):
-    store = Store(args.store, read_only=True)
-    return store, store.study(args.study)
-
-
 def cmd_study_summary(args) -> int:
     found = api.summary(args.store, args.study, args.by, args.values)
     _print_summary(found.title, found.records, found.by, found.values, args.format,
@@ -555,26 +548,17 @@ def cmd_study_summary(args) -> int:
 
 
 def cmd_study_export(args) -> int:
-    store, record = _open_store(args)
-    with store:
-        count = store.export(record["study"], args.output)
-    _note(args, f"{count} rows of {record['study']} written to {args.output}")
+    name, count = api.export(args.store, args.output, args.study)
+    _note(args, f"{count} rows of {name} written to {args.output}")
     return 0
 
 
 def cmd_study_instance(args) -> int:
-    store, record = _open_store(args)
-    with store:
-        files = store.spec_files(record["study"])
-    study = load_study(record["spec"], files=files)
-    found = next((i for i in study.instances() if i.id == args.id), None)
-    if found is None:
-        raise StoreError(f"study {record['study']} has instances 0 to "
-                         f"{study.instance_count - 1}, not {args.id}")
-    text = json.dumps(study.instance_spec(found), indent=2)
+    spec, seed = api.instance_spec(args.store, args.id, args.study)
+    text = json.dumps(spec, indent=2)
     if args.output:
         write_text(args.output, text + "\n")
-        print(f"instance {args.id} (seed {found.seed}) written to {args.output}",
+        print(f"instance {args.id} (seed {seed}) written to {args.output}",
               file=sys.stderr)
     else:
         print(text)

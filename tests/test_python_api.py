@@ -202,3 +202,19 @@ def test_report_from_python_is_the_command_line_report(tmp_path, capsys):
         api.report(store, methods=["lp"])
     with pytest.raises(fairalloc.ArgumentError, match="^study: names a study in a store"):
         api.report(str(EMRF1), study="rep")
+
+
+def test_instance_and_export_from_python_are_the_command_line_ones(tmp_path, capsys):
+    from clitools import cli
+
+    study = {"study": "inst", "kind": "drf", "seed": 3, "methods": ["lp"],
+             "instances": {"generate": {"users": 4}, "count": 2}}
+    store = tmp_path / "s.duckdb"
+    fairalloc.run_study(study, store, workers=1)
+    code, out, _ = cli(capsys, "study", "instance", str(store), "1")
+    spec, seed = api.instance_spec(store, 1)
+    assert code == 0 and json.loads(out) == spec and isinstance(seed, int)
+    assert api.export(store, tmp_path / "rows.csv") == ("inst", 2)
+    assert (tmp_path / "rows.csv").read_text().count("\n") == 3
+    with pytest.raises(fairalloc.StoreError, match="has instances 0 to 1, not 5"):
+        api.instance_spec(store, 5)
