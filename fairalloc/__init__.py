@@ -19,17 +19,28 @@ strategy_proofness unrefuted
 
 from fairalloc import render  # noqa: F401  (fills result.NOTEBOOK: results show in notebooks)
 from fairalloc.allocation import Allocation
-from fairalloc.api import compare, run_study, solve, sweep, validate
+from fairalloc.api import (
+    compare,
+    experiment,
+    import_table,
+    run_study,
+    simulate,
+    solve,
+    study_frame,
+    summary,
+    sweep,
+    validate,
+)
 from fairalloc.contract import MethodDoesNotApply
-from fairalloc.errors import SolverError, SpecError, StoreError
+from fairalloc.errors import ArgumentError, SolverError, SpecError, StoreError
 from fairalloc.registry import register_method
 from fairalloc.result import Finding, Result
 from fairalloc.spec import load_spec
 from fairalloc.version import __version__
 
 __all__ = [
-    "Allocation", "Finding", "MethodDoesNotApply", "Result", "SolverError", "SpecError",
-    "StoreError", "__version__", "compare", "load_spec", "register_method", "run_study", "solve",
-    "sweep",
-    "validate",
+    "Allocation", "ArgumentError", "Finding", "MethodDoesNotApply", "Result", "SolverError",
+    "SpecError", "StoreError", "__version__", "compare", "experiment", "import_table",
+    "load_spec", "register_method", "run_study", "simulate", "solve", "study_frame", "summary",
+    "sweep", "validate",
 ]

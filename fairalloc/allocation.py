@@ -77,6 +77,19 @@ class Allocation(Mapping):
     def to_dict(self) -> dict:
         return dict(self.rows())
 
+    @classmethod
+    def from_dict(cls, rows: Mapping[str, dict]) -> Allocation:
+        """The allocation that ``to_dict`` gave ``rows`` (a result kept as JSON, as a study
+        row keeps it): a column per key path of the first id's row, null held as NaN.
+
+        >>> rows = {"u1": {"tasks": 3.0, "resources": {"cpu": None}}}
+        >>> Allocation.from_dict(rows).to_dict() == rows
+        True
+        """
+        ids = list(rows)
+        keys = list(_key_paths(rows[ids[0]])) if ids else []
+        return cls(ids, {key: _column([_at(rows[uid], key) for uid in ids]) for key in keys})
+
     def to_pandas(self):
         """A DataFrame indexed by id, one column per output key (nested keys dotted:
         ``resources.cpu``; a list-valued key holds a list per id)."""
@@ -104,6 +117,29 @@ class Allocation(Mapping):
         lines = (f"{indent}  {uid}: {template % row}" for uid, row in zip(ids, zip(*cells)))
         body = ",\n".join(lines)
         return "{\n" + body + f"\n{indent}}}"
+
+
+def _key_paths(row: dict, prefix: Key = ()) -> Iterator[Key]:
+    """The key path of every leaf of one id's nested row."""
+    for key, value in row.items():
+        if isinstance(value, dict):
+            yield from _key_paths(value, (*prefix, key))
+        else:
+            yield (*prefix, key)
+
+
+def _at(row: dict, key: Key) -> Any:
+    for part in key:
+        row = row[part]
+    return row
+
+
+def _column(values: list) -> np.ndarray:
+    """Values as a column: numbers (null as NaN) as floats, anything else as it comes."""
+    try:
+        return np.array([math.nan if v is None else v for v in values], dtype=float)
+    except (TypeError, ValueError):
+        return np.array(values)
 
 
 def _pandas(what: str):

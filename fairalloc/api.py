@@ -6,23 +6,42 @@ caller's arguments and hands the work to :mod:`fairalloc.engine`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+import json
+import os
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from fairalloc import engine
+from fairalloc import engine, traces
+from fairalloc import report as reports
+from fairalloc.allocation import _pandas
+from fairalloc.contract import Experiment
 from fairalloc.engine import MAX_SWEEP_POINTS, Knobs, sweep_values
-from fairalloc.errors import SpecError
+from fairalloc.errors import ArgumentError, SpecError, StoreError, Violation
 from fairalloc.registry import KINDS
+from fairalloc.report import Document
 from fairalloc.result import Comparison, Result
-from fairalloc.spec import Spec, build, load_spec, plain, read_json, set_path
-from fairalloc.studies.plan import load_study
-from fairalloc.studies.run import parse_cluster
+from fairalloc.spec import Spec, build, load_spec, plain, read_json, schema
+from fairalloc.studies.plan import Study, load_study
+from fairalloc.studies.run import Progress, parse_cluster
 from fairalloc.studies.run import run_study as run
 from fairalloc.studies.store import Store
+from fairalloc.studies.summary import (
+    ratio_label,
+    study_title,
+    summarise,
+    values_by_label,
+)
+from fairalloc.studies.sweep import Sweep, logged, run_sweep, solver_edits, spec_study
+from fairalloc.traces import TableImport
 
-__all__ = ["MAX_SWEEP_POINTS", "Knobs", "SpecLike", "compare", "load_spec", "method_of",
-           "run_study", "solve", "sweep", "sweep_values", "validate"]
+__all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "Knobs", "SimulationRun", "SpecLike",
+           "StudyRun", "StudySummary", "Sweep", "TableImport", "compare", "experiment",
+           "experiment_of", "export", "import_table", "instance_spec", "is_store",
+           "kinds_with", "load_spec", "method_of", "report", "run_study", "simulate", "solve",
+           "study_frame", "study_run", "summary", "sweep", "sweep_values", "validate",
+           "write_report"]
 
 SpecLike = Spec | str | Path | dict
 
@@ -99,27 +118,448 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None, *,
 
 
 def sweep(
-    spec: SpecLike, key: str, values: Iterable[Any], method: str | None = None,
-    on_step: Callable[[Any, Result], None] | None = None, *, time_limit: float | None = None,
-    mip_gap: float | None = None, threads: int | None = None, log: bool | TextIO | None = None,
-) -> list[tuple[Any, Result]]:
+    spec: SpecLike, key: str | Mapping[str, Any], values: Iterable[Any] | None = None,
+    method: str | None = None, on_step: Callable[[Any, Result | None], None] | None = None, *,
+    methods: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
+    store: str | Path | None = None, resume: bool = False, workers: int | None = None,
+    cluster: tuple[str, int | str] | str | None = None,
+    on_start: Callable[[Progress], None] | None = None,
+    on_row: Callable[[dict], None] | None = None, time_limit: float | None = None,
+    mip_gap: float | None = None, threads: int | None = None,
+    log: bool | TextIO | None = None,
+) -> Sweep:
     """Re-solve the spec with the value at ``key`` (e.g. ``knob``, ``users[0].weight``) set to
-    each of ``values``; every variant is checked like a fresh spec (``time_limit``: seconds
-    for a method that takes a limit; ``mip_gap``, ``threads``, ``log`` as for :func:`solve`).
-    ``fairalloc sweep`` runs the same as a study."""
-    knobs = Knobs(time_limit, mip_gap, threads, log)
+    each of ``values`` (or with ``key`` a dict of key -> values: every combination), by
+    ``method`` or each of ``methods`` (default: the spec's method); every variant is checked
+    like a fresh spec. It runs as a study, as ``fairalloc sweep`` does: into the DuckDB
+    ``store`` (None: in memory), with ``resume``, ``workers`` and ``cluster`` as for
+    :func:`run_study`; ``on_start`` sees the totals and ``on_row`` every row as it arrives
+    (the progress a caller shows), ``on_step`` each (value, Result). ``metrics``: the
+    metrics kept as columns (names or patterns; default: the kind's sweep metrics).
+    ``time_limit``, ``mip_gap``, ``threads`` and ``log`` as for :func:`solve` (a log stream
+    needs the tasks in this process: ``workers=1``).
+
+    Returns a :class:`Sweep`: its ``rows`` (column -> array, as a study's), ``results`` (each
+    row's result object) and ``records()`` (what ``fairalloc sweep --format json`` prints);
+    as a list it is the (value, Result) pairs, a failed task's Result None. A grid value the
+    spec refuses raises ``SpecError``; a run interrupted by Ctrl-C returns what arrived, with
+    ``progress.interrupted`` set.
+
+    >>> swept = sweep("specs/emrf/example1-knob0.5.json", "knob", [0, 1], workers=1)
+    >>> [(value, result.metrics["knob"]) for value, result in swept]
+    [(0, 0.0), (1, 1.0)]
+    >>> swept.rows["status"].tolist(), swept.keys
+    (['optimal', 'optimal'], ['knob'])
+    """
     base = _spec(spec)
-    out = []
-    for value in values:
-        try:
-            variant = build(set_path(base.raw, key, value), base.source)
-        except SpecError as exc:
-            raise SpecError(exc.violations, f"{base.source or 'spec'} with {key}={value}") from None
-        result = engine.solve(variant, method, True, True, None, knobs)
-        out.append((value, result))
-        if on_step:
-            on_step(value, result)
-    return out
+    grid = _grid(key, values)
+    if method is not None and methods is not None:
+        raise TypeError("give method or methods, not both")
+    chosen = [method_of(base, m) for m in ([method] if methods is None else methods)]
+    data = spec_study(base, f"sweep of {' × '.join(grid)}", grid, chosen,
+                      list(KINDS[base.kind].sweep_metrics) if metrics is None else metrics,
+                      edits=solver_edits(time_limit, mip_gap, threads))
+    return _run_sweep(base, data, store, resume, workers, cluster, log, on_start,
+                      _stepper(list(grid), on_step, on_row))
+
+
+def _run_sweep(spec: Spec, data: dict, store: Any, resume: Any, workers: Any, cluster: Any,
+               log: Any, on_start: Callable | None, on_row: Callable | None) -> Sweep:
+    """Run a one-spec study after checking the run's arguments (a log stream: in this
+    process)."""
+    _check_store_arguments(store, resume, workers)
+    stream = log not in (None, True, False)
+    if stream and (cluster is not None or (workers or 1) > 1):
+        raise ValueError("a log stream needs the tasks in this process: workers=1")
+    with Store(store) as db:
+        return run_sweep(spec, data, db, resume=resume, workers=1 if stream else workers,
+                         cluster=_cluster(cluster), log=log or None, on_start=on_start,
+                         on_row=on_row)
+
+
+def kinds_with(capability: str) -> list[str]:
+    """The kinds whose record has ``capability`` (``plot``, ``experiment``, ``simulation``)."""
+    return [name for name in KINDS if getattr(KINDS[name], capability) is not None]
+
+
+@dataclass
+class SimulationRun:
+    """What ``simulate`` played: the title, the policy's status, the rounds and seed, the
+    method, and ``played``: mechanism -> its row of measures (empty when the task failed:
+    ``error`` says why); ``result`` is the policy's whole result object, ``sweep`` the run."""
+
+    title: str
+    status: str
+    rounds: int
+    seed: int
+    method: str
+    played: dict
+    result: dict | None
+    error: str | None
+    sweep: Sweep = field(repr=False)
+
+    def to_dict(self) -> dict:
+        """What ``fairalloc simulate --format json`` prints."""
+        return {"title": self.title, "status": self.status, "rounds": self.rounds,
+                "seed": self.seed, "simulation": self.played}
+
+
+def simulate(spec: SpecLike, method: str | None = None, *,
+             mechanisms: Sequence[str] | None = None, rounds: int | None = None,
+             seed: int | None = None, store: str | Path | None = None, resume: bool = False,
+             workers: int | None = None, cluster: tuple[str, int | str] | str | None = None,
+             on_start: Callable[[Progress], None] | None = None,
+             on_row: Callable[[dict], None] | None = None, time_limit: float | None = None,
+             mip_gap: float | None = None, threads: int | None = None,
+             log: bool | TextIO | None = None) -> SimulationRun:
+    """Solve the spec for its policy with ``method`` (default: the spec's), then play it and
+    the baselines (``mechanisms``, default all) for ``rounds`` (default: the spec's, else the
+    kind's) from ``seed``, as ``fairalloc simulate`` does: a one-row study of the spec with
+    its ``simulation`` key set (``store``, ``workers``, callbacks and solver keywords as for
+    :func:`sweep`). A spec of a kind without a simulation, or too big to play, raises
+    ``SpecError``; an unknown method or mechanism :class:`ArgumentError`.
+
+    >>> run = simulate("specs/token/kmeans-pagerank.json", rounds=50, workers=1)
+    >>> run.status, run.rounds, "mean-field" in run.played
+    ('feasible', 50, True)
+    """
+    base = _spec(spec)
+    sim = KINDS[base.kind].simulation
+    if sim is None:
+        raise SpecError([Violation("problem", f"fairalloc simulate needs a spec of a kind with "
+                                   f"a simulation ({', '.join(kinds_with('simulation'))}), "
+                                   f"not {base.kind}")])
+    try:
+        method = method_of(base, method)
+    except SpecError as exc:
+        raise ArgumentError("method", exc.violations[0].rule) from None
+    unknown = [m for m in mechanisms or () if m not in sim.mechanisms]
+    if unknown:
+        raise ArgumentError("mechanisms", f"unknown mechanism(s) {', '.join(unknown)} "
+                                          f"(known: {', '.join(sim.mechanisms)})")
+    chosen, played_rounds, played_seed = sim.settings(
+        base.problem, tuple(mechanisms) if mechanisms else None, rounds, seed)
+    why = sim.too_big(base.problem, played_rounds)
+    if why:
+        raise SpecError([Violation("--rounds" if rounds else "agents", why)])
+    setting = {"rounds": played_rounds, "seed": played_seed, "mechanisms": list(chosen)}
+    data = spec_study(base, f"simulation of {played_rounds} rounds (seed {played_seed})",
+                      {"simulation": [setting]}, [method], ["simulation.*"], checks=[],
+                      edits=solver_edits(time_limit, mip_gap, threads))
+    swept = _run_sweep(base, data, store, resume, workers, cluster, log, on_start, on_row)
+    if not swept.results:               # interrupted before the row arrived
+        return SimulationRun("", "", played_rounds, played_seed, method, {}, None, None,
+                             swept)
+    status, result = str(swept.rows["status"][0]), swept.results[0]
+    title = sim.title(base.name or base.kind, base.problem, played_rounds, played_seed, method,
+                      status)
+    played = result["metrics"]["simulation"] if result is not None else {}
+    error = swept.rows["error"][0] if result is None else None
+    return SimulationRun(title, status, played_rounds, played_seed, method, played, result,
+                         error, swept)
+
+
+def _grid(key: Any, values: Any) -> dict[str, list]:
+    """A sweep's grid: key -> its values, from one key and its values or a dict of them."""
+    if isinstance(key, str):
+        if values is None or isinstance(values, (str, Mapping)):
+            raise TypeError(f"sweep {key!r} over a list of values, not {values!r:.60}")
+        return {key: list(values)}
+    if values is not None or not isinstance(key, Mapping) or not key:
+        raise TypeError("sweep one key and its values, or a dict of keys -> values")
+    return {k: list(v) for k, v in key.items()}
+
+
+def _stepper(keys: list[str], on_step: Callable | None,
+             on_row: Callable | None) -> Callable[[dict], None] | None:
+    """The run's row callback: ``on_row`` with the row, ``on_step`` with its value and
+    Result (None when its task failed)."""
+    if on_step is None:
+        return on_row
+
+    def step(row: dict) -> None:
+        if on_row:
+            on_row(row)
+        value = row[keys[0]] if len(keys) == 1 else {k: row[k] for k in keys}
+        text = row.get("result")
+        on_step(value, Result.from_dict(json.loads(text)) if text is not None else None)
+    return step
+
+
+@dataclass
+class ExperimentRun:
+    """What ``experiment`` ran and found: its title, study and progress, the study's ``rows``,
+    the summary ``records`` per group and method (``by``) of each of ``values`` (the
+    columns the paper reports: column -> axis label), and ``by_label``: value -> "group
+    method" -> the values of the rows that solved. Interrupted: no summary."""
+
+    title: str
+    study: Study
+    progress: Progress
+    rows: dict
+    by: list[str]
+    values: dict[str, str]
+    records: list[dict]
+    by_label: dict
+
+    def to_dict(self) -> dict:
+        """What ``fairalloc experiment KIND --format json`` prints: the paper's values per
+        label, and the study's summary."""
+        short = {v: v.removeprefix("metric.") for v in self.values}
+        return {"title": self.title, "study": self.study.spec,
+                "summary": {short[v]: {" ".join(map(str, (r[b] for b in self.by))): r[v]
+                                       for r in self.records if r[v]} for v in self.values},
+                "values": {short[v]: {label: xs.tolist()
+                                      for label, xs in self.by_label[v].items()}
+                           for v in self.values},
+                "groups": self.records}
+
+
+def experiment(kind: str, seed: int = 1, methods: Sequence[str] | None = None, *,
+               store: str | Path | None = None, resume: bool = False,
+               workers: int | None = None, cluster: tuple[str, int | str] | str | None = None,
+               on_start: Callable[[Progress], None] | None = None,
+               on_row: Callable[[dict], None] | None = None, time_limit: float | None = None,
+               mip_gap: float | None = None, threads: int | None = None,
+               log: bool | TextIO | None = None, **parameters: Any) -> ExperimentRun:
+    """A kind's preset experiment, as ``fairalloc experiment KIND`` runs it: its study (random
+    workloads from ``seed`` with the experiment's ``parameters``, every method or
+    ``methods``) run into ``store`` (``resume``, ``workers``, ``cluster``, callbacks and
+    solver keywords as for :func:`sweep`), summarised by the values its paper reports.
+    An unknown kind, a kind without an experiment or an unknown parameter raises
+    :class:`ArgumentError`; a bad value ``SpecError`` (``invalid study``).
+    """
+    preset = experiment_of(kind)
+    known = {p.name: p.default for p in preset.parameters}
+    unknown = sorted(set(parameters) - set(known))
+    if unknown:
+        raise ArgumentError("parameters", f"no parameter {', '.join(map(repr, unknown))} in "
+                                          f"{kind}'s experiment (parameters: "
+                                          f"{', '.join(known) or 'none'})")
+    _check_store_arguments(store, resume, workers)
+    parameters = {**known, **parameters}
+    study = logged(_edited_study(preset.study(seed, **parameters), ".", methods,
+                                 solver_edits(time_limit, mip_gap, threads)), log)
+    with Store(store) as db:
+        progress = run(study, db, resume=resume, workers=workers, cluster=_cluster(cluster),
+                       on_start=on_start, on_row=on_row)
+        rows = db.rows(study.name)
+    by, values = [*preset.groups, "method"], list(preset.values)
+    interrupted = progress.interrupted
+    records = [] if interrupted else summarise(rows, by, values, preset.baseline,
+                                               list(study.methods))
+    by_label = {} if interrupted else values_by_label(rows, by, values)
+    return ExperimentRun(preset.title(seed, **parameters), study, progress, rows, by,
+                         dict(preset.values), records, by_label)
+
+
+def experiment_of(kind: str) -> Experiment:
+    """The kind's preset experiment (its parameters, values, title); an ArgumentError naming
+    the kinds that have one when it has none."""
+    if kind not in KINDS:
+        raise ArgumentError("kind", f"unknown problem kind {kind!r} (known: "
+                                    f"{', '.join(KINDS)})")
+    found = KINDS[kind].experiment
+    if found is None:
+        having = ", ".join(kinds_with("experiment")) or "none"
+        raise ArgumentError("kind", f"{kind} has no experiment (fairalloc experiment works "
+                                    f"for: {having})")
+    return found
+
+
+@dataclass
+class StudySummary:
+    """A stored study summarised: its ``record`` (name, kind, spec, grid, reference), its
+    ``rows``, the summary ``records`` per group of ``by`` of each of ``values``, its title and
+    value ``labels``."""
+
+    title: str
+    record: dict
+    rows: dict
+    by: list[str]
+    values: list[str]
+    labels: dict[str, str]
+    records: list[dict]
+
+
+def summary(store: str | Path, study: str | None = None, by: Sequence[str] | None = None,
+            values: Sequence[str] | None = None) -> StudySummary:
+    """Statistics per grid point and method of a study in a DuckDB ``store`` (``study``: its
+    name, when the store holds several), as ``fairalloc study summary`` prints them: grouped
+    by ``by`` (default: the grid's keys and method), of each of ``values`` (number columns;
+    default ``ratio``). A column the results do not have raises :class:`ArgumentError`, a
+    store that cannot serve ``StoreError``.
+    """
+    record, rows = _stored(store, study)
+    columns = list(rows)
+    by = list(by) if by is not None else [*record["grid"], "method"]
+    values = list(values or ["ratio"])
+    for argument, names in (("by", by), ("values", values)):
+        unknown = [n for n in names if n not in columns]
+        if unknown:
+            raise ArgumentError(argument, f"no column {', '.join(map(repr, unknown))} in the "
+                                          f"study's results (columns: {', '.join(columns)})")
+    numeric = [n for n in columns if rows[n].dtype.kind in "fiub"]
+    text = [n for n in values if n not in numeric]
+    if text:
+        verb = "is not a number column" if len(text) == 1 else "are not number columns"
+        raise ArgumentError("values", f"{', '.join(map(repr, text))} {verb}; the numbers are: "
+                                      f"{', '.join(numeric)}")
+    methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
+    return StudySummary(study_title(record["study"], record["kind"], record["reference"]),
+                        record, rows, by, values, {"ratio": ratio_label(record["reference"])},
+                        summarise(rows, by, values, methods=methods))
+
+
+def _stored(store: str | Path, study: str | None) -> tuple[dict, dict]:
+    """A stored study's record and its rows (column -> array)."""
+    with Store(store, read_only=True) as db:
+        record = db.study(study)
+        return record, db.rows(record["study"])
+
+
+def export(store: str | Path, output: str | Path,
+           study: str | None = None) -> tuple[str, int]:
+    """Write a stored study's rows to Parquet or CSV (by ``output``'s suffix), as ``fairalloc
+    study export`` does; returns the study's name and how many rows were written."""
+    with Store(store, read_only=True) as db:
+        name = db.study(study)["study"]
+        return name, db.export(name, str(output))
+
+
+def instance_spec(store: str | Path, instance: int,
+                  study: str | None = None) -> tuple[dict, int | None]:
+    """One instance of a stored study re-made as a spec, as ``fairalloc study instance``
+    does: the spec's data and the instance's seed (None for a spec file's instance). An id
+    the study does not have raises ``StoreError``."""
+    with Store(store, read_only=True) as db:
+        record = db.study(study)
+        files = db.spec_files(record["study"])
+    plan = load_study(record["spec"], files=files)
+    found = next((i for i in plan.instances() if i.id == instance), None)
+    if found is None:
+        raise StoreError(f"study {record['study']} has instances 0 to "
+                         f"{plan.instance_count - 1}, not {instance}")
+    return plan.instance_spec(found), found.seed
+
+
+def study_frame(store: str | Path, study: str | None = None) -> Any:
+    """A stored study's results rows as a pandas DataFrame (one row per instance, method and
+    repeat; needs pandas, which fairalloc does not require)."""
+    pandas = _pandas("study_frame")
+    return pandas.DataFrame(_stored(store, study)[1])
+
+
+def report(source: SpecLike, *, methods: Sequence[str] | None = None,
+           study: str | None = None, time_limit: float | None = None,
+           mip_gap: float | None = None, threads: int | None = None) -> Document:
+    """The report of a spec (every method, or ``methods``, side by side, the verdict matrix
+    with witnesses, metrics, figures, the notes on its paper) or of a study store (a
+    ``.duckdb`` file: its summary and plots; ``study`` names one when it holds several), as
+    ``fairalloc report`` makes it; :func:`write_report` writes it. ``time_limit``, ``mip_gap``
+    and ``threads`` as for :func:`compare`; they and ``methods`` are for a spec only
+    (:class:`ArgumentError`), as ``study`` is for a store.
+
+    >>> doc = report("specs/emrf/example1-knob0.5.json", methods=["lp"])
+    >>> doc.title, [b.text for b in doc.blocks if type(b).__name__ == "Heading"][:2]
+    ('EMRF paper, Example 1 (knob 0.5)', ['The spec', 'Methods side by side'])
+    """
+    if isinstance(source, (str, Path)) and str(source) != "-" and is_store(str(source)):
+        if methods or time_limit or mip_gap is not None or threads:
+            raise ArgumentError("methods", "a study's report shows its stored rows; solver "
+                                           "and method flags are for a spec's report")
+        return reports.store_report(str(source), study)
+    if study:
+        raise ArgumentError("study", "names a study in a store, not in a spec")
+    spec = _spec(source)
+    with Knobs(mip_gap=mip_gap, threads=threads).solving():
+        return reports.spec_report(spec, methods, time_limit)
+
+
+def write_report(doc: Document, output: str | Path, format: str | None = None) -> list[Path]:
+    """Write a report as ``html`` (one self-contained file) or ``markdown`` (its figures in
+    ``<stem>_files/`` beside it); default: markdown for a ``.md`` file, else html. Returns the
+    files written."""
+    name = str(output)
+    chosen = format or ("markdown" if name.endswith((".md", ".markdown")) else "html")
+    if chosen not in ("html", "markdown"):
+        raise ArgumentError("format", f"html or markdown, not {chosen!r}")
+    return reports.write(doc, output, chosen)
+
+
+def is_store(path: str) -> bool:
+    """A study store (named ``.duckdb``, even a damaged one) or a DuckDB file (its magic
+    bytes), not a spec. Only a regular file is looked into: a pipe's first bytes, once read,
+    would be lost to the spec."""
+    if path.lower().endswith(".duckdb"):
+        return True
+    if not os.path.isfile(path):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
+
+
+def import_table(kind: str, table: str | Path, *, mapping: Mapping[str, str] | None = None,
+                 sets: Mapping[str, Any] | None = None, base: str | Path | dict | None = None,
+                 name: str | None = None, normalize: str | None = None) -> TableImport:
+    """A spec of ``kind`` from a table (CSV or Parquet), one row an entity (user, app, job,
+    kernel), as ``fairalloc import`` makes it: columns named like an entity's keys fill them,
+    ``mapping`` (key -> column, e.g. ``{"demand.cpu": "cpus"}``) maps others; the rest of the
+    spec comes from ``base`` (a spec file or its data; its entities replaced), then ``sets``
+    (dotted key -> value, e.g. ``{"capacity.cpu": 100}``); ``normalize``: an entity's object
+    key divided by its sum. The spec is checked like any (``SpecError``, a row's problem naming
+    its line); an argument that cannot be used raises :class:`ArgumentError` naming it.
+
+    >>> made = import_table("drf", "specs/traces/drf-users.csv", mapping={"id": "user",
+    ...     "demand.cpu": "cpu", "demand.mem": "mem_gb", "demand.gpu": "gpu"},
+    ...     sets={"capacity.cpu": 64, "capacity.mem": 256, "capacity.gpu": 4})
+    >>> made.spec["users"][1]
+    {'id': 'ben', 'demand': {'cpu': 8, 'mem': 32, 'gpu': 0}, 'weight': 1, 'max_tasks': 6}
+    >>> made.unused          # fairalloc import lists them on stderr; made.text() is its output
+    ['team']
+    """
+    if kind not in KINDS:
+        raise ArgumentError("kind", f"unknown problem kind {kind!r} (known: "
+                                    f"{', '.join(KINDS)})")
+    table = str(table)
+    data = schema(kind)
+    key = traces.entity_list(data)
+    item = data["properties"][key]["items"]
+    columns, rows, _ = traces.read_table(table)
+    try:
+        pairs = traces.mapping(columns, item, dict(mapping or {}))
+    except ValueError as exc:
+        raise ArgumentError("mapping", str(exc)) from None
+    if not any(leaf.name == "id" for leaf, _ in pairs):
+        raise ArgumentError("mapping", f"no column gives the ids (a column named id, or --map "
+                                       f"id=COLUMN; columns: {', '.join(columns)})")
+    items = traces.entities(rows, pairs, table)
+    if normalize:
+        if normalize not in item.get("properties", {}):
+            raise ArgumentError("normalize", f"no key {normalize!r} in a {kind} entity")
+        traces.normalize(items, normalize)
+    raw = read_json(base, what="spec")[0] if isinstance(base, (str, Path)) else base or {}
+    if not isinstance(raw, dict):
+        raise ArgumentError("base", "the base spec must be a JSON object")
+    raw = {**raw, "problem": kind, "name": name or raw.get("name") or os.path.basename(table)}
+    for path, value in (sets or {}).items():
+        node = raw
+        names = path.split(".")
+        for part in names[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ArgumentError("sets", f"{path}: {part} is not an object in the spec")
+        node[names[-1]] = value
+    raw[key] = items
+    try:
+        build(raw, table)
+    except SpecError as exc:
+        raise traces.row_paths(exc, key, table) from None
+    used = {column for _, column in pairs}
+    return TableImport(raw, key, [c for c in columns if c not in used])
 
 
 def run_study(study: str | Path | dict, store: str | Path | None = None, *,
@@ -130,7 +570,8 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
     array (numbers with NaN for null). ``workers``: a whole number of local processes (None:
     as many as help); ``cluster``: ``("local", N)`` or ``("address", "tcp://HOST:PORT")``, or
     the same as text (``"local:N"``, ``"tcp://HOST:PORT"``). A run interrupted by Ctrl-C
-    raises ``KeyboardInterrupt`` after storing what arrived (``resume=True`` continues it).
+    raises ``KeyboardInterrupt`` after storing what arrived (``resume=True`` continues it);
+    :func:`study_run` returns it instead, with the run's progress.
 
     Raises ``SpecError`` for a bad study, ``StoreError`` for a store that cannot take it (not
     a fairalloc store, damaged, or holding the study already, or with its spec files
@@ -141,20 +582,64 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
     >>> rows["status"].tolist(), rows["ratio"].tolist()
     (['optimal', 'optimal'], [1.0, 1.0])
     """
-    _check_run_arguments(study, store, resume, workers)
-    cluster = _cluster(cluster)
-    plan = load_study(study)
-    with Store(store) as db:
-        if run(plan, db, resume=resume, workers=workers, cluster=cluster).interrupted:
-            raise KeyboardInterrupt
-        return db.rows(plan.name)
+    done = study_run(study, store, resume=resume, workers=workers, cluster=cluster)
+    if done.progress.interrupted:
+        raise KeyboardInterrupt
+    return done.rows
 
 
-def _check_run_arguments(study: Any, store: Any, resume: Any, workers: Any) -> None:
-    """Refuse arguments of ``run_study`` of the wrong type or range (TypeError, ValueError)."""
+@dataclass
+class StudyRun:
+    """A study's run: the checked study, what the run did, and the study's rows."""
+
+    study: Study
+    progress: Progress
+    rows: dict
+
+
+def study_run(study: str | Path | dict, store: str | Path | None = None, *,
+              resume: bool = False, workers: int | None = None,
+              cluster: tuple[str, int | str] | str | None = None,
+              methods: Sequence[str] | None = None,
+              on_start: Callable[[Progress], None] | None = None,
+              on_row: Callable[[dict], None] | None = None, time_limit: float | None = None,
+              mip_gap: float | None = None, threads: int | None = None,
+              log: bool | TextIO | None = None) -> StudyRun:
+    """:func:`run_study` with what ``fairalloc study run`` adds: ``methods``, ``time_limit``,
+    ``mip_gap`` and ``threads`` change the study's spec (and so what the store records)
+    before it is checked; ``on_start``/``on_row`` see the run's progress; ``log`` as for
+    :func:`sweep`. A run interrupted by Ctrl-C returns what arrived
+    (``progress.interrupted``)."""
     if not isinstance(study, (str, Path, dict)):
         raise TypeError(f"a study is a dict, a file path or '-' (standard input), not "
                         f"{type(study).__name__}")
+    _check_store_arguments(store, resume, workers)
+    plan = logged(_edited_study(study, None, methods, solver_edits(time_limit, mip_gap,
+                                                                    threads)), log)
+    with Store(store) as db:
+        progress = run(plan, db, resume=resume, workers=workers, cluster=_cluster(cluster),
+                       on_start=on_start, on_row=on_row)
+        return StudyRun(plan, progress, db.rows(plan.name))
+
+
+def _edited_study(source: str | Path | dict, root: str | None,
+                  methods: Sequence[str] | None, edits: dict) -> Study:
+    """A checked study whose spec ``methods`` and the solver ``edits`` (``solver_edits``)
+    change first; a study file's specs are found beside it."""
+    edits = {**({"methods": list(methods)} if methods is not None else {}), **edits}
+    if not edits:
+        return load_study(source, root)
+    data = source if isinstance(source, dict) else read_json(source, what="study")[0]
+    if isinstance(data, dict):
+        solver = {**data.get("solver", {}), **edits.pop("solver", {})}
+        data = {**data, **edits, **({"solver": solver} if solver else {})}
+    if not isinstance(source, dict) and root is None and str(source) != "-":
+        root = os.path.dirname(str(source)) or "."
+    return load_study(data, root)
+
+
+def _check_store_arguments(store: Any, resume: Any, workers: Any) -> None:
+    """Refuse arguments of a study's run of the wrong type or range (TypeError, ValueError)."""
     if store is not None and not isinstance(store, (str, Path)):
         raise TypeError(f"store is a file path (str or Path) or None (in memory), not "
                         f"{type(store).__name__}")

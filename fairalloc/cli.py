@@ -12,25 +12,29 @@ import argparse
 import contextlib
 import dataclasses
 import fnmatch
-import itertools
 import json
 import math
 import os
 import sys
+from collections.abc import Iterator
 
-import numpy as np
-import orjson
 from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.progress import Progress as Bar
 from rich.table import Table
 
-from fairalloc import api, plots, report, traces
+from fairalloc import api, plots
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
 from fairalloc.catalog import EXAMPLES, copy_examples, examples
-from fairalloc.errors import OutputError, SolverError, SpecError, StoreError, Violation
+from fairalloc.errors import (
+    ArgumentError,
+    OutputError,
+    SolverError,
+    SpecError,
+    StoreError,
+)
 from fairalloc.files import same_file, write_text
 from fairalloc.registry import KINDS
 from fairalloc.render import (
@@ -52,15 +56,15 @@ from fairalloc.render import (
 )
 from fairalloc.result import FAILED, MARKS, Result, check_column
 from fairalloc.solvers import highs
-from fairalloc.spec import build, read_json, schema, set_path, template
-from fairalloc.studies.plan import load_study, study_name
-from fairalloc.studies.run import parse_cluster, run_study
-from fairalloc.studies.store import OK, Store
+from fairalloc.spec import schema, set_path, template
+from fairalloc.studies.run import parse_cluster
 from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
+from fairalloc.studies.sweep import spec_title, stem
 from fairalloc.version import __version__
 
 FORMATS = ("table", "json", "markdown", "csv", "latex", "html")
 SUMMARY_FORMATS = FORMATS
+FLAGS = {"mapping": "--map", "sets": "--set", "kind": "KIND"}   # API argument -> its flag
 
 
 def _console() -> Console:
@@ -154,7 +158,7 @@ def cmd_solve(args) -> int:
     result = api.solve(spec, args.method, validate=not args.no_validate, **_knobs(args))
     _emit(result, args.format, args.rows)
     if args.plot:       # an untitled spec's picture is titled by its file name
-        draw(result if result.name else dataclasses.replace(result, name=_spec_title(spec)),
+        draw(result if result.name else dataclasses.replace(result, name=spec_title(spec)),
              args.plot)
         _note(args, f"plot written to {args.plot}")
     if result.status in FAILED:
@@ -214,7 +218,7 @@ def cmd_compare(args) -> int:
     style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
     for row, (_, r) in zip(body, rows):
         row += [_check_mark(r, c, style) if isinstance(r, Result) else "" for c in checks]
-    title = f"{_spec_title(spec)} — every {spec.kind} method"
+    title = f"{spec_title(spec)} — every {spec.kind} method"
     findings = [f for r in results for f in r.validation]
     marks = " · ".join(filter(None, [legend(findings) if findings else "",
                                      abbreviations(header)]))
@@ -259,30 +263,6 @@ def _selected(metrics: dict, patterns: list[str]) -> list[str]:
     return out
 
 
-def _spec_study(spec, what: str, grid: dict, methods: list[str], metrics: list[str],
-                checks: list[str] | None = None) -> dict:
-    """The study a one-spec command runs: the spec as its base instance, a grid over its keys,
-    its methods, every row keeping its whole result."""
-    return {"study": study_name(spec.name or _stem(spec.source or "-"), what), "kind": spec.kind,
-            "instances": {"base": spec.source or "-"}, "grid": grid, "methods": methods,
-            "metrics": metrics, "results": True,
-            **({"checks": checks} if checks is not None else {})}
-
-
-def _run_spec_study(spec, data: dict, args) -> tuple[int, dict, list]:
-    """Run a one-spec study (``_spec_study``) into ``--store`` (default: memory): the exit
-    code, its rows, and each row's result (None for a task that failed) in grid order."""
-    try:
-        study = _load_study(data, ".", args, known={spec.source or "-": spec.raw})
-    except SpecError as exc:      # a grid value the spec refuses: the spec's error, not a study's
-        raise SpecError(exc.violations, data["study"]) from None
-    with Store(args.store) as store:
-        code = _run_study(study, args, store)
-        rows = store.rows(study.name, [*store.columns(study.name), "result"])
-    results = [json.loads(r) if r is not None else None for r in rows["result"]]
-    return code, rows, results
-
-
 def _verdict_cells(rows: dict, i: int, checks: list[str], style: str = "rich") -> list[str]:
     """Row i's verdict per check column (``bound:*`` checks share one, named): a rich mark,
     a plain ``mark`` or the ``word`` (CSV)."""
@@ -314,55 +294,42 @@ def cmd_sweep(args) -> int:
     if args.method and args.methods:
         raise UsageError("--methods", "give --method or --methods, not both")
     _check_fail_on(spec.kind, args.fail_on)
-    kind = KINDS[spec.kind]
-    methods = [api.method_of(spec, m) for m in args.methods or [args.method]]
-    keys = list(sets)
-    what = f"sweep of {' × '.join(keys)}"
-    data = _spec_study(spec, what, sets, methods, args.metrics or list(kind.sweep_metrics))
-    code, rows, results = _run_spec_study(spec, data, args)
+    _check_pool(args)
+    with _bar(args, spec_title(spec)) as callbacks:
+        swept = api.sweep(spec, sets, method=args.method, methods=args.methods,
+                          metrics=args.metrics, store=args.store, resume=args.resume,
+                          workers=args.workers, cluster=args.cluster,
+                          log=args.verbose or None, **callbacks, **_knobs(args))
+    code = _outcome(swept.study.name, swept.progress, args.store, args)
     if code == 130:
         return code
-    points = list(itertools.product(*sets.values()))        # the study's order: instance ids
-    at = [points[int(i)] for i in rows["instance"]]
-    several = len(methods) > 1
-    names = [c.removeprefix("metric.") for c in rows if c.startswith("metric.")]
+    rows, keys, names, checks = swept.rows, swept.keys, swept.metric_names, swept.check_columns
+    several = len(swept.study.methods) > 1
     verdict_columns = [c for c in rows if c.startswith("check.")]
-    checks = list(dict.fromkeys(check_column(c.removeprefix("check.")) for c in verdict_columns))
     if args.format == "json":
-        print(json.dumps([{**({"value": point[0]} if len(keys) == 1 else {}),
-                           "point": dict(zip(keys, point)),
-                           **(r if r is not None else {"method": rows["method"][i],
-                                                       "status": rows["status"][i],
-                                                       "error": rows["error"][i]})}
-                          for i, (point, r) in enumerate(zip(at, results))],
-                         indent=2, allow_nan=False))
+        print(json.dumps(swept.records(), indent=2, allow_nan=False))
     else:
         style = {"table": "rich", "csv": "word"}.get(args.format, "mark")
         show = exact_text if args.format == "csv" else fmt    # CSV keeps every digit
         body = [[*map(show, point), *([rows["method"][i]] if several else []),
                  rows["status"][i], show(_number(rows["objective"][i])),
                  *[show(_number(rows[f"metric.{n}"][i])) for n in names],
-                 *_verdict_cells(rows, i, checks, style)] for i, point in enumerate(at)]
+                 *_verdict_cells(rows, i, checks, style)]
+                for i, point in enumerate(swept.points)]
         verdicts = {v for c in verdict_columns for v in rows[c]} - {None}
         header = [*keys, *(["method"] if several else []), "status", "objective", *names,
                   *check_heads(checks)]
-        _print_rows(f"{_spec_title(spec)}: {what}", header, body, args.format,
-                    " · ".join(filter(None, [legend(verdicts) if verdicts else "",
-                                            abbreviations(header)])))
+        _print_rows(f"{spec_title(spec)}: sweep of {' × '.join(keys)}", header, body,
+                    args.format, " · ".join(filter(None, [legend(verdicts) if verdicts else "",
+                                                         abbreviations(header)])))
     if args.plot:
-        plots.sweep(rows, keys[0], names, checks, args.plot, _spec_title(spec), kind)
+        plots.sweep(rows, keys[0], names, checks, args.plot, spec_title(spec),
+                    KINDS[spec.kind])
         _note(args, f"plot written to {args.plot}")
     if code or any(status in FAILED or status == "error" for status in rows["status"]):
         return code or 1
     return _gate([c.removeprefix("check.") for c in verdict_columns
                   if "fails" in set(rows[c])], args.fail_on)
-
-
-def _spec_title(spec) -> str:
-    """A spec's name, else its file's name, else its kind."""
-    if spec.name:
-        return spec.name
-    return os.path.basename(spec.source) if spec.source not in (None, "<stdin>") else spec.kind
 
 
 def _number(value):
@@ -383,23 +350,6 @@ def _print_rows(title: str, header: list[str], body: list[list[str]], fmt_name: 
     console.print(table)
     if note:
         console.print(f"  {note}", style="dim")
-
-
-def _kinds_with(capability: str) -> str:
-    return ", ".join(n for n in KINDS if getattr(KINDS[n], capability) is not None) or "none"
-
-
-def _capability(kind_name: str, capability: str, command: str):
-    """The kind's ``experiment`` or ``simulation``; a usage error naming the kinds that have one
-    when it has none."""
-    if kind_name not in KINDS:
-        raise UsageError("KIND", f"unknown problem kind {kind_name!r} (known: "
-                                 f"{', '.join(KINDS)})")
-    found = getattr(KINDS[kind_name], capability)
-    if found is None:
-        raise UsageError("KIND", f"{kind_name} has no {capability} (fairalloc {command} "
-                                 f"works for: {_kinds_with(capability)})")
-    return found
 
 
 def _experiment_parser(kind_name: str, experiment) -> argparse.ArgumentParser:
@@ -461,53 +411,32 @@ def _cluster(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _load_study(source, root=None, opts=None, methods=None, known: dict | None = None):
-    """A checked study; the command line's ``--time-limit``, ``--mip-gap``, ``--threads``
-    (in ``opts``) and ``--methods`` change its spec (and so what the store records) before it
-    is checked; ``known``: spec files already read."""
-    edits = {**({"methods": methods} if methods is not None else {}), **_solver_edits(opts)}
-    if not edits:
-        return load_study(source, root, known)
-    data = source if isinstance(source, dict) else read_json(source, what="study")[0]
-    if isinstance(data, dict):
-        solver = {**data.get("solver", {}), **edits.pop("solver", {})}
-        data = {**data, **edits, **({"solver": solver} if solver else {})}
-    if not isinstance(source, dict) and root is None and str(source) != "-":
-        root = os.path.dirname(str(source)) or "."
-    return load_study(data, root, known)
-
-
-def _solver_edits(opts) -> dict:
-    """The study keys the solver flags set: time_limit, and solver.threads / solver.mip_gap."""
-    if opts is None:
-        return {}
-    solver = {k: getattr(opts, k) for k in ("threads", "mip_gap")
-              if getattr(opts, k, None) is not None}
-    return {**({"time_limit": opts.time_limit} if opts.time_limit is not None else {}),
-            **({"solver": solver} if solver else {})}
-
-
-def _run_study(study, opts, store) -> int:
-    """Run a study into ``store`` with a progress bar; a note of what happened on stderr.
-    Returns the exit code: 130 when interrupted, 1 when a task failed or was lost, else 0."""
+def _check_pool(opts) -> None:
+    """A usage error for --workers with --cluster."""
     if opts.cluster is not None and opts.workers is not None:
         raise UsageError("--workers", "--workers sizes the local pool; with --cluster the "
                                       "cluster's workers run the tasks")
-    if opts.verbose:            # a task's log goes to its worker's standard error
-        study = dataclasses.replace(study, log=True)
+
+
+@contextlib.contextmanager
+def _bar(opts, description: str) -> Iterator[dict]:
+    """A progress bar on stderr (none with -q) while a study runs: the run's ``on_start``
+    and ``on_row`` callbacks that move it."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[errors]} errors"), TimeRemainingColumn())
     with Bar(*columns, transient=True, console=Console(stderr=True),
              disable=opts.quiet) as bar:
-        task = bar.add_task(study.name, total=study.task_count, errors=0)
-        progress = run_study(
-            study, store, resume=opts.resume, workers=opts.workers, cluster=opts.cluster,
-            on_start=lambda p: bar.update(task, completed=p.skipped),
-            on_row=lambda row: bar.update(task, advance=1,
-                                          errors=bar.tasks[0].fields["errors"]
-                                          + (row["status"] == "error")))
-    where = store.path or "memory"
-    note = (f"{study.name}: {progress.stored} rows stored in {where}"
+        task = bar.add_task(description, total=None, errors=0)
+        yield {"on_start": lambda p: bar.update(task, total=p.total, completed=p.skipped),
+               "on_row": lambda row: bar.update(task, advance=1,
+                                                errors=bar.tasks[0].fields["errors"]
+                                                + (row["status"] == "error"))}
+
+
+def _outcome(name: str, progress, path: str | None, opts) -> int:
+    """A note of what a study's run did on stderr; the exit code: 130 when interrupted, 1
+    when a task failed or was lost, else 0."""
+    note = (f"{name}: {progress.stored} rows stored in {path or 'memory'}"
             + (f" ({progress.skipped} were there)" if progress.skipped else "")
             + (f"; {progress.errors} error rows" if progress.errors else "")
             + (f"; {progress.lost} tasks lost by the cluster, not stored (--resume runs them)"
@@ -516,14 +445,14 @@ def _run_study(study, opts, store) -> int:
         print(f"fairalloc study: interrupted; {note}. Run it again with --resume to continue.",
               file=sys.stderr)
         return 130
-    if progress.errors or progress.lost or (store.path and not opts.quiet):
+    if progress.errors or progress.lost or (path and not opts.quiet):
         print(note, file=sys.stderr)
     return 1 if progress.errors or progress.lost else 0
 
 
 def cmd_experiment(args) -> int:
     """A kind's preset experiment: its study, run like any, summarised by the paper's values."""
-    experiment = _capability(args.kind, "experiment", "experiment")
+    experiment = api.experiment_of(args.kind)
     try:
         opts = _experiment_parser(args.kind, experiment).parse_args(args.rest)
     except SystemExit as exc:           # --help, or a mistake argparse reported
@@ -531,48 +460,25 @@ def cmd_experiment(args) -> int:
     opts.quiet, opts.verbose = opts.quiet or args.quiet, opts.verbose or args.verbose
     _refuse_overwrite({"--plot": opts.plot, "--store": opts.store}, {})
     parameters = {p.name: getattr(opts, p.name) for p in experiment.parameters}
-    study = _load_study(experiment.study(opts.seed, **parameters), ".", opts, opts.methods)
-    with Store(opts.store) as store:
-        code = _run_study(study, opts, store)
-        if code == 130:
-            return code
-        values = list(experiment.values)
-        rows = store.rows(study.name)
-    by = [*experiment.groups, "method"]
-    records = summarise(rows, by, values, experiment.baseline, list(study.methods))
-    title = experiment.title(opts.seed, **parameters)
-    labels = experiment.values
-    by_label = _values_by_label(rows, by, values)
-    if opts.format == "json":         # the paper's values per label, and the study's summary
-        short = {v: v.removeprefix("metric.") for v in values}
-        print(json.dumps({
-            "title": title, "study": study.spec,
-            "summary": {short[v]: {" ".join(map(str, (r[b] for b in by))): r[v]
-                                   for r in records if r[v]} for v in values},
-            "values": {short[v]: {label: xs.tolist() for label, xs in by_label[v].items()}
-                       for v in values},
-            "groups": records}, indent=2, allow_nan=False))
+    _check_pool(opts)
+    with _bar(opts, f"{args.kind} experiment") as callbacks:
+        run = api.experiment(args.kind, opts.seed, opts.methods, store=opts.store,
+                             resume=opts.resume, workers=opts.workers, cluster=opts.cluster,
+                             log=opts.verbose or None, **callbacks, **_knobs(opts),
+                             **parameters)
+    code = _outcome(run.study.name, run.progress, opts.store, opts)
+    if code == 130:
+        return code
+    if opts.format == "json":
+        print(json.dumps(run.to_dict(), indent=2, allow_nan=False))
     else:
-        _print_summary(title, records, by, values, opts.format, labels, experiment.baseline,
-                       checks=len(values) == 1)
+        _print_summary(run.title, run.records, run.by, list(run.values), opts.format,
+                       run.values, experiment.baseline, checks=len(run.values) == 1)
     if opts.plot:
-        plots.boxes(by_label, labels, title, opts.plot, experiment.baseline, experiment.log)
+        plots.boxes(run.by_label, run.values, run.title, opts.plot, experiment.baseline,
+                    experiment.log)
         _note(opts, f"plot written to {opts.plot}")
     return code
-
-
-def _values_by_label(rows: dict, by: list[str], values: list[str]) -> dict:
-    """value -> "group method" label -> the values of the rows that solved."""
-    out: dict[str, dict] = {v: {} for v in values}
-    solved = [str(s) in OK for s in rows["status"]]
-    for i, ok in enumerate(solved):
-        label = " ".join(str(rows[b][i]) for b in by)
-        for v in values:
-            x = float(rows[v][i])
-            if ok and x == x:
-                out[v].setdefault(label, []).append(x)
-    return {v: {label: np.array(xs) for label, xs in by_label.items()}
-            for v, by_label in out.items()}
 
 
 def _flat(record: dict) -> dict:
@@ -610,16 +516,19 @@ def _print_summary(title: str, records: list[dict], by: list[str], values: list[
 
 
 def cmd_study_run(args) -> int:
-    path = args.store or f"{_stem(args.study)}.duckdb"
+    path = args.store or f"{stem(args.study)}.duckdb"
     _refuse_overwrite({"--store": path}, {"STUDY": args.study})
-    study = _load_study(args.study, None, args)
-    with Store(path) as store:
-        code = _run_study(study, args, store)
-        if code == 130 or args.quiet:
-            return code
-        by = [k for k, _ in study.grid] + ["method"]
-        rows = store.rows(study.name)
-    records = summarise(rows, by, ["ratio"], methods=list(study.methods))
+    _check_pool(args)
+    with _bar(args, stem(args.study)) as callbacks:
+        done = api.study_run(args.study, path, resume=args.resume, workers=args.workers,
+                             cluster=args.cluster, log=args.verbose or None, **callbacks,
+                             **_knobs(args))
+    study = done.study
+    code = _outcome(study.name, done.progress, path, args)
+    if code == 130 or args.quiet:
+        return code
+    by = [k for k, _ in study.grid] + ["method"]
+    records = summarise(done.rows, by, ["ratio"], methods=list(study.methods))
     _print_summary(study_title(study.name, study.kind, study.reference), records, by,
                    ["ratio"], "table", {"ratio": ratio_label(study.reference)})
     print(f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet",
@@ -627,65 +536,29 @@ def cmd_study_run(args) -> int:
     return code
 
 
-def _stem(path: str) -> str:
-    return "study" if path == "-" else os.path.splitext(os.path.basename(path))[0]
-
-
-def _open_store(args):
-    store = Store(args.store, read_only=True)
-    return store, store.study(args.study)
-
-
 def cmd_study_summary(args) -> int:
-    store, record = _open_store(args)
-    with store:
-        rows = store.rows(record["study"])
-    columns = list(rows)
-    by = args.by if args.by is not None else [*record["grid"], "method"]
-    values = args.values or ["ratio"]
-    for option, names in (("--by", by), ("--values", values)):
-        unknown = [n for n in names if n not in columns]
-        if unknown:
-            raise UsageError(option, f"no column {', '.join(map(repr, unknown))} in the "
-                                     f"study's results (columns: {', '.join(columns)})")
-    numeric = [n for n in columns if rows[n].dtype.kind in "fiub"]
-    text = [n for n in values if n not in numeric]
-    if text:
-        verb = "is not a number column" if len(text) == 1 else "are not number columns"
-        raise UsageError("--values", f"{', '.join(map(repr, text))} {verb}; the numbers are: "
-                                     f"{', '.join(numeric)}")
-    labels = {"ratio": ratio_label(record["reference"])}
-    methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
-    records = summarise(rows, by, values, methods=methods)
-    title = study_title(record["study"], record["kind"], record["reference"])
-    _print_summary(title, records, by, values, args.format, labels)
+    found = api.summary(args.store, args.study, args.by, args.values)
+    _print_summary(found.title, found.records, found.by, found.values, args.format,
+                   found.labels)
     if args.plot:
-        plots.study(rows, by, values, labels, title, args.plot, [*record["grid"]])
+        plots.study(found.rows, found.by, found.values, found.labels, found.title, args.plot,
+                    [*found.record["grid"]])
         _note(args, f"plot written to {args.plot}")
     return 0
 
 
 def cmd_study_export(args) -> int:
-    store, record = _open_store(args)
-    with store:
-        count = store.export(record["study"], args.output)
-    _note(args, f"{count} rows of {record['study']} written to {args.output}")
+    name, count = api.export(args.store, args.output, args.study)
+    _note(args, f"{count} rows of {name} written to {args.output}")
     return 0
 
 
 def cmd_study_instance(args) -> int:
-    store, record = _open_store(args)
-    with store:
-        files = store.spec_files(record["study"])
-    study = load_study(record["spec"], files=files)
-    found = next((i for i in study.instances() if i.id == args.id), None)
-    if found is None:
-        raise StoreError(f"study {record['study']} has instances 0 to "
-                         f"{study.instance_count - 1}, not {args.id}")
-    text = json.dumps(study.instance_spec(found), indent=2)
+    spec, seed = api.instance_spec(args.store, args.id, args.study)
+    text = json.dumps(spec, indent=2)
     if args.output:
         write_text(args.output, text + "\n")
-        print(f"instance {args.id} (seed {found.seed}) written to {args.output}",
+        print(f"instance {args.id} (seed {seed}) written to {args.output}",
               file=sys.stderr)
     else:
         print(text)
@@ -697,56 +570,36 @@ def cmd_simulate(args) -> int:
     the spec with its ``simulation`` set (the kind's metrics simulate it), one row per
     mechanism in the table."""
     spec = api.load_spec(args.spec)
-    kind = KINDS[spec.kind]
-    sim = kind.simulation
-    if sim is None:
-        raise SpecError([Violation("problem", f"fairalloc simulate needs a spec of a kind with "
-                                   f"a simulation ({_kinds_with('simulation')}), not "
-                                   f"{spec.kind}")])
-    if args.plot and sim.plot is None:          # said before the simulation runs, not after
+    sim = KINDS[spec.kind].simulation
+    if args.plot and sim is not None and sim.plot is None:     # said before it runs, not after
         raise UsageError("--plot", f"{spec.kind}'s simulation has no plot")
-    try:
-        method = api.method_of(spec, args.method)
-    except SpecError as exc:
-        raise UsageError("--method", exc.violations[0].rule) from None
-    mechanisms = tuple(args.mechanisms) if args.mechanisms else None
-    unknown = [m for m in mechanisms or () if m not in sim.mechanisms]
-    if unknown:
-        raise UsageError("--mechanisms", f"unknown mechanism(s) {', '.join(unknown)} "
-                                   f"(known: {', '.join(sim.mechanisms)})")
-    mechanisms, rounds, seed = sim.settings(spec.problem, mechanisms, args.rounds, args.seed)
-    why = sim.too_big(spec.problem, rounds)
-    if why:
-        raise SpecError([Violation("--rounds" if args.rounds else "agents", why)])
-    setting = {"rounds": rounds, "seed": seed, "mechanisms": list(mechanisms)}
-    data = _spec_study(spec, f"simulation of {rounds} rounds (seed {seed})",
-                       {"simulation": [setting]}, [method], ["simulation.*"], checks=[])
-    code, rows, results = _run_spec_study(spec, data, args)
+    _check_pool(args)
+    with _bar(args, spec_title(spec)) as callbacks:
+        run = api.simulate(spec, args.method, mechanisms=args.mechanisms, rounds=args.rounds,
+                           seed=args.seed, store=args.store, resume=args.resume,
+                           workers=args.workers, cluster=args.cluster,
+                           log=args.verbose or None, **callbacks, **_knobs(args))
+    code = _outcome(run.sweep.study.name, run.sweep.progress, args.store, args)
     if code == 130:
         return code
-    status, result = rows["status"][0], results[0]
-    if result is None:
-        print(f"fairalloc: status {status}: {rows['error'][0]}", file=sys.stderr)
+    if run.result is None:
+        print(f"fairalloc: status {run.status}: {run.error}", file=sys.stderr)
         return 1
-    title = sim.title(spec.name or spec.kind, spec.problem, rounds, seed, method, status)
-    played = result["metrics"]["simulation"]
     if args.format == "json":
-        print(json.dumps({"title": title, "status": status, "rounds": rounds,
-                          "seed": seed, "simulation": played}, indent=2,
-                         allow_nan=False))
+        print(json.dumps(run.to_dict(), indent=2, allow_nan=False))
     else:
         columns = sim.columns(spec.problem)
-        _print_rows(title, ["mechanism", *[header for header, _ in columns]],
+        _print_rows(run.title, ["mechanism", *[header for header, _ in columns]],
                     [[mechanism, *[cell(row) for _, cell in columns]]
-                     for mechanism, row in played.items()], args.format)
+                     for mechanism, row in run.played.items()], args.format)
     if args.plot:
-        sim.plot(spec.problem, spec.problem.read_allocation(result["allocation"]),
-                 result["metrics"], title, args.plot)
+        sim.plot(spec.problem, spec.problem.read_allocation(run.result["allocation"]),
+                 run.result["metrics"], run.title, args.plot)
         _note(args, f"plot written to {args.plot}")
-    if status in FAILED:
-        message = result["solver"].get("message") or ""
-        print(f"fairalloc: status {status}: {message}", file=sys.stderr)
-    return code or (1 if status in FAILED else 0)
+    if run.status in FAILED:
+        message = run.result["solver"].get("message") or ""
+        print(f"fairalloc: status {run.status}: {message}", file=sys.stderr)
+    return code or (1 if run.status in FAILED else 0)
 
 
 def cmd_schema(args) -> int:
@@ -780,93 +633,26 @@ def _pairs(texts: list[str], flag: str) -> list[tuple[str, str]]:
 def cmd_import(args) -> int:
     """A spec of KIND from a table: a row per entity, columns mapped to the entity's keys, the
     rest of the spec from --base and --set; checked like any spec before it is written."""
-    data = schema(args.kind)
-    key = traces.entity_list(data)
-    item = data["properties"][key]["items"]
-    columns, table, _ = traces.read_table(args.table)
-    try:
-        pairs = traces.mapping(columns, item, dict(_pairs(args.map, "--map")))
-    except ValueError as exc:
-        raise UsageError("--map", str(exc)) from None
-    if not any(leaf.name == "id" for leaf, _ in pairs):
-        raise UsageError("--map", f"no column gives the ids (a column named id, or --map "
-                                  f"id=COLUMN; columns: {', '.join(columns)})")
-    items = traces.entities(table, pairs, args.table)
-    if args.normalize:
-        if args.normalize not in item.get("properties", {}):
-            raise UsageError("--normalize", f"no key {args.normalize!r} in a {args.kind} "
-                                            f"entity")
-        traces.normalize(items, args.normalize)
-    raw = read_json(args.base, what="spec")[0] if args.base else {}
-    if not isinstance(raw, dict):
-        raise UsageError("--base", "the base spec must be a JSON object")
-    raw = {**raw, "problem": args.kind,
-           "name": args.name or raw.get("name") or f"{os.path.basename(args.table)}"}
-    for path, value in _pairs(args.set, "--set"):
-        node = raw
-        names = path.split(".")
-        for name in names[:-1]:
-            node = node.setdefault(name, {})
-            if not isinstance(node, dict):
-                raise UsageError("--set", f"{path}: {name} is not an object in the spec")
-        node[names[-1]] = _json_or_text(value)
-    raw[key] = items
-    try:
-        build(raw, args.table)
-    except SpecError as exc:
-        raise traces.row_paths(exc, key, args.table) from None
-    text = _spec_json(raw, key)
+    made = api.import_table(args.kind, args.table, mapping=dict(_pairs(args.map, "--map")),
+                            sets={path: _json_or_text(value)
+                                  for path, value in _pairs(args.set, "--set")},
+                            base=args.base, name=args.name, normalize=args.normalize)
     if args.output:
-        write_text(args.output, text)
+        write_text(args.output, made.text())
     else:
-        sys.stdout.write(text)
-    unused = [c for c in columns if c not in {column for _, column in pairs}]
-    _note(args, f"{len(items):,} {key} from {args.table}"
+        sys.stdout.write(made.text())
+    _note(args, f"{len(made.spec[made.key]):,} {made.key} from {args.table}"
           + (f" written to {args.output}" if args.output else "")
-          + (f"; columns not used: {', '.join(unused)}" if unused else ""))
+          + (f"; columns not used: {', '.join(made.unused)}" if made.unused else ""))
     return 0
-
-
-def _spec_json(raw: dict, key: str) -> str:
-    """A spec as indented JSON with one entity a line (a million rows stay readable)."""
-    marker = "\u0000entities\u0000"
-    head = json.dumps({**raw, key: marker}, indent=2, ensure_ascii=False)
-    lines = ",\n".join("    " + orjson.dumps(e).decode() for e in raw[key])
-    return head.replace(json.dumps(marker), "[\n" + lines + "\n  ]", 1) + "\n"
-
-
-def _is_store(path: str) -> bool:
-    """A study store (named ``.duckdb``, even a damaged one) or a DuckDB file (its magic
-    bytes), not a spec. Only a regular file is looked into: a pipe's first bytes, once read,
-    would be lost to the spec."""
-    if path.lower().endswith(".duckdb"):
-        return True
-    if not os.path.isfile(path):
-        return False
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(12)[8:12] == b"DUCK"
-    except OSError:
-        return False
 
 
 def cmd_report(args) -> int:
     """One document for a spec (every method, verdicts with witnesses, figures, the notes on
     the paper) or a study store (summary and plots): HTML, or Markdown with figure files."""
-    fmt_name = args.format or ("markdown" if args.output.endswith((".md", ".markdown"))
-                               else "html")
-    if args.source != "-" and _is_store(args.source):
-        if args.methods or args.time_limit or args.mip_gap is not None or args.threads:
-            raise UsageError("--methods", "a study's report shows its stored rows; solver "
-                                          "and method flags are for a spec's report")
-        doc = report.store_report(args.source, args.study)
-    else:
-        if args.study:
-            raise UsageError("--study", "names a study in a store, not in a spec")
-        spec = api.load_spec(args.source)
-        with highs.settings(threads=args.threads, mip_gap=args.mip_gap):
-            doc = report.spec_report(spec, args.methods, args.time_limit)
-    written = report.write(doc, args.output, fmt_name)
+    doc = api.report(args.source, methods=args.methods, study=args.study,
+                     time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads)
+    written = api.write_report(doc, args.output, args.format)
     _note(args, f"report written to {args.output}"
           + (f" (figures in {written[1].parent})" if len(written) > 1 else ""))
     return 0
@@ -1187,6 +973,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except UsageError as exc:
         print(f"fairalloc {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except ArgumentError as exc:        # an API argument: named by the flag that gave it
+        flag = FLAGS.get(exc.argument, f"--{exc.argument.replace('_', '-')}")
+        print(f"fairalloc {args.command}: error: {flag}: {exc.rule}", file=sys.stderr)
         return 2
     except SolverError as exc:
         print(f"fairalloc: solver error: {exc}", file=sys.stderr)

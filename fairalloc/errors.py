@@ -106,6 +106,15 @@ class SolverError(Exception):
     """The solver could not produce an allocation (a status we cannot map, or a crash)."""
 
 
+class ArgumentError(ValueError):
+    """An argument of an API function that cannot be used, named as the function names it
+    (the command line names its flag instead): exit 2."""
+
+    def __init__(self, argument: str, rule: str):
+        self.argument, self.rule = argument, rule
+        super().__init__(f"{argument}: {rule}")
+
+
 class InputRefused(Exception):
     """An input file that is not read: a device or folder, or larger than fairalloc reads
     (exit 2, as a bad spec)."""

@@ -44,10 +44,9 @@ from fairalloc.render import (
 )
 from fairalloc.result import Result, check_column
 from fairalloc.spec import build, paper_notes, set_path
-from fairalloc.studies.plan import load_study
-from fairalloc.studies.run import run_study
 from fairalloc.studies.store import Store
 from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
+from fairalloc.studies.sweep import run_sweep, spec_study
 from fairalloc.version import __version__
 
 
@@ -230,16 +229,12 @@ def _tradeoff_figure(spec, kind, methods: list[str], title: str) -> Block:
         build(set_path(spec.raw, key, start), spec.source)
     except SpecError as exc:
         return Text(f"{caption}: not drawn ({exc.violations[0]})", "note")
-    study = load_study({"study": f"report: {key}", "kind": spec.kind,
-                        "instances": {"base": "spec"}, "methods": methods,
-                        "grid": {key: {"start": start, "stop": stop, "step": step}},
-                        "metrics": list(kind.sweep_metrics)}, ".", known={"spec": spec.raw})
-    with Store(None) as store:
-        run_study(study, store, workers=1)
-        rows = store.rows(study.name)
-    names = [c.removeprefix("metric.") for c in rows if c.startswith("metric.")]
-    checks = list(dict.fromkeys(check_column(c.removeprefix("check.")) for c in rows
-                                if c.startswith("check.")))
+    data = spec_study(spec, caption,
+                      {key: {"start": start, "stop": stop, "step": step}}, methods,
+                      list(kind.sweep_metrics), keep_results=False)
+    with Store(None) as store:      # in this process: the caller's solver settings hold
+        swept = run_sweep(spec, data, store, workers=1)
+    rows, names, checks = swept.rows, swept.metric_names, swept.check_columns
     return _figure(f"sweep-{key}", caption,
                    lambda path: plots.sweep(rows, key, names, checks, path, title, kind))
 

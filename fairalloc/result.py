@@ -169,6 +169,16 @@ class Result:
             del out["allocation"]
         return out
 
+    @classmethod
+    def from_dict(cls, data: dict) -> Result:
+        """The result whose contract object (``to_dict``) is ``data``, as a study row keeps it
+        (``fairalloc sweep --format json`` prints it)."""
+        findings = [Finding(f["check"], f["verdict"], f["detail"], f.get("witness"))
+                    for f in data["validation"]]
+        return cls(data["problem"], data["method"], data["status"], data["objective"],
+                   Allocation.from_dict(data["allocation"]), data["metrics"], findings,
+                   data["solver"], data.get("name"))
+
     def __repr__(self) -> str:
         checks = ", ".join(f"{f.check} {f.mark}" for f in self.validation)
         objective = "none" if self.objective is None else f"{self.objective:.6g}"

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from fairalloc.errors import InputRefused, SpecError, Violation
 from fairalloc.files import check_input
@@ -470,6 +471,23 @@ def normalize(items: list[dict], key: str) -> None:
             total = sum(v for v in values.values() if isinstance(v, int | float))
             if total > 0:
                 item[key] = {k: v / total for k, v in values.items()}
+
+
+@dataclass
+class TableImport:
+    """A spec made from a table: its data (checked), its list of entities, the columns no
+    key took."""
+
+    spec: dict
+    key: str
+    unused: list[str]
+
+    def text(self) -> str:
+        """The spec as indented JSON with one entity a line (a million rows stay readable)."""
+        marker = "\u0000entities\u0000"
+        head = json.dumps({**self.spec, self.key: marker}, indent=2, ensure_ascii=False)
+        lines = ",\n".join("    " + orjson.dumps(e).decode() for e in self.spec[self.key])
+        return head.replace(json.dumps(marker), "[\n" + lines + "\n  ]", 1) + "\n"
 
 
 def row_paths(exc: SpecError, key: str, source: str) -> SpecError:

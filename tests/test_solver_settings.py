@@ -164,13 +164,19 @@ def test_a_study_carries_solver_settings(tmp_path, capsys):
 
 
 def test_the_flags_override_the_study(tmp_path, capsys):
-    from fairalloc.cli import _load_study, parser
+    from fairalloc import api
+    from fairalloc.studies.store import Store
 
     study = write(tmp_path, {"study": "o", "kind": "drf", "methods": ["lp"],
                              "instances": {"generate": {"users": 3}, "count": 1},
                              "solver": {"threads": 2}}, "o.json")
-    args = parser().parse_args(["study", "run", study, "--threads", "1", "--mip-gap", "0.1"])
-    assert dict(_load_study(study, None, args).solver) == {"threads": 1, "mip_gap": 0.1}
+    store = str(tmp_path / "o.duckdb")
+    code, _, _ = cli(capsys, "study", "run", study, "--threads", "1", "--mip-gap", "0.1",
+                     "--store", store, "--workers", "1")
+    with Store(store, read_only=True) as db:
+        assert code == 0 and db.study(None)["spec"]["solver"] == {"threads": 1, "mip_gap": 0.1}
+    done = api.study_run(study, threads=1, mip_gap=0.1, workers=1)
+    assert dict(done.study.solver) == {"threads": 1, "mip_gap": 0.1}
 
 
 @pytest.mark.parametrize("argv", [("list",), ("schema", "drf"), ("new", "drf"),

@@ -162,3 +162,17 @@ def ratio_label(reference: str) -> str:
 
 def study_title(name: str, kind: str, reference: str) -> str:
     return f"{name} ({kind}): ratio to {reference.replace('_', ' ')}"
+
+
+def values_by_label(rows: dict, by: list[str], values: list[str]) -> dict:
+    """value -> "group method" label -> the values of the rows that solved."""
+    out: dict[str, dict] = {v: {} for v in values}
+    solved = [str(s) in OK for s in rows["status"]]
+    for i, ok in enumerate(solved):
+        label = " ".join(str(rows[b][i]) for b in by)
+        for v in values:
+            x = float(rows[v][i])
+            if ok and x == x:
+                out[v].setdefault(label, []).append(x)
+    return {v: {label: np.array(xs) for label, xs in by_label.items()}
+            for v, by_label in out.items()}
