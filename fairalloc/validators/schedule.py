@@ -179,9 +179,10 @@ def earliest_finishes(g: Precedence) -> np.ndarray | None:
     return np.array(finish) if done == size else None
 
 
-# the last schedule ``violations`` judged, held weakly: feasibility and no_unforced_idle run in
-# turn on one allocation, and the handovers (a Python pass over the jobs) cost each as much
-# as the solve
+# the last schedule ``violations`` judged: feasibility and no_unforced_idle run in turn on one
+# allocation, and the handovers (a Python pass over the jobs) cost each as much as the solve.
+# The problem is held weakly; the allocation's columns as copied, so that an allocation changed
+# in place since is judged again (comparing arrays costs far less than the pass).
 _last: dict = {}
 
 
@@ -189,13 +190,23 @@ def violations(p: MoldableProblem, allocation: Allocation, tol: float
                ) -> tuple[list[str], Handovers | None]:
     """The broken constraints of a schedule (``feasibility``), and its processors' handovers
     when it names ``processor_ids`` (``no_unforced_idle`` builds its DAG from them); for the
-    same problem, allocation object and tolerance as the last call, that call's answer."""
-    key = _last.get("key")
-    if key is not None and key[0]() is p and key[1]() is allocation and key[2] == tol:
+    same problem, tolerance and allocation columns as the last call, that call's answer."""
+    if _judged_last(p, allocation, tol):
         return _last["found"]
     found = _violations(p, allocation, tol)
-    _last.update(key=(weakref.ref(p), weakref.ref(allocation), tol), found=found)
+    _last.update(problem=weakref.ref(p), tol=tol, found=found,
+                 columns={key: col.copy() for key, col in allocation.columns.items()})
     return found
+
+
+def _judged_last(p: MoldableProblem, allocation: Allocation, tol: float) -> bool:
+    """Whether the last call judged this problem, at this tolerance, on equal columns."""
+    if not _last or _last["problem"]() is not p or _last["tol"] != tol:
+        return False
+    seen, now = _last["columns"], allocation.columns
+    return seen.keys() == now.keys() and all(
+        seen[key].shape == col.shape and np.array_equal(seen[key], col)
+        for key, col in now.items())
 
 
 def _violations(p: MoldableProblem, allocation: Allocation, tol: float

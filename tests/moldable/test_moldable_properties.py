@@ -717,3 +717,17 @@ def test_the_checks_build_no_networkx_graph_and_pass_the_handovers_on(monkeypatc
     assert V.feasibility(p, r.allocation).holds
     assert V.no_unforced_idle(p, r.allocation).verdict in ("holds", "fails")
     assert len(calls) == 1
+
+
+def test_an_allocation_changed_in_place_is_judged_again():
+    """The handovers are reused only for equal columns: a schedule shifted in place after a
+    check (one job started a whole run earlier, overlapping its own offload) is judged anew,
+    never from the answer the unchanged schedule got."""
+    r = fairalloc.solve(KIND.random_spec(4, jobs=30), validate=False)
+    p = fairalloc.load_spec(KIND.random_spec(4, jobs=30)).problem
+    assert V.feasibility(p, r.allocation).holds
+    start, end = r.allocation.column("start"), r.allocation.column("end")
+    shift = end[0] - start[0] + r.allocation.column("offload_end")[0]
+    start[0] -= shift
+    end[0] -= shift
+    assert V.feasibility(p, r.allocation).verdict == "fails"
