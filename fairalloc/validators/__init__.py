@@ -33,12 +33,13 @@ def nothing_found(scope: str, check: str = "strategy_proofness") -> Finding:
     return Finding(check, "unrefuted", f"no profitable misreport found ({scope})")
 
 
-def probe_budget(n: int, least: int) -> int:
+def probe_budget(n: int, least: int, work: int = PROBE_WORK) -> int:
     """The re-runs a strategy-proofness probe of a spec with ``n`` subjects (users, apps) may
-    make: ``PROBE_RUNS`` on small specs, ``PROBE_WORK // n`` on larger ones (a re-run costs
-    about as much as the solve, which grows with n, so the probe stays a few solves' worth),
-    never fewer than ``least`` (the kind's smallest useful probe)."""
-    return min(PROBE_RUNS, max(least, PROBE_WORK // max(n, 1)))
+    make: ``PROBE_RUNS`` on small specs, ``work // n`` on larger ones (a re-run costs about as
+    much as the solve, which grows with n, so the probe stays a few solves' worth; a kind whose
+    re-run costs more per subject gives a smaller ``work``), never fewer than ``least`` (the
+    kind's smallest useful probe)."""
+    return min(PROBE_RUNS, max(least, work // max(n, 1)))
 
 
 def probe(mechanism: Callable[[Any], Solution], subjects: Iterable[Any],

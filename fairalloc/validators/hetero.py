@@ -25,14 +25,13 @@ from fairalloc.models.hetero import (
 )
 from fairalloc.result import Finding
 from fairalloc.solvers.highs import solve_matrix
-from fairalloc.validators import best_of_others, no_mechanism, nothing_found, probe
+from fairalloc.validators import best_of_others, no_mechanism, nothing_found, probe, probe_budget
 
 RTOL = 1e-7
 PARETO_GAIN = 1e-6             # of a job's throughput: a gain above it refutes efficiency
 PARETO_LOSS = 1e-9             # of a job's throughput: a witness's job may lose this (floats)
 PARETO_PROBES = 8              # LPs maximising one job's gain alone, when the sum is spread
-PROBE_CALLS = 24               # re-runs the strategy-proofness probe may make
-PROBE_WORK = 1_000             # job-solves: from 1,000 jobs the probe re-runs once
+PROBE_WORK = 1_000             # job-solves (an LP each): from 1,000 jobs the probe re-runs once
 LIES = (0.0, 0.25, 0.5, 2.0, 4.0)   # a type's reported throughput, times the truth
 ENVY_PAIRS = 1 << 18           # (envier class, job) values computed at once
 
@@ -273,8 +272,8 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
                        **_) -> Finding:
     """Probe: a job reports one type's throughput scaled (0, 1/4, 1/2, 2, 4 times the truth);
     does it make more steps/s, at its true throughputs, under the mechanism's outcome? Jobs
-    in spec order, at most ``PROBE_CALLS`` re-runs, fewer for large inputs (``PROBE_WORK`` /
-    n, at least one: each re-run costs a solve); the detail says how much was probed."""
+    in spec order, as many re-runs as ``probe_budget`` allows n jobs at ``PROBE_WORK`` (at
+    least one: each re-run costs a solve); the detail says how much was probed."""
     if mechanism is None:
         return no_mechanism()
     truth = effective(p, time_of(p, allocation))
@@ -297,7 +296,7 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
                     "truthful": truth[j], "lying": got}
         return None
 
-    budget = min(PROBE_CALLS, max(1, PROBE_WORK // p.n))
+    budget = probe_budget(p.n, 1, PROBE_WORK)
     best, probed, runs = probe(mechanism, range(p.n), misreports,
                                lambda j, row: p.with_throughput(j, row), gain, budget)
     scope = (f"{runs} misreports of {probed} of {p.n} jobs, one type's throughput scaled; "
