@@ -57,6 +57,7 @@ from fairalloc.render import (
 from fairalloc.result import FAILED, MARKS, Result, check_column
 from fairalloc.solvers import highs
 from fairalloc.spec import schema, set_path, template
+from fairalloc.studies import plots as study_plots
 from fairalloc.studies.run import parse_cluster
 from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
 from fairalloc.studies.sweep import spec_title, stem
@@ -541,8 +542,8 @@ def cmd_study_summary(args) -> int:
     _print_summary(found.title, found.records, found.by, found.values, args.format,
                    found.labels)
     if args.plot:
-        plots.study(found.rows, found.by, found.values, found.labels, found.title, args.plot,
-                    [*found.record["grid"]])
+        study_plots.study(found.rows, found.by, found.values, found.labels, found.title,
+                          args.plot, [*found.record["grid"]])
         _note(args, f"plot written to {args.plot}")
     return 0
 

@@ -44,6 +44,7 @@ from fairalloc.render import (
 )
 from fairalloc.result import Result, check_column
 from fairalloc.spec import build, paper_notes, set_path
+from fairalloc.studies import plots as study_plots
 from fairalloc.studies.store import Store
 from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
 from fairalloc.studies.sweep import run_sweep, spec_study
@@ -261,8 +262,8 @@ def store_report(path: str, study: str | None = None) -> Document:
             "did not solve (or whose reference is unproven) are counted apart",
             abbreviations(header)])), ident="summary"),
         Heading("Figures"),
-        _figure("study", title, lambda p: plots.study(rows, by, ["ratio"], labels, title, p,
-                                                      [*record["grid"]])),
+        _figure("study", title, lambda p: study_plots.study(rows, by, ["ratio"], labels, title,
+                                                            p, [*record["grid"]])),
         Heading("The study"), Code(json.dumps(record["spec"], indent=2)),
     ]
     return doc

@@ -127,3 +127,15 @@ def test_no_fairalloc_import_hides_inside_a_function():
               for node, in_function in statements(module)
               if in_function and imported(module, node)]
     assert hidden == []
+
+
+PLOTS = [m for m in MODULES if m == "fairalloc.plots" or m.startswith("fairalloc.plots.")]
+
+
+@pytest.mark.parametrize("module", PLOTS)
+def test_plots_draw_results_and_reach_nothing_above_them(module):
+    """Plots sit below the kinds (DESIGN.md): they draw results and data, never a study's
+    store or summary (a study's picture is ``studies/plots.py``) nor anything that runs."""
+    above = ("fairalloc.studies", "fairalloc.engine", "fairalloc.api", "fairalloc.cli",
+             "fairalloc.report", "fairalloc.replay", "fairalloc.registry", "fairalloc.kinds")
+    assert below(module, above) == []
