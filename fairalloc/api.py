@@ -28,8 +28,8 @@ from fairalloc.studies.run import Progress, parse_cluster
 from fairalloc.studies.run import run_study as run
 from fairalloc.studies.store import Store
 from fairalloc.studies.summary import (
-    ratio_label,
-    study_title,
+    StudySummary,
+    study_summary,
     summarise,
     values_by_label,
 )
@@ -367,21 +367,6 @@ def experiment_of(kind: str) -> Experiment:
     return found
 
 
-@dataclass
-class StudySummary:
-    """A stored study summarised: its ``record`` (name, kind, spec, grid, reference), its
-    ``rows``, the summary ``records`` per group of ``by`` of each of ``values``, its title and
-    value ``labels``."""
-
-    title: str
-    record: dict
-    rows: dict
-    by: list[str]
-    values: list[str]
-    labels: dict[str, str]
-    records: list[dict]
-
-
 def summary(store: str | Path, study: str | None = None, by: Sequence[str] | None = None,
             values: Sequence[str] | None = None) -> StudySummary:
     """Statistics per grid point and method of a study in a DuckDB ``store`` (``study``: its
@@ -390,25 +375,7 @@ def summary(store: str | Path, study: str | None = None, by: Sequence[str] | Non
     default ``ratio``). A column the results do not have raises :class:`ArgumentError`, a
     store that cannot serve ``StoreError``.
     """
-    record, rows = _stored(store, study)
-    columns = list(rows)
-    by = list(by) if by is not None else [*record["grid"], "method"]
-    values = list(values or ["ratio"])
-    for argument, names in (("by", by), ("values", values)):
-        unknown = [n for n in names if n not in columns]
-        if unknown:
-            raise ArgumentError(argument, f"no column {', '.join(map(repr, unknown))} in the "
-                                          f"study's results (columns: {', '.join(columns)})")
-    numeric = [n for n in columns if rows[n].dtype.kind in "fiub"]
-    text = [n for n in values if n not in numeric]
-    if text:
-        verb = "is not a number column" if len(text) == 1 else "are not number columns"
-        raise ArgumentError("values", f"{', '.join(map(repr, text))} {verb}; the numbers are: "
-                                      f"{', '.join(numeric)}")
-    methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
-    return StudySummary(study_title(record["study"], record["kind"], record["reference"]),
-                        record, rows, by, values, {"ratio": ratio_label(record["reference"])},
-                        summarise(rows, by, values, methods=methods))
+    return study_summary(*_stored(store, study), by, values)
 
 
 def _stored(store: str | Path, study: str | None) -> tuple[dict, dict]:
@@ -590,11 +557,18 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
 
 @dataclass
 class StudyRun:
-    """A study's run: the checked study, what the run did, and the study's rows."""
+    """A study's run: the checked study, what the run did, the study's rows and its
+    ``record`` in the store."""
 
     study: Study
     progress: Progress
     rows: dict
+    record: dict = field(repr=False)
+
+    def summary(self) -> StudySummary:
+        """The ratio to the reference per grid point and method: what ``fairalloc study run``
+        prints when it ends (as :func:`summary` gives it from the store)."""
+        return study_summary(self.record, self.rows)
 
 
 def study_run(study: str | Path | dict, store: str | Path | None = None, *,
@@ -619,7 +593,7 @@ def study_run(study: str | Path | dict, store: str | Path | None = None, *,
     with Store(store) as db:
         progress = run(plan, db, resume=resume, workers=workers, cluster=_cluster(cluster),
                        on_start=on_start, on_row=on_row)
-        return StudyRun(plan, progress, db.rows(plan.name))
+        return StudyRun(plan, progress, db.rows(plan.name), db.study(plan.name))
 
 
 def _edited_study(source: str | Path | dict, root: str | None,

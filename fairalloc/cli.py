@@ -59,7 +59,7 @@ from fairalloc.solvers import highs
 from fairalloc.spec import schema, set_path, template
 from fairalloc.studies import plots as study_plots
 from fairalloc.studies.run import parse_cluster
-from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
+from fairalloc.studies.summary import summary_cells
 from fairalloc.studies.sweep import spec_title, stem
 from fairalloc.version import __version__
 
@@ -524,14 +524,11 @@ def cmd_study_run(args) -> int:
         done = api.study_run(args.study, path, resume=args.resume, workers=args.workers,
                              cluster=args.cluster, log=args.verbose or None, **callbacks,
                              **_knobs(args))
-    study = done.study
-    code = _outcome(study.name, done.progress, path, args)
+    code = _outcome(done.study.name, done.progress, path, args)
     if code == 130 or args.quiet:
         return code
-    by = [k for k, _ in study.grid] + ["method"]
-    records = summarise(done.rows, by, ["ratio"], methods=list(study.methods))
-    _print_summary(study_title(study.name, study.kind, study.reference), records, by,
-                   ["ratio"], "table", {"ratio": ratio_label(study.reference)})
+    found = done.summary()
+    _print_summary(found.title, found.records, found.by, found.values, "table", found.labels)
     print(f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet",
           file=sys.stderr)
     return code

@@ -46,7 +46,7 @@ from fairalloc.result import Result, check_column
 from fairalloc.spec import build, paper_notes, set_path
 from fairalloc.studies import plots as study_plots
 from fairalloc.studies.store import Store
-from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
+from fairalloc.studies.summary import study_summary, summary_cells
 from fairalloc.studies.sweep import run_sweep, spec_study
 from fairalloc.version import __version__
 
@@ -247,12 +247,9 @@ def store_report(path: str, study: str | None = None) -> Document:
     with Store(path, read_only=True) as store:
         record = store.study(study)
         rows = store.rows(record["study"])
-    by = [*record["grid"], "method"]
-    labels = {"ratio": ratio_label(record["reference"])}
-    methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
-    records = summarise(rows, by, ["ratio"], methods=methods)
-    title = study_title(record["study"], record["kind"], record["reference"])
-    header, body = summary_cells(records, by, ["ratio"], None)
+    found = study_summary(record, rows)
+    by, labels, title = found.by, found.labels, found.title
+    header, body = summary_cells(found.records, by, ["ratio"], None)
     doc = Document(record["study"], f"a study of {record['kind']} — {len(rows['method'])} rows "
                    f"in {path} — fairalloc {__version__}")
     doc.blocks += [

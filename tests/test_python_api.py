@@ -187,6 +187,25 @@ def test_summary_and_frame_of_a_store_from_python(tmp_path, capsys):
         fairalloc.summary(store, values=["method"])
 
 
+def test_study_run_gives_the_summary_the_command_prints(tmp_path, capsys):
+    """The closing summary of ``study run`` is the API's data, the summary of the store."""
+    from clitools import cli
+
+    study = {"study": "end", "kind": "drf", "seed": 1, "methods": ["lp", "progressive-filling"],
+             "grid": {"divisible": [True, False]},
+             "instances": {"generate": {"users": 3}, "count": 2}}
+    done = api.study_run(study, tmp_path / "a.duckdb", workers=1)
+    found, stored = done.summary(), fairalloc.summary(tmp_path / "a.duckdb")
+    assert (found.title, found.by, found.values, found.labels) == \
+        (stored.title, stored.by, stored.values, stored.labels)
+    assert found.records == stored.records and found.by == ["divisible", "method"]
+    path = tmp_path / "end.json"
+    path.write_text(json.dumps(study))
+    code, out, _ = cli(capsys, "study", "run", str(path), "--workers", "1",
+                       "--store", str(tmp_path / "b.duckdb"))
+    assert code == 0 and out.startswith(found.title)
+
+
 def test_report_from_python_is_the_command_line_report(tmp_path, capsys):
     from clitools import cli
 

@@ -10,8 +10,13 @@ time_limit`` for a reference the exact method did not prove), never mixed in sil
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 
+from fairalloc.errors import ArgumentError
+from fairalloc.registry import KINDS
 from fairalloc.render import check_heads, fmt
 from fairalloc.result import MARKS, VERDICTS, check_column
 from fairalloc.studies.store import OK
@@ -176,3 +181,44 @@ def values_by_label(rows: dict, by: list[str], values: list[str]) -> dict:
                 out[v].setdefault(label, []).append(x)
     return {v: {label: np.array(xs) for label, xs in by_label.items()}
             for v, by_label in out.items()}
+
+
+@dataclass
+class StudySummary:
+    """A stored study summarised: its ``record`` (name, kind, spec, grid, reference), its
+    ``rows``, the summary ``records`` per group of ``by`` of each of ``values``, its title and
+    value ``labels``."""
+
+    title: str
+    record: dict
+    rows: dict
+    by: list[str]
+    values: list[str]
+    labels: dict[str, str]
+    records: list[dict]
+
+
+def study_summary(record: dict, rows: dict, by: Sequence[str] | None = None,
+                  values: Sequence[str] | None = None) -> StudySummary:
+    """The summary of a stored study (its store ``record`` and ``rows``): grouped by ``by``
+    (default: the grid's keys and method; methods in the study's order), of each of ``values``
+    (number columns; default ``ratio``). A column the rows do not have, or one that is not a
+    number, raises :class:`ArgumentError`."""
+    columns = list(rows)
+    by = list(by) if by is not None else [*record["grid"], "method"]
+    values = list(values or ["ratio"])
+    for argument, names in (("by", by), ("values", values)):
+        unknown = [n for n in names if n not in columns]
+        if unknown:
+            raise ArgumentError(argument, f"no column {', '.join(map(repr, unknown))} in the "
+                                          f"study's results (columns: {', '.join(columns)})")
+    numeric = [n for n in columns if rows[n].dtype.kind in "fiub"]
+    text = [n for n in values if n not in numeric]
+    if text:
+        verb = "is not a number column" if len(text) == 1 else "are not number columns"
+        raise ArgumentError("values", f"{', '.join(map(repr, text))} {verb}; the numbers are: "
+                                      f"{', '.join(numeric)}")
+    methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
+    return StudySummary(study_title(record["study"], record["kind"], record["reference"]),
+                        record, rows, by, values, {"ratio": ratio_label(record["reference"])},
+                        summarise(rows, by, values, methods=methods))
