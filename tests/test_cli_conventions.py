@@ -6,11 +6,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import types
 
 import pytest
 from clitools import ROOT, cli, run
 
 import fairalloc
+from fairalloc import cli as command_line
 from fairalloc.studies.plan import instance_seeds, make_instance
 
 EMRF1 = str(ROOT / "specs" / "emrf" / "example1-knob0.5.json")
@@ -136,3 +138,21 @@ def test_zsh_completion_loads_bash_completion_first():
     script = run("completion", "zsh").stdout
     assert script.startswith("autoload -U +X bashcompinit && bashcompinit\n")
     assert "complete -o filenames -F _fairalloc fairalloc" in script
+
+
+def test_a_command_group_is_one_module_and_its_name_in_groups(monkeypatch, capsys):
+    """A group's ``register`` is all a new command needs: main runs it, maps its errors, and
+    the completion script offers it."""
+    def cmd_hello(args) -> int:
+        print(f"hello {args.who}")
+        return 0
+
+    def register(commands) -> None:
+        sp = commands.add("hello", cmd_hello, "say hello", spec=False)
+        sp.add_argument("who")
+
+    group = types.SimpleNamespace(register=register)
+    monkeypatch.setattr(command_line, "GROUPS", (*command_line.GROUPS, group))
+    assert cli(capsys, "hello", "you")[:2] == (0, "hello you\n")
+    code, out, _ = cli(capsys, "completion", "bash")
+    assert code == 0 and '"hello") flags="-h --help -v --verbose -q --quiet"' in out

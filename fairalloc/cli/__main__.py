@@ -1,0 +1,7 @@
+"""``python -m fairalloc.cli``: the command line."""
+
+import sys
+
+from fairalloc.cli import main
+
+sys.exit(main())

@@ -1,0 +1,37 @@
+"""``report``: one document of a spec or of a study store."""
+
+from __future__ import annotations
+
+from fairalloc import api
+from fairalloc import arguments as arg
+from fairalloc.cli.options import Commands, solver_flags
+from fairalloc.cli.output import note
+
+
+def register(commands: Commands) -> None:
+    sp = commands.add("report", cmd_report, "write a report: of a spec (every method side by "
+                      "side, the verdict matrix with witnesses, metrics, figures, the notes on "
+                      "its paper) or of a study store (summary and plots)", spec=False)
+    sp.add_argument("source", metavar="SPEC|STORE",
+                    help="a spec (JSON, or - for standard input) or a study store (.duckdb)")
+    sp.add_argument("-o", "--output", required=True, metavar="FILE.html|FILE.md",
+                    type=arg.writable)
+    sp.set_defaults(reads={"source": "SPEC|STORE"}, writes={"output": "--output"})
+    sp.add_argument("--format", choices=("html", "markdown"),
+                    help="default: markdown for a .md file, else html (one self-contained "
+                         "file); markdown writes its figures into FILE_files/")
+    sp.add_argument("--methods", type=arg.names, help="a spec's methods to compare (default "
+                                                        "all)")
+    sp.add_argument("--study", type=arg.name, help="the study, when the store holds several")
+    solver_flags(sp, "a method that takes a limit (the exact ones)")
+
+
+def cmd_report(args) -> int:
+    """One document for a spec (every method, verdicts with witnesses, figures, the notes on
+    the paper) or a study store (summary and plots): HTML, or Markdown with figure files."""
+    doc = api.report(args.source, methods=args.methods, study=args.study,
+                     time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads)
+    written = api.write_report(doc, args.output, args.format)
+    note(args, f"report written to {args.output}"
+         + (f" (figures in {written[1].parent})" if len(written) > 1 else ""))
+    return 0
