@@ -32,4 +32,12 @@ KIND = Kind(
            "total_normalized_throughput": "total normalised throughput (× isolated)",
            "total_throughput": "throughput (steps/s)", "utilization.*": "utilization (share)",
            "max_finish_time_ratio": "finish-time ratio (× isolated)"},
+    reference=("Deepak Narayanan, Keshav Santhanam, Fiodar Kazhamiaka, Amar Phanishayee and Matei "
+              "Zaharia. *Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning "
+              "Workloads.* OSDI 2020, USENIX, 481–498."),
+    also_exact={
+        "leximin": "the kind's objective and, beyond it, the leximin",
+        "max-throughput": "its own objective, the total normalised throughput",
+        "finish-time": "its own objective, the largest finish-time ratio, to a bracket of 1e-9",
+    },
 )
