@@ -13,6 +13,7 @@ Shared code: it names no kind.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -140,10 +141,17 @@ def _cells(table: traces.Table, column: str, name: str, spec: Column,
                 for i in np.flatnonzero(checked & (out < spec.at_least))]
     if spec.choices is not None:
         known = set(spec.choices)
-        bad += [(i, column, f"{out[i]!r} is not one of the known values of {name} "
-                 f"({', '.join(sorted(known)[:6])}, ...)")
+        bad += [(i, column, f"{out[i]!r} is not a known {name} ({_near(out[i], known)})")
                 for i in np.flatnonzero(checked) if out[i] not in known]
     return out
+
+
+def _near(value: str, known: set[str]) -> str:
+    """The known values nearest ``value`` as a hint, or the first few."""
+    near = difflib.get_close_matches(value, sorted(known), n=3, cutoff=0.5)
+    if near:
+        return f"did you mean {', '.join(map(repr, near))}?"
+    return f"known: {', '.join(sorted(known)[:6])}{', ...' if len(known) > 6 else ''}"
 
 
 def _repeated(ids: np.ndarray, column: str) -> list[tuple[int, str, str]]:
