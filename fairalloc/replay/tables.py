@@ -124,17 +124,21 @@ def _cells(table: traces.Table, column: str, name: str, spec: Column,
     kind = KINDS[spec.type]
     values, wrong = traces.table_column(table, column, Leaf((name,), kind))
     what = f"{name} is {traces.article(kind)}"
-    wrong += [(i, f"{v!r} is too large") for i, v in enumerate(values)
-              if type(v) is int and abs(v) >= LARGEST[spec.type]]
-    bad += [(i, column, f"{why} ({what})") for i, why in wrong]
-    wrong_rows = {i for i, _ in wrong}
-    given = np.array([v is not None for v in values], dtype=bool)
-    bad += [(int(i), column, f"empty cell ({what}; every job needs one)")
-            for i in np.flatnonzero(~given) if i not in wrong_rows]
-    fill = "" if spec.type is str else 0
-    out = np.array([fill if v is None or i in wrong_rows else v for i, v in enumerate(values)],
-                   dtype=DTYPES[spec.type])
-    checked = given & ~np.isin(np.arange(len(out)), list(wrong_rows))
+    out = _array(values, spec.type) if not wrong and None not in values else None
+    if out is None:          # some cell is bad, empty or too large: found one by one
+        wrong += [(i, f"{v!r} is too large") for i, v in enumerate(values)
+                  if type(v) is int and abs(v) >= LARGEST[spec.type]]
+        bad += [(i, column, f"{why} ({what})") for i, why in wrong]
+        rows = {i for i, _ in wrong}
+        empty = [i for i, v in enumerate(values) if v is None and i not in rows]
+        bad += [(i, column, f"empty cell ({what}; every job needs one)") for i in empty]
+        wrong += [(i, "empty") for i in empty]
+        rows = {i for i, _ in wrong}
+        fill = "" if spec.type is str else 0
+        out = np.array([fill if i in rows else v for i, v in enumerate(values)],
+                       dtype=DTYPES[spec.type])
+    checked = np.ones(len(out), dtype=bool)
+    checked[[i for i, _ in wrong]] = False
     if spec.at_least is not None:
         bad += [(int(i), column, f"{traces.cell_text(out[i].item())} is below "
                  f"{spec.at_least:g} ({name} is at least {spec.at_least:g})")
@@ -144,6 +148,14 @@ def _cells(table: traces.Table, column: str, name: str, spec: Column,
         bad += [(i, column, f"{out[i]!r} is not a known {name} ({_near(out[i], known)})")
                 for i in np.flatnonzero(checked) if out[i] not in known]
     return out
+
+
+def _array(values: list, of: type) -> np.ndarray | None:
+    """Cells as an array of the column's type; None when a number does not fit it."""
+    try:
+        return np.array(values, dtype=DTYPES[of])
+    except OverflowError:
+        return None
 
 
 def _near(value: str, known: set[str]) -> str:
@@ -156,6 +168,8 @@ def _near(value: str, known: set[str]) -> str:
 
 def _repeated(ids: np.ndarray, column: str) -> list[tuple[int, str, str]]:
     """Rows whose id an earlier row has, as (row, column, rule)."""
+    if len(set(ids.tolist())) == len(ids):
+        return []
     first: dict[str, int] = {}
     out = []
     for i, job in enumerate(ids.tolist()):
