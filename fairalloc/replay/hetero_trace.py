@@ -95,6 +95,10 @@ def assign_types(trace: Trace, seed: int, *, larger: str, reference: str = REFER
     and the ids dropped."""
     if larger not in LARGER:
         raise ArgumentError("larger", f"{larger!r} is not one of {', '.join(LARGER)}")
+    missing = [name for name in ("duration", "num_gpu") if name not in trace.columns]
+    if missing:
+        raise ArgumentError("trace", f"no column {', '.join(missing)}: types are drawn for "
+                            f"jobs known by duration and num_gpu")
     table = measured()
     scales = sorted({s for _, s in table})
     gpus = np.asarray(trace.columns["num_gpu"], dtype=np.int64)

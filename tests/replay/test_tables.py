@@ -237,6 +237,8 @@ def test_jobs_above_8_gpus_are_dropped_or_capped_keeping_gpu_time():
         assign_types(trace, 0, larger="keep")
     with pytest.raises(ArgumentError, match="uses 3 GPUs"):
         assign_types(durations([3]), 0, larger="drop")
+    with pytest.raises(ArgumentError, match="no column num_gpu"):
+        assign_types(Trace.of(["a"], [0], {"duration": [1.0]}), 0, larger="drop")
 
 
 def test_jobs_no_worker_type_can_run_are_named():
