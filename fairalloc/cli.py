@@ -18,11 +18,9 @@ import os
 import sys
 from collections.abc import Iterator
 
-from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.progress import Progress as Bar
-from rich.table import Table
 
 from fairalloc import api, plots
 from fairalloc import arguments as arg
@@ -41,10 +39,12 @@ from fairalloc.render import (
     abbreviations,
     check_heads,
     comparison,
+    console_width,
     csv_table,
     exact_text,
     fmt,
     legend,
+    print_table,
     render_csv,
     render_html,
     render_latex,
@@ -68,8 +68,8 @@ FLAGS = {"mapping": "--map", "sets": "--set", "kind": "KIND"}   # API argument -
 
 
 def _console() -> Console:
-    """Full-width tables on a terminal; a generous fixed width when piped (CI logs, files)."""
-    return _Console(highlight=False, width=None if sys.stdout.isatty() else 150)
+    """Tables as wide as the terminal, or COLUMNS; when piped without it, a generous width."""
+    return _Console(highlight=False, width=console_width())
 
 
 class _Console(Console):
@@ -343,13 +343,7 @@ def _print_rows(title: str, header: list[str], body: list[list[str]], fmt_name: 
     if fmt_name != "table":
         sys.stdout.write(table_text(title, header, body, fmt_name, note))
         return
-    table = Table(*map(str, header), box=box.SIMPLE_HEAD, title=title, title_justify="left")
-    for row in body:
-        table.add_row(*row)
-    console = _console()
-    console.print(table)
-    if note:
-        console.print(f"  {note}", style="dim")
+    print_table(_console(), header, body, title, note)
 
 
 def _experiment_parser(kind_name: str, experiment) -> argparse.ArgumentParser:
@@ -681,8 +675,7 @@ def cmd_examples(args) -> int:
 
 
 def cmd_list(args) -> int:
-    table = Table("kind", "methods (default *, exact †)", "checks", "also", "what",
-                  box=box.SIMPLE_HEAD)
+    rows = []
     for kind in KINDS.values():
         exact = kind.exact_methods()
         methods = ", ".join(
@@ -692,8 +685,9 @@ def cmd_list(args) -> int:
         also = ", ".join(command for command, capability in (
             ("solve --plot", kind.plot), ("experiment", kind.experiment),
             ("simulate", kind.simulation)) if capability is not None)
-        table.add_row(kind.name, methods, checks, also, kind.summary)
-    _console().print(table)
+        rows.append([kind.name, methods, checks, also, kind.summary])
+    print_table(_console(), ["kind", "methods (default *, exact †)", "checks", "also", "what"],
+                rows)
     return 0
 
 

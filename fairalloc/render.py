@@ -7,7 +7,9 @@ from __future__ import annotations
 import csv
 import html
 import io
+import os
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
@@ -90,10 +92,8 @@ def exact_text(value: Any) -> str:
 
 def render_table(result: Result, console=None, rows: int = 25) -> None:
     """Print a result as rich tables: summary, allocation (first ``rows`` ids), metrics, checks."""
-    # lazy: rich's tables (tens of ms), only the table format needs them
-    from rich import box
+    # lazy: rich (tens of ms), only the table format needs it
     from rich.console import Console
-    from rich.table import Table
 
     console = console or Console(highlight=False)
     title = f"{result.name or result.problem} — {result.problem} / {result.method}"
@@ -107,28 +107,210 @@ def render_table(result: Result, console=None, rows: int = 25) -> None:
     console.print(f"[bold]{title}[/]\n{head}")
 
     header, body = _allocation_rows(result.allocation, rows)
-    table = Table(*header, box=box.SIMPLE_HEAD, title="allocation", title_justify="left")
-    for row in body:
-        table.add_row(*row)
-    console.print(table)
+    print_table(console, header, body, "allocation")
     if len(result.allocation) > rows:
         console.print(f"  … {len(result.allocation) - rows:,} more (use --format json for all)")
 
     if result.metrics:
-        metrics = Table("metric", "value", box=box.SIMPLE_HEAD, title="metrics",
-                        title_justify="left")
-        for key, value in _dotted(result.metrics):
-            metrics.add_row(key, fmt(value))
-        console.print(metrics)
+        print_table(console, ["metric", "value"],
+                    [[key, fmt(value)] for key, value in _dotted(result.metrics)], "metrics")
 
     if result.validation:
-        checks = Table("check", "verdict", "detail", "witness", box=box.SIMPLE_HEAD,
-                       title="validation", title_justify="left")
-        for f in result.validation:
-            checks.add_row(f.check, f"{rich_mark(f.verdict)} {f.verdict}", f.detail,
-                           fmt(f.witness, 50) if f.witness else "")
-        console.print(checks)
-        console.print(f"  {legend(result.validation)}", style="dim")
+        print_table(console, ["check", "verdict", "detail", "witness"],
+                    [[f.check, f"{rich_mark(f.verdict)} {f.verdict}", f.detail,
+                      fmt(f.witness, 50) if f.witness else ""] for f in result.validation],
+                    "validation", legend(result.validation))
+
+
+PIPED_WIDTH = 150       # tables written to a file or a CI log, when COLUMNS is unset
+TEXT_WIDTH = 24         # a column with a spaced cell longer than this is text: it wraps
+READABLE = 5           # an abbreviated head may take this much even above a narrow column
+FOLD_WIDTH = 10         # text wraps at its spaces; a word longer than this may fold
+
+
+def console_width() -> int | None:
+    """The width terminal tables are laid out in: None (rich's: the terminal's, or
+    ``COLUMNS``) on a terminal or when ``COLUMNS`` is set, else :data:`PIPED_WIDTH`."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip().isdigit():
+        return None
+    return PIPED_WIDTH
+
+
+class Layout:
+    """How a table fits a width: its heads (abbreviated ones in ``legend``), each column's
+    width (None: rich's natural widths), its cell padding, which columns wrap."""
+
+    def __init__(self, heads: list[str], widths: list[int] | None, padding: int,
+                 wraps: list[bool], legend: str = "") -> None:
+        self.heads, self.widths, self.padding = heads, widths, padding
+        self.wraps, self.legend = wraps, legend
+
+
+def layout(heads: list[str], columns: list[list[str]], width: int, abbreviate_heads: bool = True
+           ) -> Layout | None:
+    """The layout of a table of plain-text cells (``columns[j]``: column j's cells) in
+    ``width`` characters that prints every number and name whole: at natural widths if they
+    fit; else text columns (:data:`TEXT_WIDTH`) wrap at their spaces; else the cells are
+    spaced by one character instead of three; else heads wider than their column are
+    abbreviated (:func:`abbreviate`, with a legend; unless not ``abbreviate_heads``). None
+    when even that does not fit (the caller prints one block per row).
+
+    >>> layout(["utilization.gpu", "n"], [["0.5"], ["1"]], 80).widths is None
+    True
+    >>> fit = layout(["utilization.gpu", "time (s)"], [["0.125"], ["0.25"]], 14)
+    >>> fit.heads, fit.widths, fit.legend
+    (['u.gpu', 't.s'], [5, 4], 'u.gpu: utilization.gpu · t.s: time (s)')
+    """
+    data = [max((_cell_width(c) for c in cells), default=0) for cells in columns]
+    wraps = [any(" " in c.strip() and _cell_width(c) > TEXT_WIDTH for c in cells)
+             for cells in columns]
+    least = [min(d, max(FOLD_WIDTH, *(_longest_word(c) for c in cells))) if wrap else d
+             for d, wrap, cells in zip(data, wraps, columns)]
+    tries = [(1, heads), (0, heads)]
+    if abbreviate_heads:
+        tries += [(0, shown) for shortest in (READABLE, 2)   # u.k80 before uk
+                  for shown in _fewest_abbreviations(heads, [max(n, shortest) for n in least])]
+    for padding, shown in tries:
+        room = width - _frame_width(len(heads), padding)
+        natural = [max(d, _cell_width(h)) for d, h in zip(data, shown)]
+        needed = [max(n, _cell_width(h)) for n, h in zip(least, shown)]
+        if sum(natural) <= room:
+            widths = None if shown is heads and padding == 1 else natural
+        elif sum(needed) <= room:
+            widths = _shrunk(natural, needed, wraps, room)
+        else:
+            continue
+        legend = " · ".join(f"{s}: {h}" for s, h in zip(shown, heads) if s != h)
+        return Layout(list(shown), widths, padding, wraps, legend)
+    return None
+
+
+def _fewest_abbreviations(heads: list[str], room: list[int]) -> list[list[str]]:
+    """The heads with the one that saves most abbreviated, then the two that save most, and
+    so on (:func:`abbreviated`): the fewest abbreviations that fit are tried first."""
+    short = abbreviated(heads, room)
+    saving = sorted(range(len(heads)), key=lambda j: _cell_width(short[j]) - _cell_width(heads[j]))
+    chosen = [j for j in saving if short[j] != heads[j]]
+    return [[short[j] if j in chosen[:k] else heads[j] for j in range(len(heads))]
+            for k in range(1, len(chosen) + 1)]
+
+
+def _cell_width(text: str) -> int:
+    """The terminal columns of a cell's widest line (a wide character counts two)."""
+    from rich.cells import cell_len
+
+    return max((cell_len(line) for line in str(text).splitlines()), default=0)
+
+
+def _longest_word(text: str) -> int:
+    return max((_cell_width(w) for w in str(text).split()), default=0)
+
+
+def _frame_width(columns: int, padding: int) -> int:
+    """The characters a table with simple rules adds to its cells: both edges, a divider
+    between columns and ``padding`` either side of each cell."""
+    return 2 + max(columns - 1, 0) + 2 * padding * columns
+
+
+def _shrunk(natural: list[int], needed: list[int], wraps: list[bool], room: int) -> list[int]:
+    """Column widths summing to at most ``room``: the widest wrapping column narrowed first,
+    none below its need."""
+    widths = list(natural)
+    while sum(widths) > room:
+        j = max((j for j, w in enumerate(wraps) if w and widths[j] > needed[j]),
+                key=lambda j: widths[j])
+        widths[j] -= 1
+    return widths
+
+
+def abbreviated(heads: list[str], room: list[int]) -> list[str]:
+    """Each head wider than its column's ``room`` abbreviated (:func:`abbreviate`); the others
+    as they are; no two alike.
+
+    >>> abbreviated(["utilization.cpu", "utilization.gpu", "status"], [5, 5, 9])
+    ['u.cpu', 'u.gpu', 'status']
+    >>> abbreviated(["ab", "abc", "abd"], [1, 1, 1])
+    ['ab', 'ab2', 'ab3']
+    """
+    out: list[str] = []
+    for head, width in zip(heads, room):
+        short = head if _cell_width(head) <= width else abbreviate(head, max(width, 2))
+        base, n = short, 1
+        while short in out:
+            n += 1
+            short = f"{base}{n}"
+        out.append(short)
+    return out
+
+
+def abbreviate(head: str, width: int) -> str:
+    """A column head in ``width`` characters where it can be: its last word led by the
+    initials of the others (``u.gpu``), else the initials (``Mg``), else its first
+    characters and a dot.
+
+    >>> abbreviate("utilization.gpu", 5), abbreviate("MIP gap", 2), abbreviate("objective", 7)
+    ('u.gpu', 'Mg', 'object.')
+    """
+    parts = [p for p in re.split(r"[\s._\-()/]+", head) if p]
+    if len(parts) > 1:
+        for short in (".".join([p[0] for p in parts[:-1]] + [parts[-1]]),
+                      "".join(p[0] for p in parts)):
+            if _cell_width(short) <= width:
+                return short
+    return head[:width - 1] + "." if width > 3 else head[:width]
+
+
+def print_table(console, header: list[Any], body: list[list[Any]], title: str = "",
+                note: str = "") -> None:
+    """Rows as a rich table (cells are text with rich markup) that never cuts a number or a
+    name: laid out by :func:`layout` in the console's width, the legend of abbreviated heads
+    and ``note`` below it; when it does not fit, one block per row (the row's first cell as
+    its head, then each column's name and value)."""
+    from rich.text import Text
+
+    heads = [str(h) for h in header]
+    rows = [[Text.from_markup(str(c)) for c in row] for row in body]
+    columns = [[row[j].plain for row in rows if j < len(row)] for j in range(len(heads))]
+    fit = layout(heads, columns, console.width)
+    if fit is None:
+        if title:
+            console.print(title, style="table.title")
+        for row in rows:
+            _print_block(console, heads, row)
+    else:
+        _print_rich(console, fit.heads, rows, title, fit)
+    for line in filter(None, [fit and fit.legend, note]):
+        console.print(f"  {line}", style="dim")
+
+
+def _print_block(console, heads: list[str], row: list[Any]) -> None:
+    """A row of a table too wide for the console: a two-column table headed by the row's
+    first cell, then each column's name and the row's value (values wrap)."""
+    from rich.text import Text
+
+    names, values = heads[1:len(row)], row[1:]
+    fit = (layout([heads[0], row[0].plain], [names, [v.plain for v in values]], console.width,
+                  abbreviate_heads=False)
+           or Layout([heads[0], row[0].plain], None, 0, [False, True]))
+    _print_rich(console, [heads[0], row[0]], [[Text(n), v] for n, v in zip(names, values)],
+                "", fit)
+
+
+def _print_rich(console, heads: list[Any], rows: list[list[Any]], title: str, fit: Layout
+                ) -> None:
+    """One rich table with simple rules, laid out as ``fit`` says; every cell folds rather
+    than being cut (nothing is ellipsised)."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, title=title or None, title_justify="left",
+                  padding=(0, fit.padding))
+    for j, head in enumerate(heads):
+        table.add_column(head, overflow="fold", no_wrap=not fit.wraps[j],
+                         width=fit.widths[j] if fit.widths else None)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
 
 
 MARK_STYLES = {"holds": "green", "fails": "red", "unrefuted": "yellow", "unchecked": "dim"}
