@@ -111,3 +111,15 @@ def figure(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text}: the extension must be one of "
                                           f"{', '.join(sorted(formats))}")
     return writable(text)
+
+
+def latex_length(text: str) -> str:
+    """An argparse type: a LaTeX length tables are fitted to (``\\linewidth``,
+    ``0.8\\textwidth``, ``12cm``)."""
+    from fairalloc.render import LATEX_LENGTH
+
+    if not LATEX_LENGTH.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a LaTeX length: a length command "
+                                          "(\\linewidth), a multiple of one (0.8\\textwidth) "
+                                          "or a number with a unit (12cm, 300pt)")
+    return text.strip()

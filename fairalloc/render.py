@@ -162,8 +162,7 @@ def layout(heads: list[str], columns: list[list[str]], width: int, abbreviate_he
     (['u.gpu', 't.s'], [5, 4], 'u.gpu: utilization.gpu · t.s: time (s)')
     """
     data = [max((_cell_width(c) for c in cells), default=0) for cells in columns]
-    wraps = [any(" " in c.strip() and _cell_width(c) > TEXT_WIDTH for c in cells)
-             for cells in columns]
+    wraps = [is_text(cells) for cells in columns]
     least = [min(d, max(FOLD_WIDTH, *(_longest_word(c) for c in cells))) if wrap else d
              for d, wrap, cells in zip(data, wraps, columns)]
     tries = [(1, heads), (0, heads)]
@@ -469,34 +468,122 @@ def markdown_table(header: list[str], body: list[list[str]]) -> list[str]:
     return out + ["| " + " | ".join(r) + " |" for r in esc[1:]]
 
 
-def latex_table(title: str, header: list[str], body: list[list[str]], note: str = "") -> str:
-    """A table as a LaTeX float with booktabs rules (``\\usepackage{booktabs,amssymb}``),
-    numeric columns right-aligned; ``note`` below it.
+LINEWIDTH = r"\linewidth"
+LATEX_LENGTH = re.compile(r"(\d+\.?\d*|\.\d+)?\\[A-Za-z]+"      # \linewidth, 0.8\textwidth
+                          r"|(\d+\.?\d*|\.\d+)(pt|bp|mm|cm|in|em|ex|pc)")     # 12cm
+LATEX_PACKAGES = "booktabs,tabularx,graphicx,amssymb"
+HEAD_LINE = 6             # a column head may stack into lines this long (above its cells)
+TABCOLSEP = r"\setlength{\tabcolsep}{4pt}"      # tighter than LaTeX's 6pt, within the float
+TEXT_MEASURE = "30em"     # the narrowest a table with wrapped text is set before scaling
+
+
+def latex_table(title: str, header: list[str], body: list[list[str]], note: str = "",
+                width: str = LINEWIDTH) -> str:
+    r"""A table as a LaTeX float no wider than ``width`` (a LaTeX length: ``\linewidth``,
+    ``\textwidth``, ``0.8\linewidth``, ``12cm``), with booktabs rules and numeric columns
+    right-aligned (``\usepackage{booktabs,tabularx,graphicx,amssymb}``); ``note`` below it.
+    A table with free text (a column like the checks' details, :func:`text_columns`) is a
+    ``tabularx`` of that width (at least :data:`TEXT_MEASURE`) whose text columns wrap; any
+    other is set at its natural width. Either is scaled down to ``width`` only when wider
+    (LaTeX measures it: no estimate here).
 
     >>> print(latex_table("a_b", ["x", "n"], [["50%", "1"]]))
-    % fairalloc: needs \\usepackage{booktabs,amssymb}
-    \\begin{table}[ht]
-    \\centering
-    \\caption{a\\_b}
-    \\begin{tabular}{rr}
-    \\toprule
-    x & n \\\\
-    \\midrule
-    50\\% & 1 \\\\
-    \\bottomrule
-    \\end{tabular}
-    \\end{table}
+    % fairalloc: needs \usepackage{booktabs,tabularx,graphicx,amssymb}
+    \begin{table}[ht]
+    \centering
+    \caption{a\_b}
+    \setlength{\tabcolsep}{4pt}
+    \ifdefined\fairallocbox\else\newsavebox{\fairallocbox}\fi
+    \begin{lrbox}{\fairallocbox}
+    \begin{tabular}{@{}rr@{}}
+    \toprule
+    x & n \\
+    \midrule
+    50\% & 1 \\
+    \bottomrule
+    \end{tabular}
+    \end{lrbox}
+    \ifdim\wd\fairallocbox>\linewidth\resizebox{\linewidth}{!}{\usebox{\fairallocbox}}\else\usebox{\fairallocbox}\fi
+    \end{table}
     """
+    if not LATEX_LENGTH.fullmatch(width):
+        raise ValueError(f"{width!r} is not a LaTeX length (\\linewidth, 0.8\\textwidth, 12cm)")
     align = numeric_columns(body)
-    spec = "".join("r" if i < len(align) and align[i] else "l" for i in range(len(header)))
+    wraps = text_columns(body)
+    spec = "".join(r">{\raggedright\arraybackslash}X" if i < len(wraps) and wraps[i]
+                   else "r" if i < len(align) and align[i] else "l"
+                   for i in range(len(header)))
     row = lambda cells: " & ".join(escape_latex(c) for c in cells) + r" \\"  # noqa: E731
-    lines = ["% fairalloc: needs \\usepackage{booktabs,amssymb}", r"\begin{table}[ht]",
-             r"\centering", rf"\caption{{{escape_latex(title)}}}", rf"\begin{{tabular}}{{{spec}}}",
-             r"\toprule", row(header), r"\midrule", *map(row, body), r"\bottomrule",
-             r"\end{tabular}"]
+    data = [max((len(str(r[i])) for r in body if i < len(r)), default=0)
+            for i in range(len(header))]
+    heads = [latex_head(str(h), max(n, HEAD_LINE), "r" if i < len(align) and align[i] else "l")
+             for i, (h, n) in enumerate(zip(header, data))]
+    rows = [r"\toprule", " & ".join(heads) + r" \\", r"\midrule", *map(row, body),
+            r"\bottomrule"]
+    box, text_width = r"\fairallocbox", r"\fairallocwidth"
+    lines = [f"% fairalloc: needs \\usepackage{{{LATEX_PACKAGES}}}", r"\begin{table}[ht]",
+             r"\centering", rf"\caption{{{escape_latex(title)}}}", TABCOLSEP,
+             rf"\ifdefined{box}\else\newsavebox{{{box}}}\fi"]
+    if any(wraps):      # wrapped text set no narrower than TEXT_MEASURE, scaled down to width
+        lines += [rf"\ifdefined{text_width}\else\newlength{{{text_width}}}\fi",
+                  rf"\setlength{{{text_width}}}{{{width}}}",
+                  rf"\ifdim{text_width}<{TEXT_MEASURE}\setlength{{{text_width}}}{{{TEXT_MEASURE}}}"
+                  r"\fi",
+                  rf"\begin{{lrbox}}{{{box}}}",
+                  rf"\begin{{tabularx}}{{{text_width}}}{{@{{}}{spec}@{{}}}}", *rows,
+                  r"\end{tabularx}"]
+    else:
+        lines += [rf"\begin{{lrbox}}{{{box}}}", rf"\begin{{tabular}}{{@{{}}{spec}@{{}}}}",
+                  *rows, r"\end{tabular}"]
+    lines += [r"\end{lrbox}",
+              rf"\ifdim\wd{box}>{width}\resizebox{{{width}}}{{!}}{{\usebox{{{box}}}}}"
+              rf"\else\usebox{{{box}}}\fi"]
     if note:
         lines.append(rf"\par\smallskip{{\footnotesize {escape_latex(note)}}}")
     return "\n".join([*lines, r"\end{table}"])
+
+
+def latex_head(head: str, room: int, align: str = "l") -> str:
+    r"""A column head as LaTeX, stacked on lines of about ``room`` characters (broken after
+    ``.``, ``_``, ``-`` or at a space) when it is wider than its column's cells, so that a
+    long name does not widen a column of short numbers.
+
+    >>> print(latex_head("min_normalized_throughput", 12, "r"))
+    \shortstack[r]{min\_ \\ normalized\_ \\ throughput}
+    >>> print(latex_head("solver bound", 6))
+    \shortstack[l]{solver \\ bound}
+    >>> print(latex_head("status", 12))
+    status
+    """
+    pieces = [p for p in re.split(r"(?<=[._\-])|\s+", head) if p]
+    lines = [""]
+    for piece in pieces:
+        joint = "" if not lines[-1] or lines[-1][-1] in "._-" else " "
+        if lines[-1] and len(lines[-1] + joint + piece) > room:
+            lines.append(piece)
+        else:
+            lines[-1] += joint + piece
+    if len(lines) == 1:
+        return escape_latex(head)
+    stacked = r" \\ ".join(map(escape_latex, lines))
+    return rf"\shortstack[{align}]{{{stacked}}}"
+
+
+def text_columns(body: list[list[Any]]) -> list[bool]:
+    """Which columns hold free text (a cell with spaces longer than :data:`TEXT_WIDTH`): they
+    wrap, in a terminal and in LaTeX.
+
+    >>> text_columns([["lp", "every bundle fits; units within caps and bundles"]])
+    [False, True]
+    """
+    width = max((len(r) for r in body), default=0)
+    return [is_text([r[i] for r in body if i < len(r)]) for i in range(width)]
+
+
+def is_text(cells: Iterable[Any]) -> bool:
+    """Whether a column's cells are free text: one has spaces and is longer than
+    :data:`TEXT_WIDTH`."""
+    return any(" " in str(c).strip() and _cell_width(c) > TEXT_WIDTH for c in cells)
 
 
 def html_table(header: list[str], body: list[list[Any]], caption: str = "",
@@ -648,13 +735,13 @@ def csv_table(header: list[Any], body: Iterable[list[Any]]) -> str:
 
 
 def table_text(title: str, header: list[str], body: list[list[str]], fmt_name: str,
-               note: str = "") -> str:
-    """A titled table with a note in a text format: markdown, csv (the table alone), latex or
-    html (a fragment)."""
+               note: str = "", latex_width: str = LINEWIDTH) -> str:
+    """A titled table with a note in a text format: markdown, csv (the table alone), latex
+    (no wider than ``latex_width``) or html (a fragment)."""
     if fmt_name == "csv":
         return csv_table(header, body)
     if fmt_name == "latex":
-        return latex_table(title, header, body, note) + "\n"
+        return latex_table(title, header, body, note, latex_width) + "\n"
     if fmt_name == "html":
         foot = f"\n<p class=\"note\">{escape_html(note)}</p>" if note else ""
         return html_table(header, body, caption=title) + foot + "\n"
@@ -717,10 +804,11 @@ def render_markdown(result: Result, rows: int = 50) -> str:
     return "\n".join(parts)
 
 
-def render_latex(result: Result, rows: int = 50) -> str:
-    """A result as LaTeX: a comment with its summary, then a table float per table."""
+def render_latex(result: Result, rows: int = 50, width: str = LINEWIDTH) -> str:
+    """A result as LaTeX: a comment with its summary, then a table float per table, each no
+    wider than ``width`` (:func:`latex_table`)."""
     parts = ["% " + escape_latex(f"{result_title(result)}: {result_summary(result)}")]
-    parts += [latex_table(f"{result_title(result)}: {title}", header, body, note)
+    parts += [latex_table(f"{result_title(result)}: {title}", header, body, note, width)
               for title, header, body, note in result_tables(result, rows)]
     return "\n\n".join(parts) + "\n"
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 
 import pytest
 from clitools import ROOT, cli, write
@@ -135,3 +137,58 @@ def test_layout_keeps_fitting_tables_as_they_are_and_abbreviates_the_fewest_head
     assert fit.legend == "u.cpu: utilization.cpu"
     assert layout(heads, columns, 16) is None       # one block per row
     assert abbreviated(["utilization.gpu"] * 2, [5, 5]) == ["u.gpu", "u.gpu2"]
+
+
+PDFLATEX = shutil.which("pdflatex")
+needs_pdflatex = pytest.mark.skipif(
+    PDFLATEX is None, reason="pdflatex is not installed (apt-get install texlive-latex-base "
+                             "texlive-latex-recommended; .ci/run installs it before the tests)")
+LATEX_TABLES = {          # the widest tables each command writes
+    "solve": ("solve", EMRF2), "solve-hetero": ("solve", GAVEL),
+    "compare": ("compare", EMRF2),
+    "sweep": ("sweep", GAVEL, "--set", "jobs[5].weight=1,2", "--methods",
+              "max-min,agnostic-max-min", "--workers", "1", "-q"),
+}
+
+
+def compiled_log(folder, tables: str, preamble: str = "") -> str:
+    """The log of a minimal ``article`` that inputs ``tables`` (the packages they ask for)."""
+    packages = re.search(r"\\usepackage\{([^}]*)\}", tables).group(1)
+    (folder / "tables.tex").write_text(tables, encoding="utf-8")
+    (folder / "doc.tex").write_text(
+        f"\\documentclass{{article}}{preamble}\n\\usepackage{{{packages}}}\n"
+        "\\begin{document}\n\\input{tables}\n\\end{document}\n", encoding="utf-8")
+    done = subprocess.run([PDFLATEX, "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+                          cwd=folder, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]
+    return (folder / "doc.log").read_text(errors="replace")
+
+
+@needs_pdflatex
+@pytest.mark.parametrize("width", [None, "\\textwidth", "0.6\\linewidth"])
+def test_latex_tables_compile_and_fit_the_width(tmp_path, capsys, hetero_store, width):
+    flags = ["--format", "latex", *(["--latex-width", width] if width else [])]
+    tables = [cli(capsys, *argv, *flags) for argv in LATEX_TABLES.values()]
+    tables.append(cli(capsys, "study", "summary", hetero_store, "--values",
+                      "ratio,time_s,metric.min_normalized_throughput", *flags))
+    assert all(code in (0, 3) for code, _, _ in tables), [err for _, _, err in tables]
+    text = "\n\\clearpage\n".join(out for _, out, _ in tables)
+    log = compiled_log(tmp_path, text)
+    assert "Overfull \\hbox" not in log, re.findall(r"Overfull \\hbox.*", log)
+    assert text.count("\\begin{table}") == 3 * 2 + 3
+
+
+@needs_pdflatex
+def test_latex_free_text_wraps_in_a_two_column_page(tmp_path, capsys):
+    code, out, err = cli(capsys, "solve", EMRF2, "--format", "latex")
+    assert code in (0, 3), err
+    checks = out[out.index(": checks}"):]
+    assert "\\begin{tabularx}" in checks and "\\raggedright" in checks
+    log = compiled_log(tmp_path, out, "[twocolumn]")
+    assert "Overfull \\hbox" not in log, re.findall(r"Overfull \\hbox.*", log)
+
+
+def test_latex_width_must_be_a_length(capsys):
+    code, _, err = cli(capsys, "compare", EMRF2, "--format", "latex", "--latex-width",
+                       "\\linewidth}\\input{x")
+    assert code == 2 and "not a LaTeX length" in err
