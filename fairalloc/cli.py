@@ -18,11 +18,9 @@ import os
 import sys
 from collections.abc import Iterator
 
-from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.progress import Progress as Bar
-from rich.table import Table
 
 from fairalloc import api, plots
 from fairalloc import arguments as arg
@@ -38,13 +36,16 @@ from fairalloc.errors import (
 from fairalloc.files import same_file, write_text
 from fairalloc.registry import KINDS
 from fairalloc.render import (
+    LINEWIDTH,
     abbreviations,
     check_heads,
     comparison,
+    console_width,
     csv_table,
     exact_text,
     fmt,
     legend,
+    print_table,
     render_csv,
     render_html,
     render_latex,
@@ -68,8 +69,8 @@ FLAGS = {"mapping": "--map", "sets": "--set", "kind": "KIND"}   # API argument -
 
 
 def _console() -> Console:
-    """Full-width tables on a terminal; a generous fixed width when piped (CI logs, files)."""
-    return _Console(highlight=False, width=None if sys.stdout.isatty() else 150)
+    """Tables as wide as the terminal, or COLUMNS; when piped without it, a generous width."""
+    return _Console(highlight=False, width=console_width())
 
 
 class _Console(Console):
@@ -80,15 +81,16 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def _emit(result: Result, fmt_name: str, rows: int) -> None:
+def _emit(result: Result, fmt_name: str, rows: int, latex_width: str = LINEWIDTH) -> None:
     """A result on stdout: rich tables, JSON (the contract), Markdown, CSV (the allocation,
-    every id), LaTeX or HTML (tables of allocation, metrics and checks)."""
+    every id), LaTeX (no wider than ``latex_width``) or HTML (tables of allocation, metrics
+    and checks)."""
     if fmt_name == "table":
         render_table(result, _console(), rows)
         return
     text = {"json": lambda: result.to_json() + "\n", "csv": lambda: render_csv(result),
             "markdown": lambda: render_markdown(result, rows),
-            "latex": lambda: render_latex(result, rows),
+            "latex": lambda: render_latex(result, rows, latex_width),
             "html": lambda: render_html(result, rows) + "\n"}[fmt_name]()
     sys.stdout.write(text)
 
@@ -156,7 +158,7 @@ def cmd_solve(args) -> int:
     if args.fail_on and args.no_validate:
         raise UsageError("--fail-on", "needs the checks: drop --no-validate")
     result = api.solve(spec, args.method, validate=not args.no_validate, **_knobs(args))
-    _emit(result, args.format, args.rows)
+    _emit(result, args.format, args.rows, args.latex_width)
     if args.plot:       # an untitled spec's picture is titled by its file name
         draw(result if result.name else dataclasses.replace(result, name=spec_title(spec)),
              args.plot)
@@ -181,7 +183,7 @@ def cmd_validate(args) -> int:
                          "or the allocation as a file")
     result = api.validate(args.spec, args.allocation, args.method)
     _check_fail_on(result.problem, args.fail_on)
-    _emit(result, args.format, args.rows)
+    _emit(result, args.format, args.rows, args.latex_width)
     return _exit_status([result], args.fail_on)
 
 
@@ -223,7 +225,7 @@ def cmd_compare(args) -> int:
     marks = " · ".join(filter(None, [legend(findings) if findings else "",
                                      abbreviations(header)]))
     note = "\n".join(filter(None, [marks, *notes]))
-    _print_rows(title, header, body, args.format, note)
+    _print_rows(title, header, body, args.format, note, args.latex_width)
     return _exit_status(results, args.fail_on)
 
 
@@ -321,7 +323,8 @@ def cmd_sweep(args) -> int:
                   *check_heads(checks)]
         _print_rows(f"{spec_title(spec)}: sweep of {' × '.join(keys)}", header, body,
                     args.format, " · ".join(filter(None, [legend(verdicts) if verdicts else "",
-                                                         abbreviations(header)])))
+                                                         abbreviations(header)])),
+                    args.latex_width)
     if args.plot:
         plots.sweep(rows, keys[0], names, checks, args.plot, spec_title(spec),
                     KINDS[spec.kind])
@@ -338,18 +341,13 @@ def _number(value):
 
 
 def _print_rows(title: str, header: list[str], body: list[list[str]], fmt_name: str,
-                note: str = "") -> None:
-    """Rows of text as a rich table, or Markdown, CSV, LaTeX or HTML, with a note below."""
+                note: str = "", latex_width: str = LINEWIDTH) -> None:
+    """Rows of text as a rich table, or Markdown, CSV, LaTeX (no wider than ``latex_width``)
+    or HTML, with a note below."""
     if fmt_name != "table":
-        sys.stdout.write(table_text(title, header, body, fmt_name, note))
+        sys.stdout.write(table_text(title, header, body, fmt_name, note, latex_width))
         return
-    table = Table(*map(str, header), box=box.SIMPLE_HEAD, title=title, title_justify="left")
-    for row in body:
-        table.add_row(*row)
-    console = _console()
-    console.print(table)
-    if note:
-        console.print(f"  {note}", style="dim")
+    print_table(_console(), header, body, title, note)
 
 
 def _experiment_parser(kind_name: str, experiment) -> argparse.ArgumentParser:
@@ -366,6 +364,7 @@ def _experiment_parser(kind_name: str, experiment) -> argparse.ArgumentParser:
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="box plots of the values per method")
     sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    latex_flag(sp)
     _execution_flags(sp, store_help="also keep the rows in this DuckDB file (default: in "
                                     "memory only)")
     return sp
@@ -382,6 +381,15 @@ def _execution_flags(sp: argparse.ArgumentParser, store_help: str) -> None:
     sp.add_argument("--resume", action="store_true",
                     help="continue a study already in the store: run only the missing rows")
     solver_flags(sp, "every method that takes a limit (overrides the study's)")
+
+
+def latex_flag(sp: argparse.ArgumentParser) -> None:
+    """--latex-width, on the commands that write --format latex."""
+    sp.add_argument("--latex-width", dest="latex_width", metavar="LENGTH", default=LINEWIDTH,
+                    type=arg.latex_length,
+                    help="with --format latex: the width each table fits, a LaTeX length "
+                         "(\\textwidth, 0.8\\linewidth, 12cm); free text wraps, a wider "
+                         "table is scaled down to it (default: %(default)s)")
 
 
 def solver_flags(sp: argparse.ArgumentParser, limit_help: str) -> None:
@@ -473,7 +481,8 @@ def cmd_experiment(args) -> int:
         print(json.dumps(run.to_dict(), indent=2, allow_nan=False))
     else:
         _print_summary(run.title, run.records, run.by, list(run.values), opts.format,
-                       run.values, experiment.baseline, checks=len(run.values) == 1)
+                       run.values, experiment.baseline, checks=len(run.values) == 1,
+                       latex_width=opts.latex_width)
     if opts.plot:
         plots.boxes(run.by_label, run.values, run.title, opts.plot, experiment.baseline,
                     experiment.log)
@@ -495,9 +504,10 @@ def _flat(record: dict) -> dict:
 
 def _print_summary(title: str, records: list[dict], by: list[str], values: list[str],
                    fmt_name: str, labels: dict[str, str], baseline: float | None = None,
-                   checks: bool = True) -> None:
-    """A summary as a table, JSON, Markdown or CSV (``checks``: a column per check in the
-    table and Markdown; JSON and CSV always have them)."""
+                   checks: bool = True, latex_width: str = LINEWIDTH) -> None:
+    """A summary as a table, JSON, Markdown, CSV, LaTeX (no wider than ``latex_width``) or
+    HTML (``checks``: a column per check in the table and Markdown; JSON and CSV always have
+    them)."""
     if fmt_name == "json":
         print(json.dumps({"title": title, "by": by, "values": values, "groups": records},
                          indent=2, allow_nan=False))
@@ -512,7 +522,8 @@ def _print_summary(title: str, records: list[dict], by: list[str], values: list[
     _print_rows(title, header, body, fmt_name,
                 "; ".join(filter(None, [value_note, "95% CI: bootstrap interval of the mean; "
                                         "rows that did not solve (or whose reference is "
-                                        "unproven) are counted apart", abbreviations(header)])))
+                                        "unproven) are counted apart", abbreviations(header)])),
+                latex_width)
 
 
 def cmd_study_run(args) -> int:
@@ -539,7 +550,7 @@ def cmd_study_run(args) -> int:
 def cmd_study_summary(args) -> int:
     found = api.summary(args.store, args.study, args.by, args.values)
     _print_summary(found.title, found.records, found.by, found.values, args.format,
-                   found.labels)
+                   found.labels, latex_width=args.latex_width)
     if args.plot:
         plots.study(found.rows, found.by, found.values, found.labels, found.title, args.plot,
                     [*found.record["grid"]])
@@ -591,7 +602,8 @@ def cmd_simulate(args) -> int:
         columns = sim.columns(spec.problem)
         _print_rows(run.title, ["mechanism", *[header for header, _ in columns]],
                     [[mechanism, *[cell(row) for _, cell in columns]]
-                     for mechanism, row in run.played.items()], args.format)
+                     for mechanism, row in run.played.items()], args.format,
+                    latex_width=args.latex_width)
     if args.plot:
         sim.plot(spec.problem, spec.problem.read_allocation(run.result["allocation"]),
                  run.result["metrics"], run.title, args.plot)
@@ -681,8 +693,7 @@ def cmd_examples(args) -> int:
 
 
 def cmd_list(args) -> int:
-    table = Table("kind", "methods (default *, exact †)", "checks", "also", "what",
-                  box=box.SIMPLE_HEAD)
+    rows = []
     for kind in KINDS.values():
         exact = kind.exact_methods()
         methods = ", ".join(
@@ -692,8 +703,9 @@ def cmd_list(args) -> int:
         also = ", ".join(command for command, capability in (
             ("solve --plot", kind.plot), ("experiment", kind.experiment),
             ("simulate", kind.simulation)) if capability is not None)
-        table.add_row(kind.name, methods, checks, also, kind.summary)
-    _console().print(table)
+        rows.append([kind.name, methods, checks, also, kind.summary])
+    print_table(_console(), ["kind", "methods (default *, exact †)", "checks", "also", "what"],
+                rows)
     return 0
 
 
@@ -789,6 +801,7 @@ def parser() -> argparse.ArgumentParser:
 
     def output(sp, rows: bool = True, formats: tuple = FORMATS) -> None:
         sp.add_argument("--format", choices=formats, default="table")
+        latex_flag(sp)
         if rows:
             sp.add_argument("--rows", type=arg.whole(0), default=25,
                             help="allocation rows shown in tables")
@@ -832,6 +845,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--metrics", type=arg.names,
                     help="comma-separated metric names or patterns (utilization.*)")
     sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    latex_flag(sp)
     gates(sp, limit=False)          # --time-limit is among the execution flags
     _execution_flags(sp, store_help="also keep the rows (each with its whole result) in this "
                                     "DuckDB file (default: in memory only)")
@@ -854,6 +868,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="the policy and the mechanisms' metrics")
     sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    latex_flag(sp)
     _execution_flags(sp, store_help="also keep the row (with its whole result) in this DuckDB "
                                     "file (default: in memory only)")
     sp.set_defaults(writes={"plot": "--plot", "store": "--store"})
@@ -941,6 +956,7 @@ def _study_parsers(parent: argparse.ArgumentParser) -> None:
     sp.add_argument("--values", type=arg.names, metavar="COLUMNS",
                     help="columns to summarise (default: ratio; e.g. metric.makespan,time_s)")
     sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    latex_flag(sp)
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="box plots per method, and the mean against each numeric grid key")
     sp.set_defaults(reads={"store": "STORE"}, writes={"plot": "--plot"})
