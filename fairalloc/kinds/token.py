@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fairalloc.contract import Kind
 from fairalloc.models import token as model
+from fairalloc.models import token_game as game
 from fairalloc.solvers import token as solvers
 from fairalloc.studies import token as studies
 from fairalloc.validators import token as checks
@@ -20,7 +21,7 @@ KIND = Kind(
                 checks.monotone_thresholds),
     random_spec=studies.random_spec,
     simulation=studies.SIMULATION,
-    metrics=studies.metrics,                # the model's, and the spec's simulation
+    metrics=game.metrics,                   # the model's, and the spec's simulation
     sweep_metrics=("mean_tokens", "boosts_per_round", "iterations", "residual"),
     units={"objective": "boost utility per agent and round (utility)", "mean_tokens": "tokens",
            "boosts_per_round": "boosts per round", "iterations": "iterations",

@@ -29,8 +29,8 @@ from fairalloc.models.token import (
     stationary_distribution,
     strategy_thresholds,
 )
+from fairalloc.models.token_game import MECHANISMS, simulate
 from fairalloc.solvers import token as S
-from fairalloc.studies.token import MECHANISMS, simulate
 from fairalloc.validators import token as V
 
 PASSING = ("holds", "unrefuted")    # a probe that found nothing is not a failure
