@@ -123,7 +123,7 @@ def breakdown(kind_name: str, path: Path, make: Callable[[int], dict], n: int,
         return contexts[m]
 
     findings = []
-    for check in kind.validators:
+    for check in kind.checks:
         def call_at(m: int, check=check) -> Callable[[], Any]:
             c = at(m)
             return lambda: check(c.problem, c.allocation, mechanism=c.mechanism)

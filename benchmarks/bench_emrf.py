@@ -59,7 +59,7 @@ def bench_emrf(quick: bool) -> list[Table]:
             result = fairalloc.solve(spec, validate=False)
             kind = KINDS["emrf"]
 
-            for check in kind.validators:
+            for check in kind.checks:
                 def call(check=check, spec=spec, result=result):
                     return check(spec.problem, result.allocation, mechanism=emrf_mechanism)
 

@@ -12,9 +12,9 @@ def bench_token(quick: bool) -> list[Table]:
     from dataclasses import replace
 
     import fairalloc
+    from fairalloc.checks.token import equilibrium
     from fairalloc.models.token_game import MECHANISMS, simulate
     from fairalloc.solvers.token import mean_field, mean_field_lp
-    from fairalloc.validators.token import equilibrium
 
     types, t_max, points = (4, 30, 200) if quick else (12, 100, 1000)
     rounds = 500 if quick else 3000

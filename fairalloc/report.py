@@ -129,7 +129,7 @@ def spec_report(spec, methods: Sequence[str] | None = None,
                           else spec.kind)
     when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
     doc = Document(title, f"{spec.kind}: {kind.summary} — fairalloc {__version__}, {when}")
-    compared = engine.compare(spec, methods, engine.Knobs(time_limit=time_limit))
+    compared = engine.compare(spec, methods, engine.SolverSettings(time_limit=time_limit))
     results = [(m, r) for m, r in compared if isinstance(r, Result)]
     doc.blocks += [Heading("The spec"), Code(json.dumps(spec.raw, indent=2))]
     doc.blocks += _methods(compared, kind)
@@ -211,7 +211,7 @@ def _spec_figures(spec, kind, shown: Result | None, methods: list[str], title: s
         out.append(_figure("simulation", f"{shown.method}'s policy, simulated",
                            lambda path: simulation.plot(
                                spec.problem, shown.allocation, shown.metrics, title, path)))
-    if kind.knob is not None:
+    if kind.tradeoff_sweep is not None:
         out.append(_tradeoff_figure(spec, kind, methods, title))
     return out
 
@@ -223,7 +223,7 @@ def _titled(result: Result, title: str) -> Result:
 def _tradeoff_figure(spec, kind, methods: list[str], title: str) -> Block:
     """The kind's trade-off: the spec solved along its knob by every method that applies, as
     ``fairalloc sweep --plot`` draws it."""
-    key, start, stop, step = kind.knob
+    key, start, stop, step = kind.tradeoff_sweep
     caption = f"the trade-off along {key}"
     try:
         build(set_path(spec.raw, key, start), spec.source)

@@ -220,7 +220,7 @@ CPUSET_PART = re.compile(r"(\d+)(?:-(\d+))?")
 
 
 # of the horizon: the shortest positive offload or run a spec may have, ten times the tolerance
-# at which the checks compare times (validators.schedule.TOL, 1e-12 of a schedule's scale, which
+# at which the checks compare times (checks.schedule.TOL, 1e-12 of a schedule's scale, which
 # is at most the horizon). At 1e-9 it refused section V's own instances at 1e5 jobs on m = 1024
 # (runs of 5e-4 against a serial horizon of 5e6).
 SHORTEST = 1e-11
@@ -229,7 +229,7 @@ SHORTEST = 1e-11
 def check_time_scale(p: MoldableProblem, found: Violations) -> None:
     """Every positive offload x_i and every run length w_i(k)/k (shortest: w_i(chi_i)/chi_i) is
     at least ``SHORTEST`` of the horizon: shorter ones are below the float precision at which
-    a schedule's times are compared (``validators.schedule.TOL``)."""
+    a schedule's times are compared (``checks.schedule.TOL``)."""
     least = SHORTEST * p.horizon
     for i in np.flatnonzero((p.offload > 0) & (p.offload < least)).tolist():
         found.add(["jobs", i, "offload"], f"{p.offload[i]:g} is below {SHORTEST:g} of the "
@@ -643,7 +643,7 @@ def metrics(p: MoldableProblem, allocation) -> dict:
     return {
         "makespan": makespan,
         "lower_bound": lb,
-        "ratio": makespan / lb if lb > 0 else None,
+        "makespan_over_bound": makespan / lb if lb > 0 else None,
         "utilization": float(((end - start) * k).sum() / (p.processors * makespan))
         if makespan > 0 else 0.0,
         "bus_utilization": p.total_offload / makespan if makespan > 0 else 0.0,

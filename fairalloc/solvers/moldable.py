@@ -758,7 +758,7 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
     if status == "optimal":
         bound = min(bound, upper)
     metrics = {"mip_bound": bound, "lower_bound": bound,
-               "ratio": upper / bound if bound > 0 else None, "list_makespan": listed}
+               "makespan_over_bound": upper / bound if bound > 0 else None, "list_makespan": listed}
     solver = {"name": name, "gap": relative_gap(upper, bound), "bound": bound,
               "time_limit": limit, "tail_depth": depth}
     if report is not None:

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import fairalloc
+from fairalloc.checks.accelos import RTOL, envy_freeness
 from fairalloc.studies.accelos import random_spec
-from fairalloc.validators.accelos import RTOL, envy_freeness
 
 
 def reference(p, n):

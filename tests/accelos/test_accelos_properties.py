@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import fairalloc
 from fairalloc.allocation import Allocation
+from fairalloc.checks import accelos as V
 from fairalloc.models.accelos import (
     AccelosProblem,
     dispatch,
@@ -37,7 +38,6 @@ from fairalloc.models.accelos import (
 )
 from fairalloc.solvers import accelos as S
 from fairalloc.solvers.highs import solve_program
-from fairalloc.validators import accelos as V
 
 GROUP_SIZES = [1, 2, 3, 32, 64, 96, 128, 256]
 LOCAL = [0, 0, 1, 100, 1024, 4096]

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fairalloc
+from fairalloc.checks import token as V
 from fairalloc.models.token import (
     Chain,
     Utility,
@@ -31,7 +32,6 @@ from fairalloc.models.token import (
 )
 from fairalloc.models.token_game import MECHANISMS, simulate
 from fairalloc.solvers import token as S
-from fairalloc.validators import token as V
 
 PASSING = ("holds", "unrefuted")    # a probe that found nothing is not a failure
 

@@ -23,10 +23,10 @@ from collections.abc import Callable
 import numpy as np
 
 from fairalloc.allocation import Allocation
+from fairalloc.checks import no_mechanism, nothing_found, probe, probe_budget
 from fairalloc.models.leontief import Leontief, group_rows, row_max
 from fairalloc.result import Finding, Solution
 from fairalloc.solvers.highs import INF, solve_wide
-from fairalloc.validators import no_mechanism, nothing_found, probe, probe_budget
 
 RTOL = 1e-7
 # demand classes above which envy is found by the dominance sweep: the class path compares

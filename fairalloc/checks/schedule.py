@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairalloc.allocation import Allocation
+from fairalloc.checks import bounds
 from fairalloc.models.moldable import MoldableProblem, id_ranges
 from fairalloc.result import Finding
-from fairalloc.validators import bounds
 
 TOL = 1e-12     # of the schedule's scale: two times this close are one instant (float sums,
                 # JSON round trips); the model keeps every duration above 1e-9 of it

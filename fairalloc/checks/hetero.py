@@ -11,6 +11,7 @@ import functools
 import numpy as np
 
 from fairalloc.allocation import Allocation
+from fairalloc.checks import best_of_others, no_mechanism, nothing_found, probe, probe_budget
 from fairalloc.errors import SolverError
 from fairalloc.models.hetero import (
     HeteroProblem,
@@ -25,7 +26,6 @@ from fairalloc.models.hetero import (
 )
 from fairalloc.result import Finding
 from fairalloc.solvers.highs import solve_matrix
-from fairalloc.validators import best_of_others, no_mechanism, nothing_found, probe, probe_budget
 
 RTOL = 1e-7
 PARETO_GAIN = 1e-6             # of a job's throughput: a gain above it refutes efficiency

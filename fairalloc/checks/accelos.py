@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairalloc.allocation import Allocation
+from fairalloc.checks import best_of_others
 from fairalloc.models.accelos import (
     RESOURCES,
     AccelosProblem,
@@ -18,7 +19,6 @@ from fairalloc.models.accelos import (
     weighted_dominant_share,
 )
 from fairalloc.result import Finding
-from fairalloc.validators import best_of_others
 
 ENVY_BLOCK = 1 << 18  # (kernel class, kernel) pairs compared at once in the envy check
 RTOL = 1e-9

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from fairalloc.allocation import Allocation
+from fairalloc.checks import no_mechanism, nothing_found, probe, probe_budget
 from fairalloc.levels import fewest_reaching, highest_level
 from fairalloc.models.etf import TIE, EtfProblem, energy_key, guarantee
 from fairalloc.result import Finding
-from fairalloc.validators import no_mechanism, nothing_found, probe, probe_budget
 
 PROBE_LEAST = 2       # re-runs the strategy-proofness probe makes however large the spec
 SHOWN = 8             # apps the probe's detail names one by one
