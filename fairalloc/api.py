@@ -36,7 +36,7 @@ from fairalloc.studies.summary import (
 from fairalloc.studies.sweep import Sweep, logged, run_sweep, solver_edits, spec_study
 from fairalloc.traces import TableImport
 
-__all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "SolverSettings", "SimulationRun", "SpecLike",
+__all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "SimulationRun", "SolverSettings", "SpecLike",
            "StudyRun", "StudySummary", "Sweep", "TableImport", "compare", "experiment",
            "experiment_of", "export", "import_table", "instance_spec", "is_store",
            "kinds_with", "load_spec", "method_of", "report", "run_study", "simulate", "solve",

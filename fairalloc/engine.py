@@ -131,7 +131,8 @@ def check_names(kind: Kind, checks: Collection[str] | None) -> None:
 
 
 def solve(spec: Spec, method: str | None, validate: bool, strict: bool,
-          checks: Collection[str] | None = None, settings: SolverSettings = SolverSettings()) -> Result:
+          checks: Collection[str] | None = None,
+          settings: SolverSettings = SolverSettings()) -> Result:
     """Solve ``spec`` with ``method`` and, with ``validate``, run the chosen checks on its
     allocation (as :func:`fairalloc.api.solve` documents). The solver's ``time_s`` leaves out
     the process's one-off start-up, reported apart as ``start_up_s``; an allocation that fails

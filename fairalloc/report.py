@@ -7,7 +7,7 @@ its paper. For a study store: the study, its summary table and its plots.
 
 A report is a list of blocks written as HTML (one self-contained file: inline CSS and SVG, no
 scripts, no network) or as Markdown (its figures as SVG files beside it). Shared code: it uses
-the kind's record (``plot``, ``knob``, ``tradeoff``, ``notes``), never a kind's name.
+the kind's record (``plot``, ``tradeoff_sweep``, ``tradeoff``, ``notes``), never a kind's name.
 """
 
 from __future__ import annotations
@@ -221,8 +221,8 @@ def _titled(result: Result, title: str) -> Result:
 
 
 def _tradeoff_figure(spec, kind, methods: list[str], title: str) -> Block:
-    """The kind's trade-off: the spec solved along its knob by every method that applies, as
-    ``fairalloc sweep --plot`` draws it."""
+    """The kind's trade-off: the spec solved along its ``tradeoff_sweep`` by every method that
+    applies, as ``fairalloc sweep --plot`` draws it."""
     key, start, stop, step = kind.tradeoff_sweep
     caption = f"the trade-off along {key}"
     try:

@@ -2,7 +2,7 @@
 
 User i runs ``x_i`` units (DRF: tasks; EMRF: GFLOPS) and each unit needs ``demand[i, d]`` of
 resource d, so a bundle ``b`` is worth ``min_d b_d / demand[i, d]`` units to i (eq. 19 in the
-EMRF paper is this formula for two devices). The axioms in ``checks/axioms.py`` are stated
+EMRF paper is this formula for two devices). The checks in ``checks/leontief.py`` are stated
 on this view, so they serve every kind that can be seen this way.
 """
 

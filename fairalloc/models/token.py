@@ -8,7 +8,7 @@ a boost. Agent types differ in their utility distribution h(u), discrete here (v
 probabilities; ``uniform`` = ``points`` equally spaced values, equally likely; ``samples`` =
 the empirical distribution).
 
-This module holds the problem data and the mean-field formulas the solver, the validators and
+This module holds the problem data and the mean-field formulas the solver, the checks and
 the tests share: thresholds (eq. 4), signal probabilities (eq. 5), the token chain (eq. 6 with
 the boundary rows the paper omits), its stationary distribution (eq. 7), signalling strength
 (eq. 8), the thresholds of a given strategy (eq. 1-4 with the strategy fixed) and how much a

@@ -9,7 +9,7 @@ What is checked, each against an independent reference written here: the batched
 a literal one-group-at-a-time greedy (both orders); ``accelos`` is always feasible and
 saturated; the ILP's first round equals a brute-force max-min on tiny instances and ``ilp`` is
 never less fair than ``accelos``; the wave model's closed form equals its event loop; the
-validators fail, with the right witness, on allocations that break their definitions.
+checks fail, with the right witness, on allocations that break their definitions.
 """
 
 from __future__ import annotations
@@ -277,7 +277,7 @@ def test_an_ndrange_of_2_53_groups_dispatches_in_few_events():
     assert run.finish.tolist() == [2.0**51, 2.0**52]
 
 
-# --- the validators fail on broken allocations --------------------------------------------------
+# --- the checks fail on broken allocations --------------------------------------------------
 
 def allocation(p: AccelosProblem, n) -> Allocation:
     return p.allocation(np.asarray(n))
@@ -285,7 +285,7 @@ def allocation(p: AccelosProblem, n) -> Allocation:
 
 @fast(100)
 @given(accelos_specs())
-def test_validators_on_broken_allocations(spec):
+def test_checks_on_broken_allocations(spec):
     p = problem(spec)
     n = groups(S.accelos(p))
     # one kernel given its whole NDRange and everything beyond: over capacity or over N_i

@@ -11,7 +11,7 @@ the closed-form exact ``leximin`` equals brute-force enumeration of every alloca
 leximin MILP, sorted energy for sorted energy; both certify Theorem 3 (same max-min) and
 dominate the greedy lexicographically, with equality when no ties arise; the baselines are
 whole, within demands, work-conserving and within one slice of their continuous shares; the
-validators judge allocations from their definitions and do fail on broken ones.
+checks judge allocations from their definitions and do fail on broken ones.
 """
 
 from __future__ import annotations
@@ -528,7 +528,7 @@ def test_energy_fair_misses_the_guarantee_on_the_example():
     assert max_min.verdict == "fails" and max_min.witness == {"minimum": 30, "max_min": 27}
 
 
-# --- validators can fail -----------------------------------------------------------------------
+# --- checks can fail --------------------------------------------------------------------------
 
 EXAMPLE = {"problem": "etf", "quantum": 30, "phi": 0.7, "apps": [
     {"id": "A", "power": 2}, {"id": "B", "power": 3}, {"id": "C", "power": 8}]}

@@ -297,7 +297,7 @@ def test_drf_ceiling_equals_stop_filling(spec):
     np.testing.assert_allclose(drf_ceiling(m), filled, rtol=1e-9)
 
 
-# --- the validators can fail ----------------------------------------------------------------
+# --- the checks can fail -------------------------------------------------------------------
 
 CLASSIC = {"problem": "drf", "capacity": {"cpu": 9, "mem": 18}, "users": [
     {"id": "A", "demand": {"cpu": 1, "mem": 4}}, {"id": "B", "demand": {"cpu": 3, "mem": 1}}]}

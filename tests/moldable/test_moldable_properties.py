@@ -11,7 +11,7 @@ Every instance is solved once (module fixture) by every method of the registry (
 family also with the look-ahead); the tests then judge the stored results: feasibility (by the
 library's validator and by an independent check written here), each theorem's bound for its
 method (values recomputed here from eq. 2, 12 and 23), lower bound <= makespan, the structure
-each algorithm promises, and the validators failing on broken schedules.
+each algorithm promises, and the checks failing on broken schedules.
 """
 
 from __future__ import annotations
@@ -477,7 +477,7 @@ def test_zero_length_offload_at_the_start_of_another_is_feasible():
     assert finding(r, "feasibility").holds, finding(r, "feasibility").detail
 
 
-# --- the validators fail on broken schedules --------------------------------------------------
+# --- the checks fail on broken schedules -----------------------------------------------------
 
 M, L = 4, 10
 EXAMPLE = {"problem": "moldable", "processors": M, "jobs": [

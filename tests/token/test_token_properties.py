@@ -6,7 +6,7 @@ transition matrix; the value of one more token against np.linalg's values; eq. 8
 boosts from the most tokens down"; policy iteration's best response against the MDP linear
 program and against every one-step deviation; the mean-field and mean-field-lp methods giving
 the same thresholds; the chain's flow balance (every
-type spends n/m tokens a round); the validators failing on broken allocations; the simulation's
+type spends n/m tokens a round); the checks failing on broken allocations; the simulation's
 mechanisms against their definitions.
 """
 
@@ -189,7 +189,7 @@ def test_both_methods_agree_and_pass_their_checks(data):
         assert share == pytest.approx(data["boosts"] / data["agents"], rel=1e-6)
 
 
-# ---------------------------------------------------------------- validators fail when broken
+# -------------------------------------------------------------------- checks fail when broken
 
 
 PAIR = {"problem": "token", "agents": 100, "boosts": 10, "initial_tokens": 1, "max_tokens": 6,
