@@ -610,7 +610,7 @@ def reference_idle(p: MoldableProblem, alloc: Allocation) -> tuple:
     nx = pytest.importorskip("networkx")
     if ("processor_ids",) not in alloc.columns:
         return ("unchecked",)
-    tol = V.TOL * V.time_scale(p, alloc)
+    tol = V.TIME_TOL * V.time_scale(p, alloc)
     problems, passed = V.violations(p, alloc, tol)
     if problems:
         return ("unchecked", "the schedule is not feasible")

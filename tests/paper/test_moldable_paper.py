@@ -166,7 +166,7 @@ def test_example1_waiting_schedule_is_L_plus_3(m, L):
                               "tau2": (1, 2, 3, 3 + L, list(range(m)))})
     f = V.feasibility(p, alloc)
     assert f.holds, f.detail
-    tol = V.TOL * V.time_scale(p, alloc)
+    tol = V.TIME_TOL * V.time_scale(p, alloc)
     assert max(V.earliest_finishes(V.precedence_graph(p, alloc, tol))) == \
         pytest.approx(L + 3)
     assert fairalloc.validate(example1(m, L), {
