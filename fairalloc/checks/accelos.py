@@ -12,6 +12,7 @@ from fairalloc.allocation import Allocation
 from fairalloc.checks import best_of_others
 from fairalloc.models.accelos import (
     RESOURCES,
+    RTOL,
     AccelosProblem,
     max_min_level,
     most_groups,
@@ -21,7 +22,6 @@ from fairalloc.models.accelos import (
 from fairalloc.result import Finding
 
 ENVY_BLOCK = 1 << 18  # (kernel class, kernel) pairs compared at once in the envy check
-RTOL = 1e-9
 
 
 def _groups(allocation: Allocation) -> np.ndarray:

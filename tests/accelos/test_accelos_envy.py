@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import fairalloc
-from fairalloc.checks.accelos import RTOL, envy_freeness
+from fairalloc.checks.accelos import envy_freeness
+from fairalloc.models.accelos import RTOL
 from fairalloc.studies.accelos import random_spec
 
 
