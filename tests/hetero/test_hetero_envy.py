@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import fairalloc
-from fairalloc.checks.hetero import RTOL, envy_freeness
+from fairalloc.checks.hetero import envy_freeness
+from fairalloc.models.hetero import RTOL
 from fairalloc.studies.hetero import random_spec
 
 
