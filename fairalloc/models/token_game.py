@@ -53,6 +53,8 @@ MECHANISMS = ("mean-field", "round-robin", "lottery", "equal-progress", "equal-d
               "max-welfare")
 TICK = 100  # rounds between progress updates
 ENVY_ROWS = 1000  # agents i per block of the pairwise envy matrix
+# of the largest progress: equal-progress breaks ties between agents with noise this small
+JITTER = 1e-9
 
 Tick = Callable[[int], None]
 
@@ -185,7 +187,7 @@ def equal_progress(p: TokenProblem, pop: Population, rng: np.random.Generator,
     progress = np.zeros(m)
     x = np.zeros((rounds, m), dtype=np.float32)
     for r in range(rounds):
-        jitter = rng.random(m) * 1e-9 * (1.0 + np.abs(progress).max())
+        jitter = rng.random(m) * JITTER * (1.0 + np.abs(progress).max())
         chosen = top(-(progress + jitter), p.boosts)
         x[r, chosen] = 1.0
         progress[chosen] += unit[r, chosen]
