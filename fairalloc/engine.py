@@ -25,6 +25,7 @@ from fairalloc.solvers import highs
 from fairalloc.spec import Spec
 
 MAX_SWEEP_POINTS = 10_000
+STEP_SLACK = 1e-9     # of a step: a stop this close past the last whole step is reached
 
 
 @dataclass(frozen=True)
@@ -235,7 +236,7 @@ def sweep_values(start: float, stop: float, step: float) -> list[float]:
         raise ValueError("start, stop and step must be finite numbers")
     if step == 0 or (stop - start) / step < 0:
         raise ValueError("step must be non-zero and lead from start to stop")
-    span = (stop - start) / step + 1e-9            # may overflow to inf for a tiny step
+    span = (stop - start) / step + STEP_SLACK      # may overflow to inf for a tiny step
     if not span < MAX_SWEEP_POINTS - 0.5:          # round(span) + 1 points, before rounding
         raise ValueError(f"{span + 1:.6g} points; a sweep takes at most {MAX_SWEEP_POINTS}")
     count = int(round(span)) + 1

@@ -784,7 +784,7 @@ def milp(p: MoldableProblem, best: Solution, bound: float, left: float):
     upper = float(best.objective)
     unit = upper
     model = exact_model(p.scaled(1 / unit), 1 + EXACT_GAP, bound / unit)   # the best schedule fits
-    report = solve_pyomo(model, time_limit=max(left, 1e-3), mip_gap=EXACT_GAP)
+    report = solve_pyomo(model, time_limit=left, mip_gap=EXACT_GAP)
     if report.status == "infeasible":
         raise SolverError("moldable exact: HiGHS finds no schedule as good as a known one "
                           "(numerical trouble)")
