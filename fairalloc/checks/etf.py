@@ -10,7 +10,14 @@ import numpy as np
 from fairalloc.allocation import Allocation, agrees
 from fairalloc.checks import no_mechanism, nothing_found, probe, probe_budget
 from fairalloc.levels import fewest_reaching, highest_level
-from fairalloc.models.etf import ROUNDING_SLACK, TIE, EtfProblem, energy_key, guarantee
+from fairalloc.models.etf import (
+    ENERGY_FLOOR,
+    ROUNDING_SLACK,
+    TIE,
+    EtfProblem,
+    energy_key,
+    guarantee,
+)
 from fairalloc.result import Finding
 
 PROBE_LEAST = 2       # re-runs the strategy-proofness probe makes however large the spec
@@ -225,7 +232,7 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
         if not (t_new >= t[i] and e_new >= energy[i] and (t_new > t[i] or e_new > energy[i])):
             return None
         return {"gain": max((t_new - t[i]) / max(t[i], 1.0),
-                            (e_new - energy[i]) / max(energy[i], 1e-12)),
+                            (e_new - energy[i]) / max(energy[i], ENERGY_FLOOR)),
                 "app": p.ids[i], "misreport": label,
                 "time": [t[i], t_new], "energy": [energy[i], e_new]}
 

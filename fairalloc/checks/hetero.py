@@ -19,6 +19,7 @@ from fairalloc.models.hetero import (
     PARETO_GAIN,
     PARETO_LOSS,
     RTOL,
+    THROUGHPUT_FLOOR,
     TIE,
     HeteroProblem,
     effective,
@@ -294,7 +295,7 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
     def gain(j: int, label: str, liar: HeteroProblem, outcome) -> dict | None:
         got = float(p.throughput[j] @ time_of(p, outcome.allocation)[j])
         extra = got - truth[j]
-        if extra > RTOL * max(truth[j], 1e-12):
+        if extra > RTOL * max(truth[j], THROUGHPUT_FLOOR):
             return {"gain": extra / max(truth[j], 1e-300), "job": p.ids[j], "report": label,
                     "truthful": truth[j], "lying": got}
         return None

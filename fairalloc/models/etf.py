@@ -50,6 +50,8 @@ MILP_TOLERANCE = 1e-10
 # relative to max(1, level): a round's optimal level is kept to within this in the next rounds
 # (10 x MILP_TOLERANCE, so HiGHS's noise cannot make the level it found infeasible)
 LEVEL_SLACK = 1e-9
+# energy units: a relative energy gain divides by at least this (an app at 0 slices has none)
+ENERGY_FLOOR = 1e-12
 
 
 @dataclass(frozen=True, eq=False)

@@ -53,6 +53,11 @@ TIE = 1e-12
 # of the utility scale: a flip of the best response is placed this close, or closer when the
 # spec's tolerance asks for it (down to 2 TIE)
 FLIP = 1e-10
+# of t_max: the bracket on a best response's cutoff closes at this width
+RESOLUTION = 1e-12
+# of its interval: a root of a monotone function (the solver's Illinois + bisection) is found
+# to within this
+ROOT_XTOL = 1e-14
 # The largest |utility| accepted. A threshold is worth up to 2 / (1 - discount) <= 1.8e16
 # utilities (differences of values bounded by max |u| / (1 - discount)) and the simulation sums
 # up to 3e7 of them (agents x rounds): below 1e290 both stay under the largest double, 1.8e308.

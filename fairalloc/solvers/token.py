@@ -59,6 +59,8 @@ from fairalloc.errors import SolverError
 from fairalloc.models.token import (
     FLIP,
     PROBABILITY_SLACK,
+    RESOLUTION,
+    ROOT_XTOL,
     TIE,
     Chain,
     TokenProblem,
@@ -78,9 +80,8 @@ from fairalloc.models.token import (
 from fairalloc.result import Solution
 from fairalloc.solvers.highs import INF, solve_matrix
 
-RESOLUTION = 1e-12       # the bracket on the cutoff closes at this width (x t_max)
 ROOT_STEPS = 100         # evaluations for a root of a monotone function (Illinois + bisection)
-ROOT_XTOL = 1e-14        # ... to within this fraction of its interval
+                         # to ROOT_XTOL of its interval
 POLICY_ROUNDS = 1_000    # policy-iteration rounds per best response: a guard against a cycle
 LP_MAX_COLUMNS = 2_000   # (t_max + 1)(G + 1) columns per type: the LP's matrix is dense
 # The LP holds the values W themselves, of size 1 / (1 - discount) (x the scale), and HiGHS
