@@ -123,7 +123,7 @@ def _check_fail_on(kind_name: str, fail_on: list[str] | None) -> None:
                                       f"{kind_name} (checks: {', '.join(kind.check_names())})")
 
 
-def _knobs(args) -> dict:
+def _solver_settings(args) -> dict:
     """``api.solve``'s solver keywords from the command line (the log: ``main``'s -v)."""
     return {"time_limit": args.time_limit, "mip_gap": args.mip_gap, "threads": args.threads}
 
@@ -157,7 +157,7 @@ def cmd_solve(args) -> int:
     _check_fail_on(spec.kind, args.fail_on)
     if args.fail_on and args.no_validate:
         raise UsageError("--fail-on", "needs the checks: drop --no-validate")
-    result = api.solve(spec, args.method, validate=not args.no_validate, **_knobs(args))
+    result = api.solve(spec, args.method, validate=not args.no_validate, **_solver_settings(args))
     _emit(result, args.format, args.rows, args.latex_width)
     if args.plot:       # an untitled spec's picture is titled by its file name
         draw(result if result.name else dataclasses.replace(result, name=spec_title(spec)),
@@ -206,7 +206,7 @@ def cmd_compare(args) -> int:
     methods = args.methods
     spec = api.load_spec(args.spec)
     _check_fail_on(spec.kind, args.fail_on)
-    rows = api.compare(spec, methods, **_knobs(args))
+    rows = api.compare(spec, methods, **_solver_settings(args))
     results = [r for _, r in rows if isinstance(r, Result)]
     if args.format == "json":
         print(json.dumps([r.to_dict() if isinstance(r, Result) else {"method": m, "error": r}
@@ -301,7 +301,7 @@ def cmd_sweep(args) -> int:
         swept = api.sweep(spec, sets, method=args.method, methods=args.methods,
                           metrics=args.metrics, store=args.store, resume=args.resume,
                           workers=args.workers, cluster=args.cluster,
-                          log=args.verbose or None, **callbacks, **_knobs(args))
+                          log=args.verbose or None, **callbacks, **_solver_settings(args))
     code = _outcome(swept.study.name, swept.progress, args.store, args)
     if code == 130:
         return code
@@ -472,7 +472,7 @@ def cmd_experiment(args) -> int:
     with _bar(opts, f"{args.kind} experiment") as callbacks:
         run = api.experiment(args.kind, opts.seed, opts.methods, store=opts.store,
                              resume=opts.resume, workers=opts.workers, cluster=opts.cluster,
-                             log=opts.verbose or None, **callbacks, **_knobs(opts),
+                             log=opts.verbose or None, **callbacks, **_solver_settings(opts),
                              **parameters)
     code = _outcome(run.study.name, run.progress, opts.store, opts)
     if code == 130:
@@ -533,7 +533,7 @@ def cmd_study_run(args) -> int:
     with _bar(args, stem(args.study)) as callbacks:
         done = api.study_run(args.study, path, resume=args.resume, workers=args.workers,
                              cluster=args.cluster, log=args.verbose or None, **callbacks,
-                             **_knobs(args))
+                             **_solver_settings(args))
     study = done.study
     code = _outcome(study.name, done.progress, path, args)
     if code == 130 or args.quiet:
@@ -589,7 +589,7 @@ def cmd_simulate(args) -> int:
         run = api.simulate(spec, args.method, mechanisms=args.mechanisms, rounds=args.rounds,
                            seed=args.seed, store=args.store, resume=args.resume,
                            workers=args.workers, cluster=args.cluster,
-                           log=args.verbose or None, **callbacks, **_knobs(args))
+                           log=args.verbose or None, **callbacks, **_solver_settings(args))
     code = _outcome(run.sweep.study.name, run.sweep.progress, args.store, args)
     if code == 130:
         return code

@@ -144,7 +144,7 @@ class Kind:
     methods: dict[str, Callable]
     default: str
     exact: str | None
-    validators: tuple[Callable, ...]
+    checks: tuple[Callable, ...]
     metrics: Callable
     random_spec: Callable[..., dict]      # (seed, **size) -> a valid spec: tests, studies
     sense: str = "max"
@@ -165,7 +165,7 @@ class Kind:
     tradeoff: tuple[str, str] | None = None
     # (spec key, start, stop, step): the parameter that moves along the trade-off, which a
     # report sweeps to draw it (EMRF's knob, ETF's phi)
-    knob: tuple[str, float, float, float] | None = None
+    tradeoff_sweep: tuple[str, float, float, float] | None = None
     # what fairalloc found checking the kind's paper (Markdown); None: fairalloc/notes/<name>.md
     # when it exists (reports include it)
     notes: str | None = None
@@ -194,7 +194,7 @@ class Kind:
     def check_names(self) -> tuple[str, ...]:
         """The names of the kind's checks as results show them and ``checks=``, ``--fail-on``
         and study specs take them (every method's own bound is ``bound``)."""
-        return tuple(check.__name__ for check in self.validators)
+        return tuple(check.__name__ for check in self.checks)
 
     def unknown_checks(self, names: Iterable[str]) -> list[str]:
         """Those of ``names`` that name no check of the kind (``bound:theorem2`` names the

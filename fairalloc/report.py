@@ -7,7 +7,7 @@ its paper. For a study store: the study, its summary table and its plots.
 
 A report is a list of blocks written as HTML (one self-contained file: inline CSS and SVG, no
 scripts, no network) or as Markdown (its figures as SVG files beside it). Shared code: it uses
-the kind's record (``plot``, ``knob``, ``tradeoff``, ``notes``), never a kind's name.
+the kind's record (``plot``, ``tradeoff_sweep``, ``tradeoff``, ``notes``), never a kind's name.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def spec_report(spec, methods: Sequence[str] | None = None,
                           else spec.kind)
     when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
     doc = Document(title, f"{spec.kind}: {kind.summary} — fairalloc {__version__}, {when}")
-    compared = engine.compare(spec, methods, engine.Knobs(time_limit=time_limit))
+    compared = engine.compare(spec, methods, engine.SolverSettings(time_limit=time_limit))
     results = [(m, r) for m, r in compared if isinstance(r, Result)]
     doc.blocks += [Heading("The spec"), Code(json.dumps(spec.raw, indent=2))]
     doc.blocks += _methods(compared, kind)
@@ -219,7 +219,7 @@ def _spec_figures(spec, kind, shown: Result | None, methods: list[str], title: s
         out.append(_figure("simulation", f"{shown.method}'s policy, simulated",
                            lambda path: simulation.plot(
                                spec.problem, shown.allocation, shown.metrics, title, path)))
-    if kind.knob is not None:
+    if kind.tradeoff_sweep is not None:
         out.append(_tradeoff_figure(spec, kind, methods, title))
     return out
 
@@ -229,9 +229,9 @@ def _titled(result: Result, title: str) -> Result:
 
 
 def _tradeoff_figure(spec, kind, methods: list[str], title: str) -> Block:
-    """The kind's trade-off: the spec solved along its knob by every method that applies, as
-    ``fairalloc sweep --plot`` draws it."""
-    key, start, stop, step = kind.knob
+    """The kind's trade-off: the spec solved along its ``tradeoff_sweep`` by every method that
+    applies, as ``fairalloc sweep --plot`` draws it."""
+    key, start, stop, step = kind.tradeoff_sweep
     caption = f"the trade-off along {key}"
     try:
         build(set_path(spec.raw, key, start), spec.source)

@@ -127,3 +127,15 @@ def test_no_fairalloc_import_hides_inside_a_function():
               for node, in_function in statements(module)
               if in_function and imported(module, node)]
     assert hidden == []
+
+
+MODELS = [m for m in MODULES if m.startswith("fairalloc.models.")]
+
+
+@pytest.mark.parametrize("module", MODELS)
+def test_models_are_the_bottom_of_a_kind(module):
+    """A kind's model is what its solvers, checks, studies and plots build on (its tolerances
+    and tie rule live there, the token game too): it reaches none of them."""
+    forbidden = ("fairalloc.solvers", "fairalloc.checks", "fairalloc.studies", "fairalloc.plots",
+                 "fairalloc.kinds", "fairalloc.registry")
+    assert below(module, forbidden) == []

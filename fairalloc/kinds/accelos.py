@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from fairalloc.checks import accelos as checks
 from fairalloc.contract import Kind
 from fairalloc.models import accelos as model
 from fairalloc.solvers import accelos as solvers
 from fairalloc.studies import accelos as studies
-from fairalloc.validators import accelos as checks
 
 KIND = Kind(
     name="accelos",
@@ -16,7 +16,7 @@ KIND = Kind(
              "equal-threads": solvers.equal_threads},
     default="accelos",
     exact="ilp",
-    validators=(checks.feasibility, checks.all_resident, checks.pareto_efficiency,
+    checks=(checks.feasibility, checks.all_resident, checks.pareto_efficiency,
                 checks.envy_freeness, checks.max_min),
     random_spec=studies.random_spec,
     experiment=studies.EXPERIMENT,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from fairalloc.checks import schedule
 from fairalloc.contract import Kind
 from fairalloc.models import moldable as model
 from fairalloc.plots import moldable as plots
 from fairalloc.solvers import moldable as solvers
 from fairalloc.studies import moldable as studies
-from fairalloc.validators import schedule
 
 KIND = Kind(
     name="moldable",
@@ -23,14 +23,15 @@ KIND = Kind(
     default="gpusched1-star",
     exact="exact",
     sense="min",                      # the makespan
-    validators=(schedule.feasibility, schedule.no_unforced_idle, schedule.claimed_bounds),
+    checks=(schedule.feasibility, schedule.no_unforced_idle, schedule.claimed_bounds),
     random_spec=studies.random_spec,
     experiment=studies.EXPERIMENT,
     metrics=model.metrics,
-    sweep_metrics=("makespan", "lower_bound", "ratio"),
+    sweep_metrics=("makespan", "lower_bound", "makespan_over_bound"),
     units={"objective": "makespan (time units)", "makespan": "time (time units)",
            "lower_bound": "time (time units)", "bound:*": "time (time units)",
-           "ratio": "makespan ÷ lower bound (ratio)", "*utilization": "utilization (share)",
+           "makespan_over_bound": "makespan ÷ lower bound (ratio)",
+           "*utilization": "utilization (share)",
            "alpha": "α (share of the processors)"},
     plot=plots.gantt,
     bound=model.lower_bound,

@@ -61,9 +61,9 @@ def test_solve_example1_json_contract(capsys):
                                             "end": 11, "processors": 8,
                                             "processor_ids": "0-7"}
     m = result["metrics"]
-    assert {"makespan", "lower_bound", "ratio", "bound:theorem2"} <= set(m)
+    assert {"makespan", "lower_bound", "makespan_over_bound", "bound:theorem2"} <= set(m)
     assert m["makespan"] == 14 and m["lower_bound"] == pytest.approx(12.75)
-    assert m["ratio"] == pytest.approx(14 / 12.75)
+    assert m["makespan_over_bound"] == pytest.approx(14 / 12.75)
     assert checks(result) == {"feasibility": True, "no_unforced_idle": True,
                               "bound:theorem2": True}
     for finding in result["validation"]:
