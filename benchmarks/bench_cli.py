@@ -36,7 +36,7 @@ from harness import (
 
 @dataclass
 class Context:
-    """One spec at one size, solved: what the validators need."""
+    """One spec at one size, solved: what the checks need."""
 
     problem: Any
     allocation: Any
@@ -123,12 +123,12 @@ def breakdown(kind_name: str, path: Path, make: Callable[[int], dict], n: int,
         return contexts[m]
 
     findings = []
-    for check in kind.validators:
+    for check in kind.checks:
         def call_at(m: int, check=check) -> Callable[[], Any]:
             c = at(m)
             return lambda: check(c.problem, c.allocation, mechanism=c.mechanism)
 
-        name = f"validator `{check.__name__}`"
+        name = f"check `{check.__name__}`"
         log(f"cli/{kind_name}: {name} ...")
         got: dict = {}
 
@@ -196,8 +196,8 @@ def bench_cli(quick: bool) -> list[Table]:
         tables.append(Table(
             f"cli-{k}", f"4.{k + 1} Where the time goes: {label}",
             "Each stage of `fairalloc solve SPEC --format json` timed in-process, in the order "
-            "the command runs them (validators get the default method as mechanism, as the "
-            "command does). A validator whose probes (n/40, doubling) predict more than "
+            "the command runs them (checks get the default method as mechanism, as the "
+            "command does). A check whose probes (n/40, doubling) predict more than "
             f"{STAGE_BUDGET:.0f} s is extrapolated, not run.",
             stages, breakdown=True))
     intro = ("`fairalloc solve SPEC --format json > /dev/null` as a subprocess (wall clock, "

@@ -1,4 +1,4 @@
-"""Benchmarks 2 and 3: EMRF solve and validators at 1e5-1e6 users, and the efficiency LP's two
+"""Benchmarks 2 and 3: EMRF solve and checks at 1e5-1e6 users, and the efficiency LP's two
 formulations."""
 
 from __future__ import annotations
@@ -59,12 +59,12 @@ def bench_emrf(quick: bool) -> list[Table]:
             result = fairalloc.solve(spec, validate=False)
             kind = KINDS["emrf"]
 
-            for check in kind.validators:
+            for check in kind.checks:
                 def call(check=check, spec=spec, result=result):
                     return check(spec.problem, result.allocation, mechanism=emrf_mechanism)
 
                 rows.append(timed_row(
-                    f"validator `{check.__name__}`, {size(n)} users", call,
+                    f"check `{check.__name__}`, {size(n)} users", call,
                     describe=lambda f, t: "skipped (None)" if f is None else
                     f"{f.verdict}: {f.detail}",
                     profile=False))

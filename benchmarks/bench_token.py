@@ -12,9 +12,9 @@ def bench_token(quick: bool) -> list[Table]:
     from dataclasses import replace
 
     import fairalloc
+    from fairalloc.checks.token import equilibrium
+    from fairalloc.models.token_game import MECHANISMS, simulate
     from fairalloc.solvers.token import mean_field, mean_field_lp
-    from fairalloc.studies.token import MECHANISMS, simulate
-    from fairalloc.validators.token import equilibrium
 
     types, t_max, points = (4, 30, 200) if quick else (12, 100, 1000)
     rounds = 500 if quick else 3000
@@ -71,8 +71,8 @@ def bench_token(quick: bool) -> list[Table]:
         f"Random types (seed {SEED}): utilities uniform on random ranges in [0, 0.8]; 1,000 "
         "agents, 100 boosts, one initial token, gamma 0.99, tolerance 1e-3. Timed: "
         "`fairalloc.solvers.token.mean_field` on a fresh problem object (the utility grid is "
-        "built inside), the `equilibrium` validator, and `fairalloc.studies.token.simulate` (all "
-        "mechanisms on one population, then each alone). Targets from the issue: Algorithm 1 "
+        "built inside), the `equilibrium` check, and `fairalloc.models.token_game.simulate` "
+        "(all mechanisms on one population, then each alone). Targets from the issue: Algorithm 1 "
         "with 12 types, t_max 100 and 1,000-point grids under 1 s (the paper: about 10 s in R "
         "for its setting); 1,000 agents x 3,000 rounds x 6 mechanisms under 5 s.",
         rows)]

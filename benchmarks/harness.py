@@ -298,7 +298,7 @@ def checks_ratio_row(kind_name: str, data: dict, label: str) -> Row:
     def judge(spec, result, method) -> list[tuple[str, float, str]]:
         allocation = Allocation(result.allocation.ids, dict(result.allocation.columns))
         parts = []
-        for check in KINDS[kind_name].validators:
+        for check in KINDS[kind_name].checks:
             gc.collect()
             start = time.perf_counter()
             found = check(spec.problem, allocation, mechanism=method, claims=result.metrics)

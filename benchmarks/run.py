@@ -19,10 +19,10 @@ Benchmarks (the issue's targets):
 * ``drf``          progressive filling (``fill_divisible``) at 1e5 and 1e6 users, ``continue`` and
                    ``stop``; whole-task filling (``fill_whole_tasks``) at the size that takes ~1 s;
 * ``emrf``         ``fairalloc.solve(spec, validate=False)`` on a loaded spec at 1e5 and 1e6 users
-                   (~10 distinct splits), and each validator separately at 1e5;
+                   (~10 distinct splits), and each check separately at 1e5;
 * ``formulation``  the EMRF efficiency LP, literal Pyomo model vs ratio classes;
 * ``cli``          ``fairalloc solve SPEC --format json`` as a subprocess at 1e5 users, and where
-                   its time goes (parse, schema, preconditions, solve, each validator, JSON);
+                   its time goes (parse, schema, preconditions, solve, each check, JSON);
 * ``drf-lp``       the exact DRF (leximin LPs through Pyomo) vs progressive filling;
 * ``etf``          ETF slices: the closed form ``waterfill_slices`` at T = 1e3..1e9 with 1e5 apps,
                    Algorithm 1's heap ``greedy_slices`` at T = 1e4..1e6 (checked slice for slice

@@ -17,7 +17,7 @@ from fairalloc import engine, traces
 from fairalloc import report as reports
 from fairalloc.allocation import _pandas
 from fairalloc.contract import Experiment
-from fairalloc.engine import MAX_SWEEP_POINTS, Knobs, sweep_values
+from fairalloc.engine import MAX_SWEEP_POINTS, SolverSettings, sweep_values
 from fairalloc.errors import ArgumentError, SpecError, StoreError, Violation
 from fairalloc.registry import KINDS
 from fairalloc.report import Document
@@ -36,7 +36,7 @@ from fairalloc.studies.summary import (
 from fairalloc.studies.sweep import Sweep, logged, run_sweep, solver_edits, spec_study
 from fairalloc.traces import TableImport
 
-__all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "Knobs", "SimulationRun", "SpecLike",
+__all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "SimulationRun", "SolverSettings", "SpecLike",
            "StudyRun", "StudySummary", "Sweep", "TableImport", "compare", "experiment",
            "experiment_of", "export", "import_table", "instance_spec", "is_store",
            "kinds_with", "load_spec", "method_of", "report", "run_study", "simulate", "solve",
@@ -75,8 +75,8 @@ def solve(spec: SpecLike, method: str | None = None, validate: bool = True, *,
     A method whose own allocation fails the feasibility check is a bug, never a result: it
     raises :class:`SolverError` rather than print an infeasible allocation as a solution.
     """
-    knobs = Knobs(time_limit, mip_gap, threads, log)
-    return engine.solve(_spec(spec), method, validate, strict, checks, knobs)
+    settings = SolverSettings(time_limit, mip_gap, threads, log)
+    return engine.solve(_spec(spec), method, validate, strict, checks, settings)
 
 
 def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) -> Result:
@@ -113,8 +113,8 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None, *,
     """
     if isinstance(methods, str) or not (methods is None or isinstance(methods, Sequence)):
         raise TypeError(f"methods is a list of method names, not a {type(methods).__name__}")
-    knobs = Knobs(time_limit, mip_gap, threads, log)
-    return engine.compare(_spec(spec), methods, knobs)
+    settings = SolverSettings(time_limit, mip_gap, threads, log)
+    return engine.compare(_spec(spec), methods, settings)
 
 
 def sweep(
@@ -439,7 +439,7 @@ def report(source: SpecLike, *, methods: Sequence[str] | None = None,
     if study:
         raise ArgumentError("study", "names a study in a store, not in a spec")
     spec = _spec(source)
-    with Knobs(mip_gap=mip_gap, threads=threads).solving():
+    with SolverSettings(mip_gap=mip_gap, threads=threads).solving():
         return reports.spec_report(spec, methods, time_limit)
 
 

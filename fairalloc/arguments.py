@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from fairalloc.render import LATEX_LENGTH
+
 
 class UsageError(Exception):
     """A command-line mistake (an option's value): exit 2 naming the option, never reported
@@ -111,3 +113,13 @@ def figure(text: str) -> str:
         raise argparse.ArgumentTypeError(f"{text}: the extension must be one of "
                                           f"{', '.join(sorted(formats))}")
     return writable(text)
+
+
+def latex_length(text: str) -> str:
+    """An argparse type: a LaTeX length tables are fitted to (``\\linewidth``,
+    ``0.8\\textwidth``, ``12cm``)."""
+    if not LATEX_LENGTH.fullmatch(text.strip()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a LaTeX length: a length command "
+                                          "(\\linewidth), a multiple of one (0.8\\textwidth) "
+                                          "or a number with a unit (12cm, 300pt)")
+    return text.strip()

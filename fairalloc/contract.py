@@ -144,7 +144,7 @@ class Kind:
     methods: dict[str, Callable]
     default: str
     exact: str | None
-    validators: tuple[Callable, ...]
+    checks: tuple[Callable, ...]
     metrics: Callable
     random_spec: Callable[..., dict]      # (seed, **size) -> a valid spec: tests, studies
     sense: str = "max"
@@ -165,7 +165,7 @@ class Kind:
     tradeoff: tuple[str, str] | None = None
     # (spec key, start, stop, step): the parameter that moves along the trade-off, which a
     # report sweeps to draw it (EMRF's knob, ETF's phi)
-    knob: tuple[str, float, float, float] | None = None
+    tradeoff_sweep: tuple[str, float, float, float] | None = None
     # what fairalloc found checking the kind's paper (Markdown); None: fairalloc/notes/<name>.md
     # when it exists (reports include it)
     notes: str | None = None
@@ -177,11 +177,24 @@ class Kind:
     # spec's, where the method declares them: a faster formulation of the same allocation
     # (emrf's class LP for its Pyomo model), so that a probe costs solves, not model builds
     probe_options: dict[str, Any] = field(default_factory=dict)
+    # the paper the kind implements, as a reference a reader can cite (Markdown: authors,
+    # title, venue, year, DOI); reports and ``fairalloc list`` show it, docs/references.md
+    # lists them all
+    reference: str | None = None
+    # methods besides ``exact`` that solve exactly, each with what it solves exactly (its own
+    # objective, when not the kind's): ``fairalloc list`` and README's kind table mark them
+    also_exact: dict[str, str] = field(default_factory=dict)
+
+    def exact_methods(self) -> dict[str, str]:
+        """Every method that solves exactly, with what it solves: ``exact`` (the kind's
+        objective, the reference of ``compare``'s ratios) first, then ``also_exact``."""
+        first = {self.exact: "the kind's objective"} if self.exact else {}
+        return first | self.also_exact
 
     def check_names(self) -> tuple[str, ...]:
         """The names of the kind's checks as results show them and ``checks=``, ``--fail-on``
         and study specs take them (every method's own bound is ``bound``)."""
-        return tuple(check.__name__ for check in self.validators)
+        return tuple(check.__name__ for check in self.checks)
 
     def unknown_checks(self, names: Iterable[str]) -> list[str]:
         """Those of ``names`` that name no check of the kind (``bound:theorem2`` names the

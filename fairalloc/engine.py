@@ -25,10 +25,11 @@ from fairalloc.solvers import highs
 from fairalloc.spec import Spec
 
 MAX_SWEEP_POINTS = 10_000
+STEP_SLACK = 1e-9     # of a step: a stop this close past the last whole step is reached
 
 
 @dataclass(frozen=True)
-class Knobs:
+class SolverSettings:
     """The solver keywords of ``solve``, ``compare`` and ``sweep``, checked once."""
 
     time_limit: float | None = None
@@ -91,7 +92,7 @@ def judge(kind: Kind, spec: Spec, allocation: Allocation, mechanism,
     promises, checked here)."""
     chosen = None if checks is None else {check_column(name) for name in checks}
     findings = (check(spec.problem, allocation, mechanism=mechanism, claims=claims)
-                for check in kind.validators if chosen is None or check.__name__ in chosen)
+                for check in kind.checks if chosen is None or check.__name__ in chosen)
     return [f for f in findings if f is not None]
 
 
@@ -131,24 +132,25 @@ def check_names(kind: Kind, checks: Collection[str] | None) -> None:
 
 
 def solve(spec: Spec, method: str | None, validate: bool, strict: bool,
-          checks: Collection[str] | None = None, knobs: Knobs = Knobs()) -> Result:
+          checks: Collection[str] | None = None,
+          settings: SolverSettings = SolverSettings()) -> Result:
     """Solve ``spec`` with ``method`` and, with ``validate``, run the chosen checks on its
     allocation (as :func:`fairalloc.api.solve` documents). The solver's ``time_s`` leaves out
     the process's one-off start-up, reported apart as ``start_up_s``; an allocation that fails
     its own feasibility check (the method's status not a failure) is a :class:`SolverError`."""
     kind = KINDS[spec.kind]
     check_names(kind, checks)
-    name, run = mechanism(kind, spec, method, strict, knobs.time_limit)
-    probing = mechanism(kind, spec, method, strict, knobs.time_limit, probing=True)[1]
+    name, run = mechanism(kind, spec, method, strict, settings.time_limit)
+    probing = mechanism(kind, spec, method, strict, settings.time_limit, probing=True)[1]
     paid, start = startup.spent(), time.perf_counter()
-    with knobs.solving():
+    with settings.solving():
         solution: Solution = run(spec.problem)
     start_up = startup.spent() - paid        # once per process (the first Pyomo model): apart
     elapsed = time.perf_counter() - start - start_up
     metrics = {**kind.metrics(spec.problem, solution.allocation), **solution.metrics}
     validation = []
     if validate:
-        with knobs.checking():
+        with settings.checking():
             validation = judge(kind, spec, solution.allocation, probing, solution.metrics,
                                checks)
         broken = feasibility_failure(validation)
@@ -163,7 +165,7 @@ def solve(spec: Spec, method: str | None, validate: bool, strict: bool,
         allocation=solution.allocation,
         metrics=metrics,
         validation=validation,
-        solver=solver_info({**solution.solver, "time_s": elapsed, **knobs.asked(),
+        solver=solver_info({**solution.solver, "time_s": elapsed, **settings.asked(),
                             **({"start_up_s": start_up} if start_up else {})}),
         name=spec.name,
     )
@@ -200,7 +202,7 @@ def validate(spec: Spec, data: Any, method: str | None = None,
 
 
 def compare(spec: Spec, methods: Sequence[str] | None = None,
-            knobs: Knobs = Knobs()) -> Comparison:
+            settings: SolverSettings = SolverSettings()) -> Comparison:
     """Every method (or ``methods``) of the spec's kind, the exact one first, solved and
     checked; a method that does not apply, or whose solver fails, gives its reason instead of
     a result. Unknown names are refused before anything runs."""
@@ -212,7 +214,7 @@ def compare(spec: Spec, methods: Sequence[str] | None = None,
     out = Comparison([], spec.kind, spec.name, exact=kind.exact, sense=kind.sense)
     for name in names:
         try:
-            out.append((name, solve(spec, name, validate=True, strict=False, knobs=knobs)))
+            out.append((name, solve(spec, name, validate=True, strict=False, settings=settings)))
         except SpecError as exc:
             out.append((name, "; ".join(v.rule for v in exc.violations)))
         except SolverError as exc:
@@ -234,7 +236,7 @@ def sweep_values(start: float, stop: float, step: float) -> list[float]:
         raise ValueError("start, stop and step must be finite numbers")
     if step == 0 or (stop - start) / step < 0:
         raise ValueError("step must be non-zero and lead from start to stop")
-    span = (stop - start) / step + 1e-9            # may overflow to inf for a tiny step
+    span = (stop - start) / step + STEP_SLACK      # may overflow to inf for a tiny step
     if not span < MAX_SWEEP_POINTS - 0.5:          # round(span) + 1 points, before rounding
         raise ValueError(f"{span + 1:.6g} points; a sweep takes at most {MAX_SWEEP_POINTS}")
     count = int(round(span)) + 1

@@ -7,7 +7,9 @@ from __future__ import annotations
 import csv
 import html
 import io
+import os
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
@@ -90,10 +92,8 @@ def exact_text(value: Any) -> str:
 
 def render_table(result: Result, console=None, rows: int = 25) -> None:
     """Print a result as rich tables: summary, allocation (first ``rows`` ids), metrics, checks."""
-    # lazy: rich's tables (tens of ms), only the table format needs them
-    from rich import box
+    # lazy: rich (tens of ms), only the table format needs it
     from rich.console import Console
-    from rich.table import Table
 
     console = console or Console(highlight=False)
     title = f"{result.name or result.problem} — {result.problem} / {result.method}"
@@ -107,28 +107,209 @@ def render_table(result: Result, console=None, rows: int = 25) -> None:
     console.print(f"[bold]{title}[/]\n{head}")
 
     header, body = _allocation_rows(result.allocation, rows)
-    table = Table(*header, box=box.SIMPLE_HEAD, title="allocation", title_justify="left")
-    for row in body:
-        table.add_row(*row)
-    console.print(table)
+    print_table(console, header, body, "allocation")
     if len(result.allocation) > rows:
         console.print(f"  … {len(result.allocation) - rows:,} more (use --format json for all)")
 
     if result.metrics:
-        metrics = Table("metric", "value", box=box.SIMPLE_HEAD, title="metrics",
-                        title_justify="left")
-        for key, value in _dotted(result.metrics):
-            metrics.add_row(key, fmt(value))
-        console.print(metrics)
+        print_table(console, ["metric", "value"],
+                    [[key, fmt(value)] for key, value in _dotted(result.metrics)], "metrics")
 
     if result.validation:
-        checks = Table("check", "verdict", "detail", "witness", box=box.SIMPLE_HEAD,
-                       title="validation", title_justify="left")
-        for f in result.validation:
-            checks.add_row(f.check, f"{rich_mark(f.verdict)} {f.verdict}", f.detail,
-                           fmt(f.witness, 50) if f.witness else "")
-        console.print(checks)
-        console.print(f"  {legend(result.validation)}", style="dim")
+        print_table(console, ["check", "verdict", "detail", "witness"],
+                    [[f.check, f"{rich_mark(f.verdict)} {f.verdict}", f.detail,
+                      fmt(f.witness, 50) if f.witness else ""] for f in result.validation],
+                    "validation", legend(result.validation))
+
+
+PIPED_WIDTH = 150       # tables written to a file or a CI log, when COLUMNS is unset
+TEXT_WIDTH = 24         # a column with a spaced cell longer than this is text: it wraps
+READABLE = 5           # an abbreviated head may take this much even above a narrow column
+FOLD_WIDTH = 10         # text wraps at its spaces; a word longer than this may fold
+
+
+def console_width() -> int | None:
+    """The width terminal tables are laid out in: None (rich's: the terminal's, or
+    ``COLUMNS``) on a terminal or when ``COLUMNS`` is set, else :data:`PIPED_WIDTH`."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip().isdigit():
+        return None
+    return PIPED_WIDTH
+
+
+class Layout:
+    """How a table fits a width: its heads (abbreviated ones in ``legend``), each column's
+    width (None: rich's natural widths), its cell padding, which columns wrap."""
+
+    def __init__(self, heads: list[str], widths: list[int] | None, padding: int,
+                 wraps: list[bool], legend: str = "") -> None:
+        self.heads, self.widths, self.padding = heads, widths, padding
+        self.wraps, self.legend = wraps, legend
+
+
+def layout(heads: list[str], columns: list[list[str]], width: int, abbreviate_heads: bool = True
+           ) -> Layout | None:
+    """The layout of a table of plain-text cells (``columns[j]``: column j's cells) in
+    ``width`` characters that prints every number and name whole: at natural widths if they
+    fit; else text columns (:data:`TEXT_WIDTH`) wrap at their spaces; else the cells are
+    spaced by one character instead of three; else heads wider than their column are
+    abbreviated (:func:`abbreviate`, with a legend; unless not ``abbreviate_heads``). None
+    when even that does not fit (the caller prints one block per row).
+
+    >>> layout(["utilization.gpu", "n"], [["0.5"], ["1"]], 80).widths is None
+    True
+    >>> fit = layout(["utilization.gpu", "time (s)"], [["0.125"], ["0.25"]], 14)
+    >>> fit.heads, fit.widths, fit.legend
+    (['u.gpu', 't.s'], [5, 4], 'u.gpu: utilization.gpu · t.s: time (s)')
+    """
+    data = [max((_cell_width(c) for c in cells), default=0) for cells in columns]
+    wraps = [is_text(cells) for cells in columns]
+    least = [min(d, max(FOLD_WIDTH, *(_longest_word(c) for c in cells))) if wrap else d
+             for d, wrap, cells in zip(data, wraps, columns)]
+    tries = [(1, heads), (0, heads)]
+    if abbreviate_heads:
+        tries += [(0, shown) for shortest in (READABLE, 2)   # u.k80 before uk
+                  for shown in _fewest_abbreviations(heads, [max(n, shortest) for n in least])]
+    for padding, shown in tries:
+        room = width - _frame_width(len(heads), padding)
+        natural = [max(d, _cell_width(h)) for d, h in zip(data, shown)]
+        needed = [max(n, _cell_width(h)) for n, h in zip(least, shown)]
+        if sum(natural) <= room:
+            widths = None if shown is heads and padding == 1 else natural
+        elif sum(needed) <= room:
+            widths = _shrunk(natural, needed, wraps, room)
+        else:
+            continue
+        legend = " · ".join(f"{s}: {h}" for s, h in zip(shown, heads) if s != h)
+        return Layout(list(shown), widths, padding, wraps, legend)
+    return None
+
+
+def _fewest_abbreviations(heads: list[str], room: list[int]) -> list[list[str]]:
+    """The heads with the one that saves most abbreviated, then the two that save most, and
+    so on (:func:`abbreviated`): the fewest abbreviations that fit are tried first."""
+    short = abbreviated(heads, room)
+    saving = sorted(range(len(heads)), key=lambda j: _cell_width(short[j]) - _cell_width(heads[j]))
+    chosen = [j for j in saving if short[j] != heads[j]]
+    return [[short[j] if j in chosen[:k] else heads[j] for j in range(len(heads))]
+            for k in range(1, len(chosen) + 1)]
+
+
+def _cell_width(text: str) -> int:
+    """The terminal columns of a cell's widest line (a wide character counts two)."""
+    from rich.cells import cell_len
+
+    return max((cell_len(line) for line in str(text).splitlines()), default=0)
+
+
+def _longest_word(text: str) -> int:
+    return max((_cell_width(w) for w in str(text).split()), default=0)
+
+
+def _frame_width(columns: int, padding: int) -> int:
+    """The characters a table with simple rules adds to its cells: both edges, a divider
+    between columns and ``padding`` either side of each cell."""
+    return 2 + max(columns - 1, 0) + 2 * padding * columns
+
+
+def _shrunk(natural: list[int], needed: list[int], wraps: list[bool], room: int) -> list[int]:
+    """Column widths summing to at most ``room``: the widest wrapping column narrowed first,
+    none below its need."""
+    widths = list(natural)
+    while sum(widths) > room:
+        j = max((j for j, w in enumerate(wraps) if w and widths[j] > needed[j]),
+                key=lambda j: widths[j])
+        widths[j] -= 1
+    return widths
+
+
+def abbreviated(heads: list[str], room: list[int]) -> list[str]:
+    """Each head wider than its column's ``room`` abbreviated (:func:`abbreviate`); the others
+    as they are; no two alike.
+
+    >>> abbreviated(["utilization.cpu", "utilization.gpu", "status"], [5, 5, 9])
+    ['u.cpu', 'u.gpu', 'status']
+    >>> abbreviated(["ab", "abc", "abd"], [1, 1, 1])
+    ['ab', 'ab2', 'ab3']
+    """
+    out: list[str] = []
+    for head, width in zip(heads, room):
+        short = head if _cell_width(head) <= width else abbreviate(head, max(width, 2))
+        base, n = short, 1
+        while short in out:
+            n += 1
+            short = f"{base}{n}"
+        out.append(short)
+    return out
+
+
+def abbreviate(head: str, width: int) -> str:
+    """A column head in ``width`` characters where it can be: its last word led by the
+    initials of the others (``u.gpu``), else the initials (``Mg``), else its first
+    characters and a dot.
+
+    >>> abbreviate("utilization.gpu", 5), abbreviate("MIP gap", 2), abbreviate("objective", 7)
+    ('u.gpu', 'Mg', 'object.')
+    """
+    parts = [p for p in re.split(r"[\s._\-()/]+", head) if p]
+    if len(parts) > 1:
+        for short in (".".join([p[0] for p in parts[:-1]] + [parts[-1]]),
+                      "".join(p[0] for p in parts)):
+            if _cell_width(short) <= width:
+                return short
+    return head[:width - 1] + "." if width > 3 else head[:width]
+
+
+def print_table(console, header: list[Any], body: list[list[Any]], title: str = "",
+                note: str = "") -> None:
+    """Rows as a rich table (cells are text with rich markup) that never cuts a number or a
+    name: laid out by :func:`layout` in the console's width, the legend of abbreviated heads
+    and ``note`` below it; when it does not fit, one block per row (the row's first cell as
+    its head, then each column's name and value)."""
+    from rich.text import Text
+
+    heads = [str(h) for h in header]
+    rows = [[Text.from_markup(str(c)) for c in row] for row in body]
+    columns = [[row[j].plain for row in rows if j < len(row)] for j in range(len(heads))]
+    fit = layout(heads, columns, console.width)
+    if fit is None:
+        if title:
+            console.print(title, style="table.title")
+        for row in rows:
+            _print_block(console, heads, row)
+    else:
+        _print_rich(console, fit.heads, rows, title, fit)
+    for line in filter(None, [fit and fit.legend, note]):
+        console.print(f"  {line}", style="dim")
+
+
+def _print_block(console, heads: list[str], row: list[Any]) -> None:
+    """A row of a table too wide for the console: a two-column table headed by the row's
+    first cell, then each column's name and the row's value (values wrap)."""
+    from rich.text import Text
+
+    names, values = heads[1:len(row)], row[1:]
+    fit = (layout([heads[0], row[0].plain], [names, [v.plain for v in values]], console.width,
+                  abbreviate_heads=False)
+           or Layout([heads[0], row[0].plain], None, 0, [False, True]))
+    _print_rich(console, [heads[0], row[0]], [[Text(n), v] for n, v in zip(names, values)],
+                "", fit)
+
+
+def _print_rich(console, heads: list[Any], rows: list[list[Any]], title: str, fit: Layout
+                ) -> None:
+    """One rich table with simple rules, laid out as ``fit`` says; every cell folds rather
+    than being cut (nothing is ellipsised)."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, title=title or None, title_justify="left",
+                  padding=(0, fit.padding))
+    for j, head in enumerate(heads):
+        table.add_column(head, overflow="fold", no_wrap=not fit.wraps[j],
+                         width=fit.widths[j] if fit.widths else None)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
 
 
 MARK_STYLES = {"holds": "green", "fails": "red", "unrefuted": "yellow", "unchecked": "dim"}
@@ -287,34 +468,122 @@ def markdown_table(header: list[str], body: list[list[str]]) -> list[str]:
     return out + ["| " + " | ".join(r) + " |" for r in esc[1:]]
 
 
-def latex_table(title: str, header: list[str], body: list[list[str]], note: str = "") -> str:
-    """A table as a LaTeX float with booktabs rules (``\\usepackage{booktabs,amssymb}``),
-    numeric columns right-aligned; ``note`` below it.
+LINEWIDTH = r"\linewidth"
+LATEX_LENGTH = re.compile(r"(\d+\.?\d*|\.\d+)?\\[A-Za-z]+"      # \linewidth, 0.8\textwidth
+                          r"|(\d+\.?\d*|\.\d+)(pt|bp|mm|cm|in|em|ex|pc)")     # 12cm
+LATEX_PACKAGES = "booktabs,tabularx,graphicx,amssymb"
+HEAD_LINE = 6             # a column head may stack into lines this long (above its cells)
+TABCOLSEP = r"\setlength{\tabcolsep}{4pt}"      # tighter than LaTeX's 6pt, within the float
+TEXT_MEASURE = "30em"     # the narrowest a table with wrapped text is set before scaling
+
+
+def latex_table(title: str, header: list[str], body: list[list[str]], note: str = "",
+                width: str = LINEWIDTH) -> str:
+    r"""A table as a LaTeX float no wider than ``width`` (a LaTeX length: ``\linewidth``,
+    ``\textwidth``, ``0.8\linewidth``, ``12cm``), with booktabs rules and numeric columns
+    right-aligned (``\usepackage{booktabs,tabularx,graphicx,amssymb}``); ``note`` below it.
+    A table with free text (a column like the checks' details, :func:`text_columns`) is a
+    ``tabularx`` of that width (at least :data:`TEXT_MEASURE`) whose text columns wrap; any
+    other is set at its natural width. Either is scaled down to ``width`` only when wider
+    (LaTeX measures it: no estimate here).
 
     >>> print(latex_table("a_b", ["x", "n"], [["50%", "1"]]))
-    % fairalloc: needs \\usepackage{booktabs,amssymb}
-    \\begin{table}[ht]
-    \\centering
-    \\caption{a\\_b}
-    \\begin{tabular}{rr}
-    \\toprule
-    x & n \\\\
-    \\midrule
-    50\\% & 1 \\\\
-    \\bottomrule
-    \\end{tabular}
-    \\end{table}
+    % fairalloc: needs \usepackage{booktabs,tabularx,graphicx,amssymb}
+    \begin{table}[ht]
+    \centering
+    \caption{a\_b}
+    \setlength{\tabcolsep}{4pt}
+    \ifdefined\fairallocbox\else\newsavebox{\fairallocbox}\fi
+    \begin{lrbox}{\fairallocbox}
+    \begin{tabular}{@{}rr@{}}
+    \toprule
+    x & n \\
+    \midrule
+    50\% & 1 \\
+    \bottomrule
+    \end{tabular}
+    \end{lrbox}
+    \ifdim\wd\fairallocbox>\linewidth\resizebox{\linewidth}{!}{\usebox{\fairallocbox}}\else\usebox{\fairallocbox}\fi
+    \end{table}
     """
+    if not LATEX_LENGTH.fullmatch(width):
+        raise ValueError(f"{width!r} is not a LaTeX length (\\linewidth, 0.8\\textwidth, 12cm)")
     align = numeric_columns(body)
-    spec = "".join("r" if i < len(align) and align[i] else "l" for i in range(len(header)))
+    wraps = text_columns(body)
+    spec = "".join(r">{\raggedright\arraybackslash}X" if i < len(wraps) and wraps[i]
+                   else "r" if i < len(align) and align[i] else "l"
+                   for i in range(len(header)))
     row = lambda cells: " & ".join(escape_latex(c) for c in cells) + r" \\"  # noqa: E731
-    lines = ["% fairalloc: needs \\usepackage{booktabs,amssymb}", r"\begin{table}[ht]",
-             r"\centering", rf"\caption{{{escape_latex(title)}}}", rf"\begin{{tabular}}{{{spec}}}",
-             r"\toprule", row(header), r"\midrule", *map(row, body), r"\bottomrule",
-             r"\end{tabular}"]
+    data = [max((len(str(r[i])) for r in body if i < len(r)), default=0)
+            for i in range(len(header))]
+    heads = [latex_head(str(h), max(n, HEAD_LINE), "r" if i < len(align) and align[i] else "l")
+             for i, (h, n) in enumerate(zip(header, data))]
+    rows = [r"\toprule", " & ".join(heads) + r" \\", r"\midrule", *map(row, body),
+            r"\bottomrule"]
+    box, text_width = r"\fairallocbox", r"\fairallocwidth"
+    lines = [f"% fairalloc: needs \\usepackage{{{LATEX_PACKAGES}}}", r"\begin{table}[ht]",
+             r"\centering", rf"\caption{{{escape_latex(title)}}}", TABCOLSEP,
+             rf"\ifdefined{box}\else\newsavebox{{{box}}}\fi"]
+    if any(wraps):      # wrapped text set no narrower than TEXT_MEASURE, scaled down to width
+        lines += [rf"\ifdefined{text_width}\else\newlength{{{text_width}}}\fi",
+                  rf"\setlength{{{text_width}}}{{{width}}}",
+                  rf"\ifdim{text_width}<{TEXT_MEASURE}\setlength{{{text_width}}}{{{TEXT_MEASURE}}}"
+                  r"\fi",
+                  rf"\begin{{lrbox}}{{{box}}}",
+                  rf"\begin{{tabularx}}{{{text_width}}}{{@{{}}{spec}@{{}}}}", *rows,
+                  r"\end{tabularx}"]
+    else:
+        lines += [rf"\begin{{lrbox}}{{{box}}}", rf"\begin{{tabular}}{{@{{}}{spec}@{{}}}}",
+                  *rows, r"\end{tabular}"]
+    lines += [r"\end{lrbox}",
+              rf"\ifdim\wd{box}>{width}\resizebox{{{width}}}{{!}}{{\usebox{{{box}}}}}"
+              rf"\else\usebox{{{box}}}\fi"]
     if note:
         lines.append(rf"\par\smallskip{{\footnotesize {escape_latex(note)}}}")
     return "\n".join([*lines, r"\end{table}"])
+
+
+def latex_head(head: str, room: int, align: str = "l") -> str:
+    r"""A column head as LaTeX, stacked on lines of about ``room`` characters (broken after
+    ``.``, ``_``, ``-`` or at a space) when it is wider than its column's cells, so that a
+    long name does not widen a column of short numbers.
+
+    >>> print(latex_head("min_normalized_throughput", 12, "r"))
+    \shortstack[r]{min\_ \\ normalized\_ \\ throughput}
+    >>> print(latex_head("solver bound", 6))
+    \shortstack[l]{solver \\ bound}
+    >>> print(latex_head("status", 12))
+    status
+    """
+    pieces = [p for p in re.split(r"(?<=[._\-])|\s+", head) if p]
+    lines = [""]
+    for piece in pieces:
+        joint = "" if not lines[-1] or lines[-1][-1] in "._-" else " "
+        if lines[-1] and len(lines[-1] + joint + piece) > room:
+            lines.append(piece)
+        else:
+            lines[-1] += joint + piece
+    if len(lines) == 1:
+        return escape_latex(head)
+    stacked = r" \\ ".join(map(escape_latex, lines))
+    return rf"\shortstack[{align}]{{{stacked}}}"
+
+
+def text_columns(body: list[list[Any]]) -> list[bool]:
+    """Which columns hold free text (a cell with spaces longer than :data:`TEXT_WIDTH`): they
+    wrap, in a terminal and in LaTeX.
+
+    >>> text_columns([["lp", "every bundle fits; units within caps and bundles"]])
+    [False, True]
+    """
+    width = max((len(r) for r in body), default=0)
+    return [is_text([r[i] for r in body if i < len(r)]) for i in range(width)]
+
+
+def is_text(cells: Iterable[Any]) -> bool:
+    """Whether a column's cells are free text: one has spaces and is longer than
+    :data:`TEXT_WIDTH`."""
+    return any(" " in str(c).strip() and _cell_width(c) > TEXT_WIDTH for c in cells)
 
 
 def html_table(header: list[str], body: list[list[Any]], caption: str = "",
@@ -368,11 +637,13 @@ class Cell:
 def comparison(rows: list[tuple[str, Result | str]], exact: str | None, sense: str,
                show=fmt) -> tuple[list[str], list[list[str]], list[str]]:
     """``compare``'s table: per method its status, objective, time, ratio to the exact
-    method's objective (1 = as good; ``ratio_to``), MIP gap and bound, and the reasons of the
-    methods that did not apply. Returns (header, rows, notes)."""
+    method's objective (1 = as good; ``ratio_to``), the solver's MIP gap and bound, and the
+    reasons of the methods that did not apply. A ratio to an exact result not proven optimal
+    (stopped at its limit) is written ``≥ r``: the optimum is at least as good as that
+    incumbent, so the ratio to it is at least r. Returns (header, rows, notes)."""
     reference = next((r for m, r in rows if m == exact and isinstance(r, Result)), None)
     header = ["method", "status", "objective", "time (s)", ratio_header(exact or "exact", sense),
-              "gap", "bound"]
+              "MIP gap", "solver bound"]
     body, notes = [], []
     for name, r in rows:
         if not isinstance(r, Result):
@@ -380,9 +651,20 @@ def comparison(rows: list[tuple[str, Result | str]], exact: str | None, sense: s
             notes.append(f"n/a {name}: {r}")
             continue
         ratio = ratio_to(r.objective, reference.objective, sense) if reference else None
+        shown = show(ratio)
+        if ratio is not None and not reference_proven(reference):
+            shown = f"≥ {shown}"
         body.append([name, r.status, show(r.objective), show(r.solver.get("time_s")),
-                     show(ratio), show(r.solver.get("gap")), show(r.solver.get("bound"))])
+                     shown, show(r.solver.get("gap")), show(r.solver.get("bound"))])
+    if reference is not None and not reference_proven(reference):
+        notes.append(f"≥: {exact}'s result is {reference.status}, not proven optimal, so each "
+                     "ratio to the optimum is at least the one shown")
     return header, body, notes
+
+
+def reference_proven(reference: Result) -> bool:
+    """Whether a ratio's reference is proven: the exact method's result is optimal."""
+    return reference.status == "optimal"
 
 
 def verdict_cell(finding: Finding) -> Cell:
@@ -453,13 +735,13 @@ def csv_table(header: list[Any], body: Iterable[list[Any]]) -> str:
 
 
 def table_text(title: str, header: list[str], body: list[list[str]], fmt_name: str,
-               note: str = "") -> str:
-    """A titled table with a note in a text format: markdown, csv (the table alone), latex or
-    html (a fragment)."""
+               note: str = "", latex_width: str = LINEWIDTH) -> str:
+    """A titled table with a note in a text format: markdown, csv (the table alone), latex
+    (no wider than ``latex_width``) or html (a fragment)."""
     if fmt_name == "csv":
         return csv_table(header, body)
     if fmt_name == "latex":
-        return latex_table(title, header, body, note) + "\n"
+        return latex_table(title, header, body, note, latex_width) + "\n"
     if fmt_name == "html":
         foot = f"\n<p class=\"note\">{escape_html(note)}</p>" if note else ""
         return html_table(header, body, caption=title) + foot + "\n"
@@ -522,10 +804,11 @@ def render_markdown(result: Result, rows: int = 50) -> str:
     return "\n".join(parts)
 
 
-def render_latex(result: Result, rows: int = 50) -> str:
-    """A result as LaTeX: a comment with its summary, then a table float per table."""
+def render_latex(result: Result, rows: int = 50, width: str = LINEWIDTH) -> str:
+    """A result as LaTeX: a comment with its summary, then a table float per table, each no
+    wider than ``width`` (:func:`latex_table`)."""
     parts = ["% " + escape_latex(f"{result_title(result)}: {result_summary(result)}")]
-    parts += [latex_table(f"{result_title(result)}: {title}", header, body, note)
+    parts += [latex_table(f"{result_title(result)}: {title}", header, body, note, width)
               for title, header, body, note in result_tables(result, rows)]
     return "\n\n".join(parts) + "\n"
 

@@ -7,7 +7,7 @@ its paper. For a study store: the study, its summary table and its plots.
 
 A report is a list of blocks written as HTML (one self-contained file: inline CSS and SVG, no
 scripts, no network) or as Markdown (its figures as SVG files beside it). Shared code: it uses
-the kind's record (``plot``, ``knob``, ``tradeoff``, ``notes``), never a kind's name.
+the kind's record (``plot``, ``tradeoff_sweep``, ``tradeoff``, ``notes``), never a kind's name.
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def spec_report(spec, methods: Sequence[str] | None = None,
                           else spec.kind)
     when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
     doc = Document(title, f"{spec.kind}: {kind.summary} — fairalloc {__version__}, {when}")
-    compared = engine.compare(spec, methods, engine.Knobs(time_limit=time_limit))
+    compared = engine.compare(spec, methods, engine.SolverSettings(time_limit=time_limit))
     results = [(m, r) for m, r in compared if isinstance(r, Result)]
     doc.blocks += [Heading("The spec"), Code(json.dumps(spec.raw, indent=2))]
     doc.blocks += _methods(compared, kind)
@@ -148,7 +148,15 @@ def spec_report(spec, methods: Sequence[str] | None = None,
     notes = re.sub(r"\A# .*\n+", "", paper_notes(spec.kind))   # its title: the heading here
     if notes:
         doc.blocks += [Heading("Notes on the paper"), Notes(notes)]
+    doc.blocks += _reference(kind)
     return doc
+
+
+def _reference(kind) -> list[Block]:
+    """The paper the kind implements, to cite (``Kind.reference``)."""
+    if not kind.reference:
+        return []
+    return [Heading("Reference"), Notes(kind.reference)]
 
 
 def _methods(compared, kind) -> list[Block]:
@@ -212,7 +220,7 @@ def _spec_figures(spec, kind, shown: Result | None, methods: list[str], title: s
         out.append(_figure("simulation", f"{shown.method}'s policy, simulated",
                            lambda path: simulation.plot(
                                spec.problem, shown.allocation, shown.metrics, title, path)))
-    if kind.knob is not None:
+    if kind.tradeoff_sweep is not None:
         out.append(_tradeoff_figure(spec, kind, methods, title))
     return out
 
@@ -222,9 +230,9 @@ def _titled(result: Result, title: str) -> Result:
 
 
 def _tradeoff_figure(spec, kind, methods: list[str], title: str) -> Block:
-    """The kind's trade-off: the spec solved along its knob by every method that applies, as
-    ``fairalloc sweep --plot`` draws it."""
-    key, start, stop, step = kind.knob
+    """The kind's trade-off: the spec solved along its ``tradeoff_sweep`` by every method that
+    applies, as ``fairalloc sweep --plot`` draws it."""
+    key, start, stop, step = kind.tradeoff_sweep
     caption = f"the trade-off along {key}"
     try:
         build(set_path(spec.raw, key, start), spec.source)
@@ -262,6 +270,7 @@ def store_report(path: str, study: str | None = None) -> Document:
         _figure("study", title, lambda p: study_plots.study(rows, by, ["ratio"], labels, title,
                                                             p, [*record["grid"]])),
         Heading("The study"), Code(json.dumps(record["spec"], indent=2)),
+        *_reference(KINDS[record["kind"]]),
     ]
     return doc
 

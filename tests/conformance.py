@@ -185,7 +185,7 @@ def check_methods_declare_documented_options(name: str, kind: Kind, solved: Solv
 
 
 def check_checks_follow_the_contract(name: str, kind: Kind, solved: Solved) -> None:
-    for check in kind.validators:
+    for check in kind.checks:
         params = inspect.signature(check).parameters
         assert len(params) >= 2 and ("mechanism" in params or any(
             p.kind is p.VAR_KEYWORD for p in params.values())), \

@@ -1,4 +1,4 @@
-"""The bound check every kind shares (``validators/bounds.py``): every claim is checked, on the
+"""The bound check every kind shares (``checks/bounds.py``): every claim is checked, on the
 objective computed from the allocation, in the right direction for the kind's sense."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from fairalloc.validators.bounds import claimed_bounds
+from fairalloc.checks.bounds import claimed_bounds
 
 
 def objective(problem, allocation):

@@ -124,8 +124,8 @@ def test_the_battery_refutes_a_heuristic_that_over_allocates():
 
 
 def test_the_battery_refutes_a_kind_without_a_feasibility_check():
-    broken = dataclasses.replace(DRF, validators=tuple(
-        v for v in DRF.validators if v.__name__ != "feasibility"))
+    broken = dataclasses.replace(DRF, checks=tuple(
+        v for v in DRF.checks if v.__name__ != "feasibility"))
     with pytest.raises(AssertionError, match="no feasibility check"):
         _check(broken, "check_a_feasibility_check_exists")()
 

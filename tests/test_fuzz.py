@@ -259,7 +259,10 @@ HOSTILE = ["\n", "\r", "\r\n", "\t", "\u2028", "\x00", "\x7f", "%", "\\input{sec
 LATEX_WORDS = {"begin", "end", "centering", "caption", "toprule", "midrule", "bottomrule", "par",
                "smallskip", "footnotesize", "textbackslash", "textasciitilde", "textasciicircum",
                "textless", "textgreater", "textbar", "checkmark", "ldots", "times", "div", "geq",
-               "leq", "delta", "eta", "phi", "usepackage"}
+               "leq", "delta", "eta", "phi", "usepackage", "setlength", "tabcolsep",
+               "ifdefined", "else", "fi", "newsavebox", "newlength", "fairallocbox",
+               "fairallocwidth", "ifdim", "wd", "linewidth", "resizebox", "usebox",
+               "raggedright", "arraybackslash", "shortstack"}
 LATEX_SYMBOLS = set("&%$#_{}\\")
 FORMULA_STARTS = tuple("=+-@\t\r＝＋－＠")
 
@@ -301,7 +304,7 @@ def check_latex(text: str) -> None:
         if not line or line.startswith("% "):
             continue
         tokens = tex_tokens(line)
-        if line.startswith("\\begin{tabular}"):
+        if line.startswith("\\begin{tabular"):         # tabular or tabularx
             cells = None                                   # a new table
         words = {t[1:] for t in tokens if len(t) > 2 and t.startswith("\\")}
         assert words <= LATEX_WORDS, (words - LATEX_WORDS, line)

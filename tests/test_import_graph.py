@@ -144,3 +144,15 @@ def test_plots_draw_results_and_reach_nothing_above_them(module):
     above = ("fairalloc.studies", "fairalloc.engine", "fairalloc.api", "fairalloc.cli",
              "fairalloc.report", "fairalloc.replay", "fairalloc.registry", "fairalloc.kinds")
     assert below(module, above) == []
+
+
+MODELS = [m for m in MODULES if m.startswith("fairalloc.models.")]
+
+
+@pytest.mark.parametrize("module", MODELS)
+def test_models_are_the_bottom_of_a_kind(module):
+    """A kind's model is what its solvers, checks, studies and plots build on (its tolerances
+    and tie rule live there, the token game too): it reaches none of them."""
+    forbidden = ("fairalloc.solvers", "fairalloc.checks", "fairalloc.studies", "fairalloc.plots",
+                 "fairalloc.kinds", "fairalloc.registry")
+    assert below(module, forbidden) == []

@@ -120,7 +120,7 @@ def random_spec(seed: int, users: int = 5) -> dict:
 KIND = Kind(name=NAME, summary="a budget split among weighted users (a toy)",
             from_spec=Budget.from_spec, methods={"proportional": proportional, "equal": equal},
             default="proportional", exact="proportional",
-            validators=(feasibility, proportionality), metrics=metrics,
+            checks=(feasibility, proportionality), metrics=metrics,
             random_spec=random_spec, schema=SCHEMA, sweep_metrics=("handed_out",),
             units={"objective": "smallest amount per weight (currency)",
                    "handed_out": "share of the budget handed out"},

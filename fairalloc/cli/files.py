@@ -6,9 +6,6 @@ from __future__ import annotations
 import json
 import sys
 
-from rich import box
-from rich.table import Table
-
 from fairalloc import api
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
@@ -17,6 +14,7 @@ from fairalloc.cli.options import Commands, json_or_text
 from fairalloc.cli.output import console, note, print_rows
 from fairalloc.files import write_text
 from fairalloc.registry import KINDS
+from fairalloc.render import print_table
 from fairalloc.spec import schema, template
 
 
@@ -105,18 +103,19 @@ def cmd_new(args) -> int:
 
 
 def cmd_list(args) -> int:
-    table = Table("kind", "methods (default *, exact †)", "checks", "also", "what",
-                  box=box.SIMPLE_HEAD)
+    rows = []
     for kind in KINDS.values():
+        exact = kind.exact_methods()
         methods = ", ".join(
-            m + ("*" if m == kind.default else "") + ("†" if m == kind.exact else "")
+            m + ("*" if m == kind.default else "") + ("†" if m in exact else "")
             for m in kind.methods)
         checks = ", ".join(kind.check_names())
         also = ", ".join(command for command, capability in (
             ("solve --plot", kind.plot), ("experiment", kind.experiment),
             ("simulate", kind.simulation)) if capability is not None)
-        table.add_row(kind.name, methods, checks, also, kind.summary)
-    console().print(table)
+        rows.append([kind.name, methods, checks, also, kind.summary])
+    print_table(console(), ["kind", "methods (default *, exact †)", "checks", "also", "what"],
+                rows)
     return 0
 
 

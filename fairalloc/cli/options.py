@@ -13,6 +13,7 @@ from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
 from fairalloc.files import same_file
 from fairalloc.registry import KINDS
+from fairalloc.render import LINEWIDTH
 from fairalloc.studies.run import parse_cluster
 
 FORMATS = ("table", "json", "markdown", "csv", "latex", "html")
@@ -59,9 +60,19 @@ def format_flags(sp: argparse.ArgumentParser, rows: bool = True,
                  formats: tuple = FORMATS) -> None:
     """--format, and --rows: the allocation rows a table shows."""
     sp.add_argument("--format", choices=formats, default="table")
+    latex_flag(sp)
     if rows:
         sp.add_argument("--rows", type=arg.whole(0), default=25,
                         help="allocation rows shown in tables")
+
+
+def latex_flag(sp: argparse.ArgumentParser) -> None:
+    """--latex-width, on the commands that write --format latex."""
+    sp.add_argument("--latex-width", dest="latex_width", metavar="LENGTH", default=LINEWIDTH,
+                    type=arg.latex_length,
+                    help="with --format latex: the width each table fits, a LaTeX length "
+                         "(\\textwidth, 0.8\\linewidth, 12cm); free text wraps, a wider "
+                         "table is scaled down to it (default: %(default)s)")
 
 
 def gate_flags(sp: argparse.ArgumentParser, limit: bool = True) -> None:
@@ -105,7 +116,7 @@ def _cluster(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def knobs(args) -> dict:
+def settings(args) -> dict:
     """The API's solver keywords from the command line (the log: ``main``'s -v)."""
     return {"time_limit": args.time_limit, "mip_gap": args.mip_gap, "threads": args.threads}
 

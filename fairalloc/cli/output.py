@@ -8,15 +8,16 @@ import json
 import sys
 from collections.abc import Iterator
 
-from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.progress import Progress as Bar
-from rich.table import Table
 
 from fairalloc.render import (
+    LINEWIDTH,
     abbreviations,
+    console_width,
     csv_table,
+    print_table,
     render_csv,
     render_html,
     render_latex,
@@ -30,8 +31,8 @@ from fairalloc.studies.summary import summary_cells
 
 
 def console() -> Console:
-    """Full-width tables on a terminal; a generous fixed width when piped (CI logs, files)."""
-    return _Console(highlight=False, width=None if sys.stdout.isatty() else 150)
+    """Tables as wide as the terminal, or COLUMNS; when piped without it, a generous width."""
+    return _Console(highlight=False, width=console_width())
 
 
 class _Console(Console):
@@ -48,15 +49,16 @@ def note(args, text: str) -> None:
         print(text, file=sys.stderr)
 
 
-def emit(result: Result, fmt_name: str, rows: int) -> None:
+def emit(result: Result, fmt_name: str, rows: int, latex_width: str = LINEWIDTH) -> None:
     """A result on stdout: rich tables, JSON (the contract), Markdown, CSV (the allocation,
-    every id), LaTeX or HTML (tables of allocation, metrics and checks)."""
+    every id), LaTeX (no wider than ``latex_width``) or HTML (tables of allocation, metrics
+    and checks)."""
     if fmt_name == "table":
         render_table(result, console(), rows)
         return
     text = {"json": lambda: result.to_json() + "\n", "csv": lambda: render_csv(result),
             "markdown": lambda: render_markdown(result, rows),
-            "latex": lambda: render_latex(result, rows),
+            "latex": lambda: render_latex(result, rows, latex_width),
             "html": lambda: render_html(result, rows) + "\n"}[fmt_name]()
     sys.stdout.write(text)
 
@@ -102,25 +104,21 @@ def cell_style(fmt_name: str) -> str:
 
 
 def print_rows(title: str, header: list[str], body: list[list[str]], fmt_name: str,
-               below: str = "") -> None:
-    """Rows of text as a rich table, or Markdown, CSV, LaTeX or HTML, with a note below."""
+               below: str = "", latex_width: str = LINEWIDTH) -> None:
+    """Rows of text as a rich table, or Markdown, CSV, LaTeX (no wider than ``latex_width``)
+    or HTML, with a note below."""
     if fmt_name != "table":
-        sys.stdout.write(table_text(title, header, body, fmt_name, below))
+        sys.stdout.write(table_text(title, header, body, fmt_name, below, latex_width))
         return
-    table = Table(*map(str, header), box=box.SIMPLE_HEAD, title=title, title_justify="left")
-    for row in body:
-        table.add_row(*row)
-    shown = console()
-    shown.print(table)
-    if below:
-        shown.print(f"  {below}", style="dim")
+    print_table(console(), header, body, title, below)
 
 
 def print_summary(title: str, records: list[dict], by: list[str], values: list[str],
                   fmt_name: str, labels: dict[str, str], baseline: float | None = None,
-                  checks: bool = True) -> None:
-    """A summary as a table, JSON, Markdown or CSV (``checks``: a column per check in the
-    table and Markdown; JSON and CSV always have them)."""
+                  checks: bool = True, latex_width: str = LINEWIDTH) -> None:
+    """A summary as a table, JSON, Markdown, CSV, LaTeX (no wider than ``latex_width``) or
+    HTML (``checks``: a column per check in the table and Markdown; JSON and CSV always have
+    them)."""
     if fmt_name == "json":
         print(json.dumps({"title": title, "by": by, "values": values, "groups": records},
                          indent=2, allow_nan=False))
@@ -135,7 +133,8 @@ def print_summary(title: str, records: list[dict], by: list[str], values: list[s
     print_rows(title, header, body, fmt_name,
                "; ".join(filter(None, [value_note, "95% CI: bootstrap interval of the mean; "
                                        "rows that did not solve (or whose reference is "
-                                       "unproven) are counted apart", abbreviations(header)])))
+                                       "unproven) are counted apart", abbreviations(header)])),
+               latex_width)
 
 
 def _flat(record: dict) -> dict:

@@ -18,7 +18,8 @@ from fairalloc.cli.options import (
     format_flags,
     gate_flags,
     json_or_text,
-    knobs,
+    latex_flag,
+    settings,
 )
 from fairalloc.cli.output import (
     bar,
@@ -83,6 +84,7 @@ def register(commands: Commands) -> None:
     sp.add_argument("--metrics", type=arg.names,
                     help="comma-separated metric names or patterns (utilization.*)")
     sp.add_argument("--format", choices=FORMATS, default="table")
+    latex_flag(sp)
     gate_flags(sp, limit=False)          # --time-limit is among the execution flags
     execution_flags(sp, store_help="also keep the rows (each with its whole result) in this "
                                    "DuckDB file (default: in memory only)")
@@ -99,8 +101,8 @@ def cmd_solve(args) -> int:
     check_fail_on(spec.kind, args.fail_on)
     if args.fail_on and args.no_validate:
         raise UsageError("--fail-on", "needs the checks: drop --no-validate")
-    result = api.solve(spec, args.method, validate=not args.no_validate, **knobs(args))
-    emit(result, args.format, args.rows)
+    result = api.solve(spec, args.method, validate=not args.no_validate, **settings(args))
+    emit(result, args.format, args.rows, args.latex_width)
     if args.plot:       # an untitled spec's picture is titled by its file name
         draw(result if result.name else dataclasses.replace(result, name=spec_title(spec)),
              args.plot)
@@ -117,14 +119,14 @@ def cmd_validate(args) -> int:
                          "or the allocation as a file")
     result = api.validate(args.spec, args.allocation, args.method)
     check_fail_on(result.problem, args.fail_on)
-    emit(result, args.format, args.rows)
+    emit(result, args.format, args.rows, args.latex_width)
     return exit_status([result], args.fail_on)
 
 
 def cmd_compare(args) -> int:
     spec = api.load_spec(args.spec)
     check_fail_on(spec.kind, args.fail_on)
-    rows = api.compare(spec, args.methods, **knobs(args))
+    rows = api.compare(spec, args.methods, **settings(args))
     results = [r for _, r in rows if isinstance(r, Result)]
     if args.format == "json":
         print(json.dumps([r.to_dict() if isinstance(r, Result) else {"method": m, "error": r}
@@ -142,7 +144,8 @@ def cmd_compare(args) -> int:
     findings = [f for r in results for f in r.validation]
     marks = " · ".join(filter(None, [legend(findings) if findings else "",
                                      abbreviations(header)]))
-    print_rows(title, header, body, args.format, "\n".join(filter(None, [marks, *notes])))
+    print_rows(title, header, body, args.format, "\n".join(filter(None, [marks, *notes])),
+               args.latex_width)
     return exit_status(results, args.fail_on)
 
 
@@ -175,7 +178,7 @@ def cmd_sweep(args) -> int:
         swept = api.sweep(spec, sets, method=args.method, methods=args.methods,
                           metrics=args.metrics, store=args.store, resume=args.resume,
                           workers=args.workers, cluster=args.cluster,
-                          log=args.verbose or None, **callbacks, **knobs(args))
+                          log=args.verbose or None, **callbacks, **settings(args))
     code = outcome(swept.study.name, swept.progress, args.store, args)
     if code == 130:
         return code
@@ -184,7 +187,7 @@ def cmd_sweep(args) -> int:
     if args.format == "json":
         print(json.dumps(swept.records(), indent=2, allow_nan=False))
     else:
-        _print_sweep(swept, spec_title(spec), args.format)
+        _print_sweep(swept, spec_title(spec), args.format, args.latex_width)
     if args.plot:
         plots.sweep(rows, keys[0], names, checks, args.plot, spec_title(spec),
                     KINDS[spec.kind])
@@ -195,7 +198,7 @@ def cmd_sweep(args) -> int:
                 args.fail_on)
 
 
-def _print_sweep(swept: api.Sweep, title: str, fmt_name: str) -> None:
+def _print_sweep(swept: api.Sweep, title: str, fmt_name: str, latex_width: str) -> None:
     """A sweep's rows: the swept values, the method (several), status, objective, metrics
     and verdicts."""
     rows, keys, names, checks = swept.rows, swept.keys, swept.metric_names, swept.check_columns
@@ -212,7 +215,7 @@ def _print_sweep(swept: api.Sweep, title: str, fmt_name: str) -> None:
               *check_heads(checks)]
     print_rows(f"{title}: sweep of {' × '.join(keys)}", header, body, fmt_name,
                " · ".join(filter(None, [legend(verdicts) if verdicts else "",
-                                        abbreviations(header)])))
+                                        abbreviations(header)])), latex_width)
 
 
 def _verdict_cells(rows: dict, i: int, checks: list[str], style: str) -> list[str]:

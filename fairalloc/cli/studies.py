@@ -16,8 +16,9 @@ from fairalloc.cli.options import (
     check_pool,
     common_flags,
     execution_flags,
-    knobs,
+    latex_flag,
     refuse_overwrite,
+    settings,
 )
 from fairalloc.cli.output import bar, note, outcome, print_rows, print_summary
 from fairalloc.files import write_text
@@ -46,6 +47,7 @@ def register(commands: Commands) -> None:
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="the policy and the mechanisms' metrics")
     sp.add_argument("--format", choices=FORMATS, default="table")
+    latex_flag(sp)
     execution_flags(sp, store_help="also keep the row (with its whole result) in this DuckDB "
                                    "file (default: in memory only)")
     sp.set_defaults(writes={"plot": "--plot", "store": "--store"})
@@ -69,6 +71,7 @@ def _register_study(commands: Commands) -> None:
     sp.add_argument("--values", type=arg.names, metavar="COLUMNS",
                     help="columns to summarise (default: ratio; e.g. metric.makespan,time_s)")
     sp.add_argument("--format", choices=FORMATS, default="table")
+    latex_flag(sp)
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="box plots per method, and the mean against each numeric grid key")
     sp.set_defaults(reads={"store": "STORE"}, writes={"plot": "--plot"})
@@ -106,7 +109,7 @@ def cmd_experiment(args) -> int:
     with bar(opts, f"{args.kind} experiment") as callbacks:
         run = api.experiment(args.kind, opts.seed, opts.methods, store=opts.store,
                              resume=opts.resume, workers=opts.workers, cluster=opts.cluster,
-                             log=opts.verbose or None, **callbacks, **knobs(opts),
+                             log=opts.verbose or None, **callbacks, **settings(opts),
                              **parameters)
     code = outcome(run.study.name, run.progress, opts.store, opts)
     if code == 130:
@@ -115,7 +118,8 @@ def cmd_experiment(args) -> int:
         print(json.dumps(run.to_dict(), indent=2, allow_nan=False))
     else:
         print_summary(run.title, run.records, run.by, list(run.values), opts.format,
-                      run.values, experiment.baseline, checks=len(run.values) == 1)
+                      run.values, experiment.baseline, checks=len(run.values) == 1,
+                      latex_width=opts.latex_width)
     if opts.plot:
         plots.boxes(run.by_label, run.values, run.title, opts.plot, experiment.baseline,
                     experiment.log)
@@ -137,6 +141,7 @@ def _experiment_parser(kind_name: str, experiment) -> argparse.ArgumentParser:
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="box plots of the values per method")
     sp.add_argument("--format", choices=FORMATS, default="table")
+    latex_flag(sp)
     execution_flags(sp, store_help="also keep the rows in this DuckDB file (default: in "
                                    "memory only)")
     return sp
@@ -155,7 +160,7 @@ def cmd_simulate(args) -> int:
         run = api.simulate(spec, args.method, mechanisms=args.mechanisms, rounds=args.rounds,
                            seed=args.seed, store=args.store, resume=args.resume,
                            workers=args.workers, cluster=args.cluster,
-                           log=args.verbose or None, **callbacks, **knobs(args))
+                           log=args.verbose or None, **callbacks, **settings(args))
     code = outcome(run.sweep.study.name, run.sweep.progress, args.store, args)
     if code == 130:
         return code
@@ -168,7 +173,8 @@ def cmd_simulate(args) -> int:
         columns = sim.columns(spec.problem)
         print_rows(run.title, ["mechanism", *[header for header, _ in columns]],
                    [[mechanism, *[cell(row) for _, cell in columns]]
-                    for mechanism, row in run.played.items()], args.format)
+                    for mechanism, row in run.played.items()], args.format,
+                   latex_width=args.latex_width)
     if args.plot:
         sim.plot(spec.problem, spec.problem.read_allocation(run.result["allocation"]),
                  run.result["metrics"], run.title, args.plot)
@@ -186,7 +192,7 @@ def cmd_study_run(args) -> int:
     with bar(args, stem(args.study)) as callbacks:
         done = api.study_run(args.study, path, resume=args.resume, workers=args.workers,
                              cluster=args.cluster, log=args.verbose or None, **callbacks,
-                             **knobs(args))
+                             **settings(args))
     code = outcome(done.study.name, done.progress, path, args)
     if code == 130 or args.quiet:
         return code
@@ -200,7 +206,7 @@ def cmd_study_run(args) -> int:
 def cmd_study_summary(args) -> int:
     found = api.summary(args.store, args.study, args.by, args.values)
     print_summary(found.title, found.records, found.by, found.values, args.format,
-                  found.labels)
+                  found.labels, latex_width=args.latex_width)
     if args.plot:
         study_plots.study(found.rows, found.by, found.values, found.labels, found.title,
                           args.plot, [*found.record["grid"]])

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from fairalloc.checks import accelos as checks
 from fairalloc.contract import Kind
 from fairalloc.models import accelos as model
 from fairalloc.solvers import accelos as solvers
 from fairalloc.studies import accelos as studies
-from fairalloc.validators import accelos as checks
 
 KIND = Kind(
     name="accelos",
@@ -16,7 +16,7 @@ KIND = Kind(
              "equal-threads": solvers.equal_threads},
     default="accelos",
     exact="ilp",
-    validators=(checks.feasibility, checks.all_resident, checks.pareto_efficiency,
+    checks=(checks.feasibility, checks.all_resident, checks.pareto_efficiency,
                 checks.envy_freeness, checks.max_min),
     random_spec=studies.random_spec,
     experiment=studies.EXPERIMENT,
@@ -30,4 +30,8 @@ KIND = Kind(
            "fairness_improvement": "ratio to fcfs", "throughput_speedup": "ratio to fcfs",
            "thread_spread": "threads", "makespan": "time (model units)",
            "antt": "ANTT (×)", "stp": "STP", "overlap": "overlap (share)"},
+    reference=("Christos Margiolas and Michael F. P. O'Boyle. *Portable and Transparent Software "
+              "Managed Scheduling on Accelerators for Fair Resource Sharing.* CGO 2016 "
+              "(International Symposium on Code Generation and Optimization), ACM, 82–93. "
+              "https://doi.org/10.1145/2854038.2854040"),
 )

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from fairalloc.checks import leontief
 from fairalloc.contract import Kind
 from fairalloc.models import drf as model
 from fairalloc.solvers import drf as solvers
 from fairalloc.studies import drf as studies
-from fairalloc.validators import leontief
 
 KIND = Kind(
     name="drf",
@@ -15,13 +15,16 @@ KIND = Kind(
     methods={"progressive-filling": solvers.progressive_filling, "lp": solvers.leximin_lp},
     default="progressive-filling",
     exact="lp",
-    validators=leontief.LEONTIEF_CHECKS,
+    checks=leontief.LEONTIEF_CHECKS,
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("total_tasks", "min_weighted_dominant_share", "utilization.*"),
-    knob=("users[0].weight", 1, 4, 0.5),
+    tradeoff_sweep=("users[0].weight", 1, 4, 0.5),
     tradeoff=("min_weighted_dominant_share", "utilization.*"),
     units={"objective": "min weighted dominant share (of capacity)",
            "*_weighted_dominant_share": "weighted dominant share (of capacity)",
            "utilization.*": "utilization (share of capacity)", "total_tasks": "tasks"},
+    reference=("Ali Ghodsi, Matei Zaharia, Benjamin Hindman, Andy Konwinski, Scott Shenker and Ion "
+              "Stoica. *Dominant Resource Fairness: Fair Allocation of Multiple Resource Types.* "
+              "NSDI 2011, USENIX, 323–336."),
 )

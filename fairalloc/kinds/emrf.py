@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from fairalloc.checks import emrf as checks
+from fairalloc.checks import leontief
 from fairalloc.contract import Kind
 from fairalloc.models import emrf as model
 from fairalloc.solvers import emrf as solvers
 from fairalloc.studies import emrf as studies
-from fairalloc.validators import emrf as checks
-from fairalloc.validators import leontief
 
 KIND = Kind(
     name="emrf",
@@ -16,12 +16,12 @@ KIND = Kind(
     methods={"lp": solvers.knob_policy, "wfq": solvers.wfq, "drf": solvers.drf},
     default="lp",
     exact="lp",
-    validators=leontief.LEONTIEF_CHECKS + (checks.delta_fairness,),
+    checks=leontief.LEONTIEF_CHECKS + (checks.delta_fairness,),
     probe_options={"formulation": "classes"},    # the Pyomo model's allocation, without it
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("delta_observed", "delta_bound", "utilization.*"),
-    knob=("knob", 0, 1, 0.1),
+    tradeoff_sweep=("knob", 0, 1, 0.1),
     tradeoff=("delta_observed", "utilization.*"),
     units={"objective": "total allocation (GFLOPS)", "total": "total allocation (GFLOPS)",
            "efficiency_lp_optimum": "total allocation (GFLOPS)",
@@ -29,4 +29,8 @@ KIND = Kind(
            "utilization.*": "utilization (share of capacity)",
            "delta_*": "δ: spread of allocation ÷ fair share (ratio)",
            "*_share_ratio": "allocation ÷ fair share (ratio)", "knob": "knob η"},
+    reference=("Shanjiang Tang, BingSheng He, Shuhao Zhang and Zhaojie Niu. *Elastic Multi-Resource"
+              " Fairness: Balancing Fairness and Efficiency in Coupled CPU-GPU Architectures.* SC "
+              "2016 (International Conference for High Performance Computing, Networking, Storage "
+              "and Analysis), IEEE."),
 )

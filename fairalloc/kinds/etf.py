@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from fairalloc.checks import etf as checks
 from fairalloc.contract import Kind
 from fairalloc.models import etf as model
 from fairalloc.solvers import etf as solvers
 from fairalloc.studies import etf as studies
-from fairalloc.validators import etf as checks
 
 KIND = Kind(
     name="etf",
@@ -17,15 +17,20 @@ KIND = Kind(
              "time-fair": solvers.time_fair, "energy-fair": solvers.energy_fair},
     default="waterfill",
     exact="leximin",
-    validators=(checks.feasibility, checks.time_guarantee, checks.pareto_efficiency,
+    checks=(checks.feasibility, checks.time_guarantee, checks.pareto_efficiency,
                 checks.max_min, checks.strategy_proofness),
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("time_fairness", "energy_fairness", "system_fairness"),
-    knob=("phi", 0, 1, 0.1),
+    tradeoff_sweep=("phi", 0, 1, 0.1),
     tradeoff=("time_fairness", "energy_fairness"),
     units={"objective": "min weighted energy (W × slices)",
            "min_weighted_energy": "min weighted energy (W × slices)",
            "*_fairness": "fairness index (0–1)", "utilization": "GPU utilization (share)",
            "phi_fair": "φ"},
+    reference=("Qianlin Liang, Walid A. Hanafy, Noman Bashir, David Irwin and Prashant Shenoy. "
+              "*Energy Time Fairness: Balancing Fair Allocation of Energy and Time for GPU "
+              "Workloads.* SEC 2023 (the Eighth ACM/IEEE Symposium on Edge Computing), ACM. "
+              "https://doi.org/10.1145/3583740.3628435"),
+    also_exact={'milp': "the kind's objective (the leximin, as a HiGHS MILP cross-check)"},
 )

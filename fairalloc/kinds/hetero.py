@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from fairalloc.checks import hetero as checks
 from fairalloc.contract import Kind
 from fairalloc.models import hetero as model
 from fairalloc.solvers import hetero as solvers
 from fairalloc.studies import hetero as studies
-from fairalloc.validators import hetero as checks
 
 KIND = Kind(
     name="hetero",
@@ -19,17 +19,25 @@ KIND = Kind(
              "isolated": solvers.isolated, "proportional": solvers.proportional},
     default="max-min",
     exact="max-min",
-    validators=(checks.feasibility, checks.sharing_incentive, checks.envy_freeness,
+    checks=(checks.feasibility, checks.sharing_incentive, checks.envy_freeness,
                 checks.pareto_efficiency, checks.max_min, checks.strategy_proofness),
     random_spec=studies.random_spec,
     metrics=model.metrics,
     sweep_metrics=("min_normalized_throughput", "total_normalized_throughput",
                    "utilization.*"),
-    knob=("jobs[0].weight", 1, 4, 0.5),
+    tradeoff_sweep=("jobs[0].weight", 1, 4, 0.5),
     tradeoff=("min_normalized_throughput", "total_normalized_throughput"),
     units={"objective": "weighted normalised throughput (× isolated)",
            "min_normalized_throughput": "weighted normalised throughput (× isolated)",
            "total_normalized_throughput": "total normalised throughput (× isolated)",
            "total_throughput": "throughput (steps/s)", "utilization.*": "utilization (share)",
            "max_finish_time_ratio": "finish-time ratio (× isolated)"},
+    reference=("Deepak Narayanan, Keshav Santhanam, Fiodar Kazhamiaka, Amar Phanishayee and Matei "
+              "Zaharia. *Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning "
+              "Workloads.* OSDI 2020, USENIX, 481–498."),
+    also_exact={
+        "leximin": "the kind's objective and, beyond it, the leximin",
+        "max-throughput": "its own objective, the total normalised throughput",
+        "finish-time": "its own objective, the largest finish-time ratio, to a bracket of 1e-9",
+    },
 )

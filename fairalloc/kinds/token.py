@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from fairalloc.checks import token as checks
 from fairalloc.contract import Kind
 from fairalloc.models import token as model
+from fairalloc.models import token_game as game
 from fairalloc.solvers import token as solvers
 from fairalloc.studies import token as studies
-from fairalloc.validators import token as checks
 
 KIND = Kind(
     name="token",
@@ -16,13 +17,16 @@ KIND = Kind(
     default="mean-field",
     exact=None,                             # an equilibrium: nothing to be optimal for
     equilibrium=True,
-    validators=(checks.feasibility, checks.equilibrium, checks.stationarity, checks.token_supply,
+    checks=(checks.feasibility, checks.equilibrium, checks.stationarity, checks.token_supply,
                 checks.monotone_thresholds),
     random_spec=studies.random_spec,
     simulation=studies.SIMULATION,
-    metrics=studies.metrics,                # the model's, and the spec's simulation
+    metrics=game.metrics,                   # the model's, and the spec's simulation
     sweep_metrics=("mean_tokens", "boosts_per_round", "iterations", "residual"),
     units={"objective": "boost utility per agent and round (utility)", "mean_tokens": "tokens",
            "boosts_per_round": "boosts per round", "iterations": "iterations",
            "residual": "fixed-point residual", "strategy_gap": "strategy gap"},
+    reference=("Seyed Majid Zahedi, Songchun Fan and Benjamin C. Lee. *Managing Heterogeneous "
+              "Datacenters with Tokens.* ACM Transactions on Architecture and Code Optimization "
+              "15(2), Article 18, 2018. https://doi.org/10.1145/3191821"),
 )

@@ -70,6 +70,10 @@ from fairalloc.preconditions import check_unique_ids
 RESOURCES = ("threads", "local_memory", "registers")
 SPEC_KEY = {"threads": "work_group_size", "local_memory": "local_memory_per_group",
             "registers": "registers_per_thread"}
+# The kind's tolerance (its checks import it; the methods compare exactly, ties in spec order):
+# relative to the quantity compared: a group count within this share of a whole number is it
+# (float quotients of demands), and a dominant share within this of the max-min meets it
+RTOL = 1e-9
 
 
 @dataclass(frozen=True, eq=False)

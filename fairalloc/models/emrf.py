@@ -44,8 +44,9 @@ from fairalloc.models.leontief import (
 )
 from fairalloc.preconditions import check_names, check_unique_ids
 
-SPLIT_TOLERANCE = 1e-9
-RESIDUE = 1e-12
+# emrf's own tolerances, beside drf's and emrf's shared ones (``models.leontief``):
+SPLIT_TOLERANCE = 1e-9   # absolute, on a user's split: its fractions sum to 1 within this
+RESIDUE = 1e-12          # relative to a capacity: residual capacity below this is none
 
 
 @dataclass(frozen=True, eq=False)

@@ -29,12 +29,29 @@ from fairalloc.allocation import Allocation, Key, read_allocation
 from fairalloc.errors import Violations
 from fairalloc.preconditions import check_at_least, check_unique_ids
 
-ROUNDING_SLACK = 1e-9  # a guarantee of 6.999999999 slices (float noise) is 7
 SMALLEST_POWER = 1e-3  # watts; with power <= 1e6 and weights in 1e-6..1e6 weighted energies
 SMALLEST_WEIGHT = 1e-6  # stay ordinary floats and the leximin MILP well scaled
-# The kind's tie rule: weighted energies a relative TIE apart are one energy (3 x 0.1 / 0.1 is
-# 3.0000000000000004), and ties go to the app listed first; every method and check uses it
+
+# The kind's tolerances: its methods and checks import them from here.
+# The tie rule, the one answer to "same energy?": weighted energies (and times, and gains in
+# either) a relative TIE apart are one (3 x 0.1 / 0.1 is 3.0000000000000004), and ties go to
+# the app listed first
 TIE = 1e-12
+# slices: a count within this of a whole number is that number (float noise: a guarantee of
+# 6.999999999 slices is 7); relative to the count for a computed guarantee, absolute for the
+# slices of an allocation and a rounded split
+ROUNDING_SLACK = 1e-9
+# The leximin MILP's own numerics, coarser than TIE because HiGHS can be no finer (1e-10 is the
+# smallest feasibility tolerance it takes): absolute, on weighted energies scaled so the largest
+# per slice is 1 (weighted energies a relative 1e-5 apart differ by less than HiGHS's default;
+# found by the Theorem 3 property test: 1.0 against 0.99999 was taken for a tie). Its slices
+# are rounded and each round's level recomputed exactly from them, so TIE decides the result.
+MILP_TOLERANCE = 1e-10
+# relative to max(1, level): a round's optimal level is kept to within this in the next rounds
+# (10 x MILP_TOLERANCE, so HiGHS's noise cannot make the level it found infeasible)
+LEVEL_SLACK = 1e-9
+# energy units: a relative energy gain divides by at least this (an app at 0 slices has none)
+ENERGY_FLOOR = 1e-12
 
 
 @dataclass(frozen=True, eq=False)
@@ -148,7 +165,7 @@ def phi_fair(p: EtfProblem) -> float:
     bind first. Computed on continuous slices."""
     fair = energy_fair_time(p)
     tf = time_fair_share(p)
-    binding = p.demand > fair * (1 + 1e-12)          # apps the energy-fair split leaves wanting
+    binding = p.demand > fair * (1 + TIE)          # apps the energy-fair split leaves wanting
     if not binding.any():
         return 1.0
     return float(min(1.0, (fair[binding] / tf[binding]).min()))

@@ -41,6 +41,24 @@ SMALLEST_WEIGHT = 1e-6
 SMALLEST_THROUGHPUT = 1e-9    # steps/s; below this a type is as good as unusable
 INTERIOR_FROM = 2_000         # LP columns from which the interior point method wins (benchmarks)
 
+# The kind's tolerances: its solvers and checks import them from here.
+# relative to the quantity compared (a time fraction's whole, 1; a throughput; a level): what
+# the checks accept as equal (the LPs meet their rows, in shares, to HiGHS's 1e-7)
+RTOL = 1e-7
+PARETO_GAIN = 1e-6             # of a job's throughput: a gain above it refutes efficiency
+PARETO_LOSS = 1e-9             # of a job's throughput: a witness's job may lose this (floats)
+# of the LP's max-min level: a smallest level below it by more than this (and TIE) refutes
+# max-min, as a gain above PARETO_GAIN refutes efficiency
+MAX_MIN_SHORTFALL = 1e-6
+# relative (time fractions: of the whole time, 1; finish-time ratios: of the ratio): two values
+# this close are one; a time fraction below it is none (LP noise)
+TIE = 1e-12
+DUAL_TOLERANCE = 1e-9    # absolute, on a level row's dual: above it, the job is a bottleneck
+LEVEL_SLACK = 1e-9       # relative: the second stage holds each job to within this of the level
+FINISH_TOLERANCE = 1e-9  # relative width of finish-time fairness's final bracket on rho
+# steps/s: a misreport's gain counts relative to at least this throughput (a job with none)
+THROUGHPUT_FLOOR = 1e-12
+
 
 @functools.cache
 def measured() -> dict[tuple[str, int], dict[str, float]]:
@@ -129,7 +147,7 @@ class HeteroProblem:
 
     def allocation(self, x: np.ndarray) -> Allocation:
         """Time fractions per type, with the effective and normalised throughputs."""
-        x = np.where(np.abs(x) < 1e-12, 0.0, x)
+        x = np.where(np.abs(x) < TIE, 0.0, x)
         columns = {("time", t): x[:, c] for c, t in enumerate(self.types)}
         return Allocation(self.ids, {**columns, **self.derived(x)})
 

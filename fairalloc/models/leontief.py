@@ -2,7 +2,7 @@
 
 User i runs ``x_i`` units (DRF: tasks; EMRF: GFLOPS) and each unit needs ``demand[i, d]`` of
 resource d, so a bundle ``b`` is worth ``min_d b_d / demand[i, d]`` units to i (eq. 19 in the
-EMRF paper is this formula for two devices). The axioms in ``validators/axioms.py`` are stated
+EMRF paper is this formula for two devices). The checks in ``checks/leontief.py`` are stated
 on this view, so they serve every kind that can be seen this way.
 """
 
@@ -23,9 +23,25 @@ T = TypeVar("T")
 
 SMALLEST_CAPACITY = 1e-6    # with capacities <= 1e12 and weights in 1e-6..1e6 (the schemas'
 SMALLEST_WEIGHT = 1e-6      # maxima) the LPs' numbers stay well scaled for HiGHS
+# The kind's tolerances (drf and emrf): their solvers and checks import them from here.
 # relative: weighted dominant shares this close are one level (0.1 / 0.6 and 0.3 / 0.6 / 3 are
-# an ulp apart), so ties go to the user listed first whatever the float rounding
+# an ulp apart), so ties go to the user listed first whatever the float rounding; and a task
+# that fills a resource to within this share of its capacity fits
 TIE = 1e-12
+# relative to the amount compared or its natural size, whichever is larger (a resource's
+# capacity; for a user's units ``checks.leontief.unit_scale``): what the checks accept. LP
+# solutions are accurate to about 1e-9; no tolerance is absolute, so scaling a spec by any
+# factor keeps its verdicts
+RTOL = 1e-7
+# whole tasks: a count within this of an integer is that integer, and a task fits the room left
+# within this share of a capacity (sums of whole tasks carry float noise, never a task's worth)
+WHOLE = 1e-9
+# relative to the round's largest dual (or reduced cost): one above this share is a bottleneck,
+# below it HiGHS's noise
+DUAL = 1e-9
+# absolute, in level per share of a capacity: a capacity row whose dual is above this binds
+# (rows in shares of capacity: a non-binding row's dual is 0 up to HiGHS's ~1e-15 noise)
+BINDING_DUAL = 1e-12
 
 
 def check_leontief_floors(data: dict, found: Violations) -> None:
@@ -112,7 +128,7 @@ class Leontief:
         with np.errstate(divide="ignore", invalid="ignore"):
             per = np.where(a > 0, bundles / a, np.inf)
         units = np.minimum(row_min(per), self.caps[users])
-        return np.floor(units + 1e-9) if self.integral else units
+        return np.floor(units + WHOLE) if self.integral else units
 
     def weighted_slice(self) -> np.ndarray:
         """Units user i gets from its weighted slice w_i / sum(w) of every resource."""

@@ -33,6 +33,23 @@ from fairalloc.preconditions import check_unique_ids
 
 KEYS = ("offload_start", "offload_end", "start", "end", "processors")
 
+# The kind's tolerances: its solvers and checks import them from here.
+# relative to the scale of the times compared (a schedule's: ``checks.schedule.time_scale``; a
+# method's target or bound; a work table's largest entry): two times this close are one (float
+# sums and products, JSON round trips)
+TIME_TOL = 1e-12
+# relative to the times compared, beside TIME_TOL of the schedule's scale: a duration written
+# out (an offload, a run) agrees with x or w(k)/k to this (np.isclose's rtol)
+TIME_RTOL = 1e-9
+# processors: a float count of free processors within this of the count asked for is enough
+COUNT_SLACK = 1e-9
+# relative: what the exact method's ``optimal`` promises (its makespan within this of its
+# bound), at any scale of the times; also its MILP's horizon above the best schedule's
+EXACT_GAP = 1e-9
+# relative to the horizon: an offload this short counts as none in the exact model's
+# ordering cuts
+NO_OFFLOAD = 1e-6
+
 
 class WorkTables(NamedTuple):
     """The jobs with a work table (more than one entry), their tables flattened: for entry e,
@@ -88,7 +105,7 @@ class MoldableProblem:
                 k = np.arange(1, len(table) + 1)
                 if np.any(np.diff(table) < 0):
                     found.add(["jobs", i, "work"], "total work w(k) must be non-decreasing in k")
-                if np.any(np.diff(table / k) > 1e-12 * table.max()):
+                if np.any(np.diff(table / k) > TIME_TOL * table.max()):
                     found.add(["jobs", i, "work"], "execution length w(k)/k must be "
                               "non-increasing in k")
             else:
@@ -159,7 +176,7 @@ class MoldableProblem:
         """gamma_i(h): the fewest processors (at most chi_i) that run job i within h, chi_i + 1
         where none does (Mounie, Rapine and Trystram's gamma)."""
         t = self.tables
-        slack = h * (1 + 1e-12)
+        slack = h * (1 + TIME_TOL)
         with np.errstate(divide="ignore"):
             k = np.maximum(np.ceil(self.full_work / slack), 1.0)
         k = np.where(self.full_length <= slack, np.minimum(k, self.chi), self.chi + 1)
@@ -220,16 +237,16 @@ CPUSET_PART = re.compile(r"(\d+)(?:-(\d+))?")
 
 
 # of the horizon: the shortest positive offload or run a spec may have, ten times the tolerance
-# at which the checks compare times (validators.schedule.TOL, 1e-12 of a schedule's scale, which
+# at which the checks compare times (TIME_TOL, 1e-12 of a schedule's scale, which
 # is at most the horizon). At 1e-9 it refused section V's own instances at 1e5 jobs on m = 1024
 # (runs of 5e-4 against a serial horizon of 5e6).
-SHORTEST = 1e-11
+SHORTEST = 10 * TIME_TOL
 
 
 def check_time_scale(p: MoldableProblem, found: Violations) -> None:
     """Every positive offload x_i and every run length w_i(k)/k (shortest: w_i(chi_i)/chi_i) is
     at least ``SHORTEST`` of the horizon: shorter ones are below the float precision at which
-    a schedule's times are compared (``validators.schedule.TOL``)."""
+    a schedule's times are compared (``TIME_TOL``)."""
     least = SHORTEST * p.horizon
     for i in np.flatnonzero((p.offload > 0) & (p.offload < least)).tolist():
         found.add(["jobs", i, "offload"], f"{p.offload[i]:g} is below {SHORTEST:g} of the "
@@ -304,7 +321,7 @@ def two_shelves(p: MoldableProblem, target: float) -> tuple[np.ndarray, np.ndarr
     items = np.flatnonzero(~forced & (gain > 0) & (k1 <= room))
     s1 = forced.copy()
     s1[items[knapsack(k1[items], gain[items], room)]] = True
-    if np.where(s1, w1, w2).sum() > m * target * (1 + 1e-12):
+    if np.where(s1, w1, w2).sum() > m * target * (1 + TIME_TOL):
         return None
     return s1, np.where(s1, k1, k2)
 
@@ -610,7 +627,7 @@ def exact_model(p: MoldableProblem, horizon: float, lower: float = 0.0):
         model.J, doc="at most m processors busy at s_j",
         rule=lambda _, j: sum(k * model.a[j, k] for k in ks[j]) + sum(
             k * model.r[i, j, k] for i in range(n) if i != j for k in ks[i]) <= m)
-    free = [i for i in range(n) if x[i] <= 1e-6 * H]
+    free = [i for i in range(n) if x[i] <= NO_OFFLOAD * H]
     model.T = pyo.Set(dimen=3, initialize=[(i, j, k) for i in free for j in free for k in free
                                            if i < j < k])
     model.acyclic = pyo.Constraint(
@@ -643,7 +660,7 @@ def metrics(p: MoldableProblem, allocation) -> dict:
     return {
         "makespan": makespan,
         "lower_bound": lb,
-        "ratio": makespan / lb if lb > 0 else None,
+        "makespan_over_bound": makespan / lb if lb > 0 else None,
         "utilization": float(((end - start) * k).sum() / (p.processors * makespan))
         if makespan > 0 else 0.0,
         "bus_utilization": p.total_offload / makespan if makespan > 0 else 0.0,

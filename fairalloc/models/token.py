@@ -8,7 +8,7 @@ a boost. Agent types differ in their utility distribution h(u), discrete here (v
 probabilities; ``uniform`` = ``points`` equally spaced values, equally likely; ``samples`` =
 the empirical distribution).
 
-This module holds the problem data and the mean-field formulas the solver, the validators and
+This module holds the problem data and the mean-field formulas the solver, the checks and
 the tests share: thresholds (eq. 4), signal probabilities (eq. 5), the token chain (eq. 6 with
 the boundary rows the paper omits), its stationary distribution (eq. 7), signalling strength
 (eq. 8), the thresholds of a given strategy (eq. 1-4 with the strategy fixed) and how much a
@@ -38,7 +38,26 @@ from fairalloc.allocation import Allocation, read_allocation
 from fairalloc.errors import Violations
 from fairalloc.preconditions import check_unique_ids
 
-SUM_SLACK = 1e-9  # fractions or probabilities summing to 1 within float noise
+# The kind's tolerances: its solvers and checks import them from here.
+# probabilities and fractions, absolute: within this of [0, 1], or of summing to 1 (float noise)
+PROBABILITY_SLACK = 1e-9
+# a token distribution f, absolute: |f P - f| and |sum f - 1| at most this (f is solved, not
+# sampled); mean tokens agree with sum_t t f(t) to this times max(1, t_max)
+STATIONARY_TOL = 1e-9
+# of the utility scale (``TokenProblem.scale``): thresholds may rise by this from one token count
+# to the next and still count as non-increasing (float noise of solved values)
+THRESHOLD_SLACK = 1e-9
+# of the utility scale: policy iteration switches an action only to gain more than this, the
+# kind's tie between two values
+TIE = 1e-12
+# of the utility scale: a flip of the best response is placed this close, or closer when the
+# spec's tolerance asks for it (down to 2 TIE)
+FLIP = 1e-10
+# of t_max: the bracket on a best response's cutoff closes at this width
+RESOLUTION = 1e-12
+# of its interval: a root of a monotone function (the solver's Illinois + bisection) is found
+# to within this
+ROOT_XTOL = 1e-14
 # The largest |utility| accepted. A threshold is worth up to 2 / (1 - discount) <= 1.8e16
 # utilities (differences of values bounded by max |u| / (1 - discount)) and the simulation sums
 # up to 3e7 of them (agents x rounds): below 1e290 both stay under the largest double, 1.8e308.
@@ -227,7 +246,7 @@ class TokenProblem:
         if data["max_tokens"] < data["initial_tokens"]:
             found.add(["max_tokens"], f"must be >= initial_tokens ({data['initial_tokens']})")
         total = sum(t["fraction"] for t in types)
-        if not abs(total - 1.0) <= SUM_SLACK:
+        if not abs(total - 1.0) <= PROBABILITY_SLACK:
             found.add(["types"], f"fractions must sum to 1 (they sum to {total:.12g})")
         for i, t in enumerate(types):
             _check_utility(t["utility"], ["types", i, "utility"], found)
@@ -345,7 +364,7 @@ def _check_utility(spec: dict, where: list, found: Violations) -> None:
         if len(values) != len(probs):
             found.add(where + ["probabilities"], f"must have one entry per value "
                       f"({len(values)}, not {len(probs)})")
-        elif not abs(sum(probs) - 1.0) <= SUM_SLACK:
+        elif not abs(sum(probs) - 1.0) <= PROBABILITY_SLACK:
             found.add(where + ["probabilities"], f"must sum to 1 (they sum to {sum(probs):.12g})")
     elif forms[0] == "uniform" and not spec["uniform"][0] <= spec["uniform"][1]:
         found.add(where + ["uniform"], f"[a, b] needs a <= b ({spec['uniform'][0]:g} > "

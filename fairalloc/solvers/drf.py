@@ -15,7 +15,7 @@ from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
 from fairalloc.levels import TiedQueue
 from fairalloc.models.drf import DrfProblem, leximin_model
-from fairalloc.models.leontief import TIE, Leontief
+from fairalloc.models.leontief import BINDING_DUAL, DUAL, TIE, Leontief
 from fairalloc.models.program import SparseRows
 from fairalloc.result import Solution
 from fairalloc.solvers.highs import INF, load_matrix, run_loaded, solve_pyomo
@@ -89,7 +89,7 @@ def fill_whole_tasks(market: Leontief, stop: bool = False) -> np.ndarray:
     step = (market.dominant() / market.weights).tolist()
     demand = market.demand.tolist()
     caps = market.caps.tolist()
-    slack = (market.capacity * (1 + 1e-12)).tolist()
+    slack = (market.capacity * (1 + TIE)).tolist()
     tasks = [0] * market.n
     queue = TiedQueue(((i, 0.0) for i in range(market.n)), TIE)
     push = queue.push
@@ -249,8 +249,8 @@ def leximin_lp(problem: DrfProblem, time_limit: float | None = None,
             blocked = passed
         else:
             level_dual = np.where(frozen, 0.0, level_dual)   # a fixed y_i has a reduced cost too
-            blocked = level_dual > 1e-9 * max(level_dual.max(), 1e-300)
-            if problem.saturation == "stop" and cap_dual > 1e-12:
+            blocked = level_dual > DUAL * max(level_dual.max(), 1e-300)
+            if problem.saturation == "stop" and cap_dual > BINDING_DUAL:
                 blocked = ~frozen
         if not blocked.any():
             raise SolverError(f"DRF LP {solves}: no bottleneck found in the duals")

@@ -30,7 +30,7 @@ from fairalloc.models.emrf import (
     proportional_share,
     residual_capacity,
 )
-from fairalloc.models.leontief import Leontief
+from fairalloc.models.leontief import DUAL, Leontief
 from fairalloc.result import Solution
 from fairalloc.solvers.highs import INF, solve_pyomo, solve_wide
 
@@ -74,7 +74,7 @@ def fairest_optimum(
             raise SolverError(f"EMRF fairest-optimum round: HiGHS says {report.status}")
         t = max(report.x[-1], 0.0)          # t >= 0 is its bound: -1e-14 is HiGHS's noise
         reduced = np.abs(report.col_dual[:-1])
-        blocked = idx[reduced > 1e-9 * max(reduced.max(initial=0.0), 1e-300)]
+        blocked = idx[reduced > DUAL * max(reduced.max(initial=0.0), 1e-300)]
         if blocked.size == 0:
             raise SolverError("EMRF fairest-optimum round: no bottleneck in the reduced costs")
         y[blocked] = t * shares[blocked]

@@ -16,6 +16,9 @@ from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
 from fairalloc.levels import TiedQueue, fewest_reaching, highest_level
 from fairalloc.models.etf import (
+    LEVEL_SLACK,
+    MILP_TOLERANCE,
+    ROUNDING_SLACK,
     TIE,
     EtfProblem,
     energy_fair_time,
@@ -161,9 +164,6 @@ def leximin_slices(p: EtfProblem) -> np.ndarray:
 
 GREEDY_MAX_SLICES = 10**7     # slices the heap walks one by one (about 10 s)
 MILP_MAX_QUANTUM = 10**9      # beyond, HiGHS's integrality tolerance blurs whole slices
-# weighted energies a relative 1e-5 apart differ by less than HiGHS's default feasibility
-# tolerances (found by the Theorem 3 property test: 1.0 against 0.99999 was taken for a tie)
-MILP_TOLERANCE = 1e-10
 
 
 def greedy(p: EtfProblem) -> Solution:
@@ -190,7 +190,7 @@ def leximin(p: EtfProblem) -> Solution:
 def largest_remainder(p: EtfProblem, shares: np.ndarray) -> np.ndarray:
     """Whole slices from continuous ones: round down, then one more slice each to the largest
     remainders (ties: spec order) while slices are left and the app can use one."""
-    whole = np.floor(shares + 1e-9)
+    whole = np.floor(shares + ROUNDING_SLACK)
     left = int(min(p.quantum, np.minimum(p.demand, p.quantum).sum()) - whole.sum())
     remainder = np.where(whole < p.demand, shares - whole, -np.inf)
     order = np.argsort(-remainder, kind="stable")[:max(left, 0)]
@@ -277,7 +277,8 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None) -> Solution:
             if j < k:                                  # theta_j >= its optimum
                 row = np.zeros(cols)
                 row[base], row[base + 1: base + 1 + n] = j, -1.0
-                rows.append(row), lo_r.append(thetas[j - 1] - 1e-9 * max(1, abs(thetas[j - 1])))
+                rows.append(row)
+                lo_r.append(thetas[j - 1] - LEVEL_SLACK * max(1, abs(thetas[j - 1])))
                 hi_r.append(INF)
         cost = np.zeros(cols)
         base = n + (k - 1) * (n + 1)

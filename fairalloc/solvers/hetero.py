@@ -18,6 +18,10 @@ import numpy as np
 from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
 from fairalloc.models.hetero import (
+    DUAL_TOLERANCE,
+    FINISH_TOLERANCE,
+    LEVEL_SLACK,
+    TIE,
     HeteroProblem,
     Program,
     agnostic_program,
@@ -37,9 +41,6 @@ from fairalloc.models.hetero import (
 from fairalloc.result import Solution
 from fairalloc.solvers.highs import solve_matrix, solve_pyomo
 
-DUAL_TOLERANCE = 1e-9
-LEVEL_SLACK = 1e-9       # the second stage holds each job to within this of the max-min level
-FINISH_TOLERANCE = 1e-9
 MAX_BISECTIONS = 200
 
 
@@ -190,7 +191,7 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
             if achieved < hi:
                 best_x, hi = x, achieved
             else:                             # within the LP's tolerance of rho
-                hi = max(lo, min(hi, rho * (1 + 1e-12)))
+                hi = max(lo, min(hi, rho * (1 + TIE)))
         else:
             lo = rho
     gap = (hi - lo) / hi if hi > 0 else 0.0

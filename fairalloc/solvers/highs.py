@@ -141,6 +141,10 @@ def _gap_for(asked: float | None) -> float | None:
 
 
 HIGHS_MIP_GAP = 1e-4       # HiGHS's own mip_rel_gap, for methods that leave it alone
+GAP_SLACK = 1e-12          # a reported gap this far above the one asked for is within it (floats)
+GAP_FLOOR = 1e-10          # HiGHS's gap divides by max(|objective|, this), as here
+SHORTEST_LIMIT = 1e-3      # seconds: HiGHS's time_limit is never set below this
+PRICING_TOL = 1e-9         # column generation: a reduced cost above this x max(1, |cost|) improves
 
 
 def _proven(status: str, gap: float | None, asked: float | None) -> str:
@@ -148,7 +152,7 @@ def _proven(status: str, gap: float | None, asked: float | None) -> str:
     caller's looser ``mip_gap``, or HiGHS's absolute gap on an objective of small magnitude)
     is ``feasible``, with its gap."""
     own = HIGHS_MIP_GAP if asked is None else asked
-    if status == "optimal" and gap is not None and gap > own + 1e-12:
+    if status == "optimal" and gap is not None and gap > own + GAP_SLACK:
         return "feasible"
     return status
 
@@ -189,10 +193,10 @@ class Report:
 
 
 def relative_gap(objective: float | None, bound: float | None) -> float | None:
-    """|objective - bound| / max(|objective|, 1e-10), the MIP gap HiGHS reports."""
+    """|objective - bound| / max(|objective|, ``GAP_FLOOR``), the MIP gap HiGHS reports."""
     if objective is None or bound is None or not math.isfinite(bound):
         return None
-    return abs(objective - bound) / max(abs(objective), 1e-10)
+    return abs(objective - bound) / max(abs(objective), GAP_FLOOR)
 
 
 _MODEL_STATUS = {
@@ -264,7 +268,7 @@ def load_matrix(cost, rows, row_lower, row_upper, col_lower, col_upper, *,
     if chosen.threads is not None:
         h.setOptionValue("threads", chosen.threads)
     if time_limit is not None:
-        h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
+        h.setOptionValue("time_limit", float(max(time_limit, SHORTEST_LIMIT)))
     gap = _gap_for(mip_gap) if is_mip else None
     if gap is not None:     # relative only: HiGHS's absolute gap (1e-6) knows no units
         h.setOptionValue("mip_rel_gap", float(gap))
@@ -296,7 +300,7 @@ def run_loaded(h: highspy.Highs, is_mip: bool = False, mip_gap: float | None = N
     """Run a loaded HiGHS object (again: an LP whose bounds changed starts from its last
     basis) and report what happened."""
     if time_limit is not None:
-        h.setOptionValue("time_limit", float(max(time_limit, 1e-3)))
+        h.setOptionValue("time_limit", float(max(time_limit, SHORTEST_LIMIT)))
     start = time.perf_counter()
     h.run()
     model_status = h.getModelStatus()
@@ -358,7 +362,7 @@ def solve_pyomo(
     if chosen.threads is not None:
         config["threads"] = chosen.threads
     if time_limit is not None:
-        config["time_limit"] = float(max(time_limit, 1e-3))
+        config["time_limit"] = float(max(time_limit, SHORTEST_LIMIT))
     gap = _gap_for(mip_gap)
     if gap is not None:     # relative only, as in load_matrix
         config["rel_gap"] = float(gap)
@@ -434,7 +438,7 @@ def solve_wide(
             return part
         reduced = cost - rows.T @ part.row_dual
         scale = max(1.0, float(np.abs(cost).max()))
-        improving = np.flatnonzero(~work & (reduced > 1e-9 * scale))
+        improving = np.flatnonzero(~work & (reduced > PRICING_TOL * scale))
         if improving.size == 0:
             x = np.zeros(n)
             x[idx] = part.x

@@ -18,7 +18,10 @@ import numpy as np
 from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
 from fairalloc.models.moldable import (
+    COUNT_SLACK,
     DUAL_PRECISION,
+    EXACT_GAP,
+    TIME_TOL,
     MoldableProblem,
     OutOfTime,
     Tail,
@@ -100,18 +103,18 @@ class Platform:
 
     def wait_for(self, count: float) -> None:
         """Advance ``now`` until at least ``count`` processors are free."""
-        while self.pool.count < count - 1e-9 and self.running:
+        while self.pool.count < count - COUNT_SLACK and self.running:
             self.now = max(self.now, self.running[0][0])
             self.release_until(self.now)
 
     def free_at(self, count: float) -> float:
         """The earliest time from now on at which at least ``count`` processors are free."""
         free = self.pool.count
-        if free >= count - 1e-9:
+        if free >= count - COUNT_SLACK:
             return self.now
         for end, _, k in sorted(self.running):
             free += k
-            if free >= count - 1e-9:
+            if free >= count - COUNT_SLACK:
                 return max(self.now, end)
         return math.inf
 
@@ -416,7 +419,7 @@ def mrt_shelves(p: MoldableProblem, target: float) -> ThreeShelves | None:
     found = two_shelves(p, target)
     if found is None:
         return None
-    small = ~found[0] & (p.first_work <= target / 2 * (1 + 1e-12))
+    small = ~found[0] & (p.first_work <= target / 2 * (1 + TIME_TOL))
     s1, k = narrower_second_shelf(p, target, *found, small)
     shelf = np.where(s1, 1, np.where(small, SMALL, 2))
     k = np.where(small, 1, k)
@@ -432,14 +435,14 @@ def mrt_shelves(p: MoldableProblem, target: float) -> ThreeShelves | None:
             def narrowing(i: int) -> int:
                 return int(k[i]) - (wide[i] if p.duration(i, int(wide[i])) > target else 0)
             i = max(movable, key=lambda i: (narrowing(i), -i))
-            to = 1 if p.duration(i, int(wide[i])) <= target * (1 + 1e-12) else 0
+            to = 1 if p.duration(i, int(wide[i])) <= target * (1 + TIME_TOL) else 0
             width[2] -= int(k[i])
             shelf[i], k[i] = to, wide[i]
             width[to] += int(k[i])
             rules[2] += 1
             continue
         short = [i for i in np.flatnonzero(shelf == 1).tolist()
-                 if p.duration(i, int(k[i])) <= 0.75 * target * (1 + 1e-12)]
+                 if p.duration(i, int(k[i])) <= 0.75 * target * (1 + TIME_TOL)]
         shrink = [i for i in short if k[i] >= 2]
         single = [i for i in short if k[i] == 1]
         if shrink:
@@ -579,7 +582,6 @@ def impl_b(p: MoldableProblem, epsilon: float = DUAL_PRECISION) -> Solution:
 
 
 EXACT_TIME_LIMIT = 60.0     # seconds, when the spec sets no options.time_limit
-EXACT_GAP = 1e-9            # relative: what ``optimal`` promises, at any scale of the times
 EXACT_MAX_BINARIES = 50_000  # about n = 100 at m = 8: 3 s to build, no hope of a proof beyond
 TAIL_SHARE = 0.1            # of the time limit, at most, for ``tail_search`` before the MILP
 TAILS_TRIED = 8             # of each depth's best tails, completed into schedules
@@ -758,7 +760,7 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
     if status == "optimal":
         bound = min(bound, upper)
     metrics = {"mip_bound": bound, "lower_bound": bound,
-               "ratio": upper / bound if bound > 0 else None, "list_makespan": listed}
+               "makespan_over_bound": upper / bound if bound > 0 else None, "list_makespan": listed}
     solver = {"name": name, "gap": relative_gap(upper, bound), "bound": bound,
               "time_limit": limit, "tail_depth": depth}
     if report is not None:
@@ -781,8 +783,8 @@ def milp(p: MoldableProblem, best: Solution, bound: float, left: float):
                              "use a list algorithm")
     upper = float(best.objective)
     unit = upper
-    model = exact_model(p.scaled(1 / unit), 1 + 1e-9, bound / unit)   # the best schedule fits
-    report = solve_pyomo(model, time_limit=max(left, 1e-3), mip_gap=EXACT_GAP)
+    model = exact_model(p.scaled(1 / unit), 1 + EXACT_GAP, bound / unit)   # the best schedule fits
+    report = solve_pyomo(model, time_limit=left, mip_gap=EXACT_GAP)
     if report.status == "infeasible":
         raise SolverError("moldable exact: HiGHS finds no schedule as good as a known one "
                           "(numerical trouble)")

@@ -57,6 +57,11 @@ import numpy as np
 from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
 from fairalloc.models.token import (
+    FLIP,
+    PROBABILITY_SLACK,
+    RESOLUTION,
+    ROOT_XTOL,
+    TIE,
     Chain,
     TokenProblem,
     boost_probability,
@@ -75,14 +80,9 @@ from fairalloc.models.token import (
 from fairalloc.result import Solution
 from fairalloc.solvers.highs import INF, solve_matrix
 
-RESOLUTION = 1e-12       # the bracket on the cutoff closes at this width (x t_max)
 ROOT_STEPS = 100         # evaluations for a root of a monotone function (Illinois + bisection)
-ROOT_XTOL = 1e-14        # ... to within this fraction of its interval
+                         # to ROOT_XTOL of its interval
 POLICY_ROUNDS = 1_000    # policy-iteration rounds per best response: a guard against a cycle
-TIE = 1e-12              # policy iteration switches an action only to gain more (x the scale)
-FLIP = 1e-10             # a flip of the best response is placed this close (x the scale), or
-                         # closer when the tolerance asks for it (down to 2 TIE)
-PROBABILITY_SLACK = 1e-9
 LP_MAX_COLUMNS = 2_000   # (t_max + 1)(G + 1) columns per type: the LP's matrix is dense
 # The LP holds the values W themselves, of size 1 / (1 - discount) (x the scale), and HiGHS
 # meets its constraints to ~1e-7 of them: from discount 1 - 1e-7 on it fails on random specs

@@ -90,7 +90,7 @@ class Task:
     metrics: tuple[str, ...]
     bound: bool                    # compute the kind's bound on the optimum (the reference)
     keep_result: bool = False      # store the whole result as JSON (the study's ``results``)
-    solver: tuple[tuple[str, Any], ...] = ()   # engine.Knobs: solver keywords (threads, ...)
+    solver: tuple[tuple[str, Any], ...] = ()   # engine.SolverSettings' keywords (threads, ...)
 
     @property
     def key(self) -> tuple[int, str, int]:

@@ -153,7 +153,7 @@ def run_task(task: Task) -> dict:
             raw = {**raw, "options": {**raw.get("options", {}), **dict(task.options)}}
         spec = build(raw, None)
         result = engine.solve(spec, task.method, task.checks != (), False, task.checks,
-                              engine.Knobs(**dict(task.solver)))
+                              engine.SolverSettings(**dict(task.solver)))
         fields = {"status": result.status, "objective": result.objective,
                   "gap": result.solver.get("gap"), "bound": result.solver.get("bound"),
                   "time_s": result.solver["time_s"],

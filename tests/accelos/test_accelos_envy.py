@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import fairalloc
+from fairalloc.checks.accelos import envy_freeness
+from fairalloc.models.accelos import RTOL
 from fairalloc.studies.accelos import random_spec
-from fairalloc.validators.accelos import RTOL, envy_freeness
 
 
 def reference(p, n):

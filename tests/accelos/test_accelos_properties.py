@@ -9,7 +9,7 @@ What is checked, each against an independent reference written here: the batched
 a literal one-group-at-a-time greedy (both orders); ``accelos`` is always feasible and
 saturated; the ILP's first round equals a brute-force max-min on tiny instances and ``ilp`` is
 never less fair than ``accelos``; the wave model's closed form equals its event loop; the
-validators fail, with the right witness, on allocations that break their definitions.
+checks fail, with the right witness, on allocations that break their definitions.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import fairalloc
 from fairalloc.allocation import Allocation
+from fairalloc.checks import accelos as V
 from fairalloc.models.accelos import (
     AccelosProblem,
     dispatch,
@@ -37,7 +38,6 @@ from fairalloc.models.accelos import (
 )
 from fairalloc.solvers import accelos as S
 from fairalloc.solvers.highs import solve_program
-from fairalloc.validators import accelos as V
 
 GROUP_SIZES = [1, 2, 3, 32, 64, 96, 128, 256]
 LOCAL = [0, 0, 1, 100, 1024, 4096]
@@ -277,7 +277,7 @@ def test_an_ndrange_of_2_53_groups_dispatches_in_few_events():
     assert run.finish.tolist() == [2.0**51, 2.0**52]
 
 
-# --- the validators fail on broken allocations --------------------------------------------------
+# --- the checks fail on broken allocations --------------------------------------------------
 
 def allocation(p: AccelosProblem, n) -> Allocation:
     return p.allocation(np.asarray(n))
@@ -285,7 +285,7 @@ def allocation(p: AccelosProblem, n) -> Allocation:
 
 @fast(100)
 @given(accelos_specs())
-def test_validators_on_broken_allocations(spec):
+def test_checks_on_broken_allocations(spec):
     p = problem(spec)
     n = groups(S.accelos(p))
     # one kernel given its whole NDRange and everything beyond: over capacity or over N_i

@@ -11,7 +11,7 @@ the closed-form exact ``leximin`` equals brute-force enumeration of every alloca
 leximin MILP, sorted energy for sorted energy; both certify Theorem 3 (same max-min) and
 dominate the greedy lexicographically, with equality when no ties arise; the baselines are
 whole, within demands, work-conserving and within one slice of their continuous shares; the
-validators judge allocations from their definitions and do fail on broken ones.
+checks judge allocations from their definitions and do fail on broken ones.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import fairalloc
 from fairalloc.allocation import Allocation
+from fairalloc.checks import etf as V
 from fairalloc.errors import SpecError
 from fairalloc.models.etf import (
     EtfProblem,
@@ -34,7 +35,6 @@ from fairalloc.models.etf import (
     water_level,
 )
 from fairalloc.solvers import etf as S
-from fairalloc.validators import etf as V
 
 POWERS = [1, 2, 3, 4, 6, 8, 12, 60, 240, 0.1, 0.2, 0.3, 0.5, 1.5, 2.5, 1 / 3]
 WEIGHTS = [1, 2, 3, 0.5, 0.25, 1.5, 1 / 3, 0.1]
@@ -528,7 +528,7 @@ def test_energy_fair_misses_the_guarantee_on_the_example():
     assert max_min.verdict == "fails" and max_min.witness == {"minimum": 30, "max_min": 27}
 
 
-# --- validators can fail -----------------------------------------------------------------------
+# --- checks can fail --------------------------------------------------------------------------
 
 EXAMPLE = {"problem": "etf", "quantum": 30, "phi": 0.7, "apps": [
     {"id": "A", "power": 2}, {"id": "B", "power": 3}, {"id": "C", "power": 8}]}
@@ -709,8 +709,8 @@ def test_probe_makes_the_shared_budget_of_reruns_and_says_which():
     """A large spec gets ``probe_budget`` re-runs (not a fixed 40: the probe would cost 40
     solves), apps off the water level first (Lemma 2), and the detail names each app probed
     and its misreports."""
+    from fairalloc.checks import probe_budget
     from fairalloc.registry import KINDS
-    from fairalloc.validators import probe_budget
 
     spec = fairalloc.load_spec(KINDS["etf"].random_spec(7, apps=5000, quantum=10**6))
     p, calls = spec.problem, []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import fairalloc
-import fairalloc.validators.hetero as checks
+import fairalloc.checks.hetero as checks
 from fairalloc.studies.hetero import random_spec
 
 JOBS = 700       # x 3 types: more LP columns than ``models.hetero.INTERIOR_FROM``

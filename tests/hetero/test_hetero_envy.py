@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 import fairalloc
+from fairalloc.checks.hetero import envy_freeness
+from fairalloc.models.hetero import RTOL
 from fairalloc.studies.hetero import random_spec
-from fairalloc.validators.hetero import RTOL, envy_freeness
 
 
 def bundle_value(p, x, i, j) -> float:

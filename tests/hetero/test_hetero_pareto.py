@@ -8,14 +8,9 @@ import numpy as np
 import pytest
 
 import fairalloc
-from fairalloc.models.hetero import effective, time_of
+from fairalloc.checks.hetero import infeasibilities, pareto_efficiency
+from fairalloc.models.hetero import PARETO_GAIN, PARETO_LOSS, effective, time_of
 from fairalloc.studies.hetero import random_spec
-from fairalloc.validators.hetero import (
-    PARETO_GAIN,
-    PARETO_LOSS,
-    infeasibilities,
-    pareto_efficiency,
-)
 
 
 def wide_mix(seed: int) -> dict:

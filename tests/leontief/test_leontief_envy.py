@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import fairalloc
+from fairalloc.checks import leontief
+from fairalloc.checks.leontief import _envy_worth, exceeds, unit_scale
 from fairalloc.studies import drf, emrf
-from fairalloc.validators import leontief
-from fairalloc.validators.leontief import _envy_worth, exceeds, unit_scale
 
 
 def envious(m, x, bundles) -> np.ndarray:

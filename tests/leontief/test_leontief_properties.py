@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 import fairalloc
 from fairalloc.allocation import Allocation
+from fairalloc.checks import emrf as emrf_checks
+from fairalloc.checks import leontief
 from fairalloc.models.emrf import delta_bound, drf_ceiling, knob_for_delta
-from fairalloc.validators import emrf as emrf_checks
-from fairalloc.validators import leontief
 
 PASSING = ("holds", "unrefuted")    # a probe that found nothing is not a failure
 
@@ -297,7 +297,7 @@ def test_drf_ceiling_equals_stop_filling(spec):
     np.testing.assert_allclose(drf_ceiling(m), filled, rtol=1e-9)
 
 
-# --- the validators can fail ----------------------------------------------------------------
+# --- the checks can fail -------------------------------------------------------------------
 
 CLASSIC = {"problem": "drf", "capacity": {"cpu": 9, "mem": 18}, "users": [
     {"id": "A", "demand": {"cpu": 1, "mem": 4}}, {"id": "B", "demand": {"cpu": 3, "mem": 1}}]}
@@ -523,8 +523,8 @@ def test_envy_by_dominance_matches_brute_force(seed, largest):
     many) finds exactly the envious users of the O(n^2) definition: divisible and whole tasks,
     caps, unequal weights, bundles holding more than the tasks need, zero demands. Instances up
     to ``largest`` users so that the divide-and-conquer recursion runs, not only brute force."""
+    from fairalloc.checks.leontief import _envious_by_dominance, _envy_worth, exceeds
     from fairalloc.models.leontief import Leontief
-    from fairalloc.validators.leontief import _envious_by_dominance, _envy_worth, exceeds
 
     rng = np.random.default_rng(seed)
     for _ in range(60):
@@ -551,7 +551,7 @@ def test_envy_by_dominance_matches_brute_force(seed, largest):
 def test_envy_verdict_same_on_both_paths(spec_file, monkeypatch):
     """Forcing the dominance path (as for many classes) gives the class path's verdict and an
     envious/envied pair that really is one."""
-    from fairalloc.validators import leontief
+    from fairalloc.checks import leontief
 
     spec = fairalloc.load_spec(ROOT / spec_file)
     result = fairalloc.solve(spec, validate=False)
@@ -581,8 +581,8 @@ def test_whole_task_ties_go_to_the_user_listed_first():
 def test_probe_on_a_large_spec_makes_the_shared_budget_of_resolves():
     """drf's probe is sized by the rule every kind's probe shares (``probe_budget``): at 3,000
     users a handful of re-solves, not 24."""
+    from fairalloc.checks import probe_budget
     from fairalloc.registry import KINDS
-    from fairalloc.validators import probe_budget
 
     kind = KINDS["drf"]
     spec = fairalloc.load_spec(kind.random_spec(3, users=3000))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import fairalloc
-from fairalloc.validators.leontief import RTOL
+from fairalloc.models.leontief import RTOL
 
 SCALES = [1e-6, 1.0, 1e11]
 

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from scaling import assert_alike
 
 import fairalloc
+from fairalloc.checks.schedule import feasibility
 from fairalloc.errors import SpecError, Violations
 from fairalloc.models.moldable import (
     MoldableProblem,
@@ -33,7 +34,6 @@ from fairalloc.registry import KINDS
 from fairalloc.solvers import moldable as solvers
 from fairalloc.solvers.highs import Report, solve_pyomo
 from fairalloc.studies.moldable import random_spec as section5_spec
-from fairalloc.validators.schedule import feasibility
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE1 = ROOT / "specs" / "moldable" / "example1.json"

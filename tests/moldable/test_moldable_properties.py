@@ -11,7 +11,7 @@ Every instance is solved once (module fixture) by every method of the registry (
 family also with the look-ahead); the tests then judge the stored results: feasibility (by the
 library's validator and by an independent check written here), each theorem's bound for its
 method (values recomputed here from eq. 2, 12 and 23), lower bound <= makespan, the structure
-each algorithm promises, and the validators failing on broken schedules.
+each algorithm promises, and the checks failing on broken schedules.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 
 import fairalloc
 from fairalloc.allocation import Allocation
+from fairalloc.checks import schedule as V
 from fairalloc.contract import method_options
 from fairalloc.models.moldable import MoldableProblem, two_shelves
 from fairalloc.registry import KINDS
-from fairalloc.validators import schedule as V
 
 KIND = KINDS["moldable"]
 EXACT = KIND.exact or ("exact" if "exact" in KIND.methods else None)
@@ -235,7 +235,7 @@ def test_lower_bound_is_below_every_makespan(linear, nonlinear):
         for key, r in case["runs"].items():
             got = r.metrics["lower_bound"]
             assert lb * (1 - 1e-12) <= got <= r.objective * (1 + 1e-12), (key, case["spec"])
-            assert r.metrics["ratio"] == pytest.approx(r.objective / got)
+            assert r.metrics["makespan_over_bound"] == pytest.approx(r.objective / got)
 
 
 # --- theorem bounds on linear-speedup jobs ----------------------------------------------------
@@ -477,7 +477,7 @@ def test_zero_length_offload_at_the_start_of_another_is_feasible():
     assert finding(r, "feasibility").holds, finding(r, "feasibility").detail
 
 
-# --- the validators fail on broken schedules --------------------------------------------------
+# --- the checks fail on broken schedules -----------------------------------------------------
 
 M, L = 4, 10
 EXAMPLE = {"problem": "moldable", "processors": M, "jobs": [
@@ -610,7 +610,7 @@ def reference_idle(p: MoldableProblem, alloc: Allocation) -> tuple:
     nx = pytest.importorskip("networkx")
     if ("processor_ids",) not in alloc.columns:
         return ("unchecked",)
-    tol = V.TOL * V.time_scale(p, alloc)
+    tol = V.TIME_TOL * V.time_scale(p, alloc)
     problems, passed = V.violations(p, alloc, tol)
     if problems:
         return ("unchecked", "the schedule is not feasible")

@@ -28,10 +28,10 @@ import pytest
 
 import fairalloc
 from fairalloc.api import sweep_values
+from fairalloc.checks import etf as etf_checks
 from fairalloc.errors import Violations
 from fairalloc.models.etf import EtfProblem, energy_fair_time, guarantee
 from fairalloc.solvers import etf as etf_solvers
-from fairalloc.validators import etf as etf_checks
 
 SPECS = Path(__file__).resolve().parents[2] / "specs" / "etf"
 EXAMPLE = str(SPECS / "example.json")

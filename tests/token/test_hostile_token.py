@@ -17,7 +17,7 @@ from clitools import run, write
 
 import fairalloc
 from fairalloc.errors import SpecError
-from fairalloc.studies.token import simulate
+from fairalloc.models.token_game import simulate
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 

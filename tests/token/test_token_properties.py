@@ -6,7 +6,7 @@ transition matrix; the value of one more token against np.linalg's values; eq. 8
 boosts from the most tokens down"; policy iteration's best response against the MDP linear
 program and against every one-step deviation; the mean-field and mean-field-lp methods giving
 the same thresholds; the chain's flow balance (every
-type spends n/m tokens a round); the validators failing on broken allocations; the simulation's
+type spends n/m tokens a round); the checks failing on broken allocations; the simulation's
 mechanisms against their definitions.
 """
 
@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fairalloc
+from fairalloc.checks import token as V
 from fairalloc.models.token import (
     Chain,
     Utility,
@@ -29,9 +30,8 @@ from fairalloc.models.token import (
     stationary_distribution,
     strategy_thresholds,
 )
+from fairalloc.models.token_game import MECHANISMS, simulate
 from fairalloc.solvers import token as S
-from fairalloc.studies.token import MECHANISMS, simulate
-from fairalloc.validators import token as V
 
 PASSING = ("holds", "unrefuted")    # a probe that found nothing is not a failure
 
@@ -189,7 +189,7 @@ def test_both_methods_agree_and_pass_their_checks(data):
         assert share == pytest.approx(data["boosts"] / data["agents"], rel=1e-6)
 
 
-# ---------------------------------------------------------------- validators fail when broken
+# -------------------------------------------------------------------- checks fail when broken
 
 
 PAIR = {"problem": "token", "agents": 100, "boosts": 10, "initial_tokens": 1, "max_tokens": 6,

@@ -17,6 +17,9 @@ import numpy as np
 
 from fairalloc.allocation import Allocation
 from fairalloc.models.token import (
+    PROBABILITY_SLACK,
+    STATIONARY_TOL,
+    THRESHOLD_SLACK,
     Chain,
     TokenProblem,
     boost_probability,
@@ -29,9 +32,6 @@ from fairalloc.models.token import (
     supply_slack,
 )
 from fairalloc.result import Finding
-
-STATIONARY_TOL = 1e-9   # |f P - f| and |sum f - 1|: f is solved, not sampled
-PROBABILITY_SLACK = 1e-9
 
 
 def _columns(allocation: Allocation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -221,7 +221,8 @@ def equilibrium(p: TokenProblem, allocation: Allocation, claims: dict | None = N
 
 def stationarity(p: TokenProblem, allocation: Allocation, **_) -> Finding:
     """f is a distribution and stationary under the token chain (eq. 6-7 with the boundary
-    rows) built from the reported P_Y and P_B of eq. 8: |f P - f| <= 1e-9 for every type."""
+    rows) built from the reported P_Y and P_B of eq. 8: |f P - f| <= ``STATIONARY_TOL`` for
+    every type."""
     _, f, p_y = _columns(allocation)
     broken = not_a_distribution(p, f, "stationarity")
     if broken:
@@ -267,7 +268,7 @@ def token_supply(p: TokenProblem, allocation: Allocation, **_) -> Finding:
 
 def monotone_thresholds(p: TokenProblem, allocation: Allocation, **_) -> Finding:
     """Thresholds do not rise with tokens (the paper's claim in section 3.3, Fig. 2; checked,
-    not assumed) over 0 < t < t_max, to 1e-9 of the utility scale."""
+    not assumed) over 0 < t < t_max, to ``THRESHOLD_SLACK`` of the utility scale."""
     thresholds, _, _ = _columns(allocation)
     missing = missing_threshold(p, thresholds, "monotone_thresholds")
     if missing:
@@ -275,7 +276,7 @@ def monotone_thresholds(p: TokenProblem, allocation: Allocation, **_) -> Finding
     inner = thresholds[:, 1:-1]
     with np.errstate(over="ignore"):              # thresholds of a file may be any numbers
         rise = np.diff(inner, axis=1)
-    if rise.size and rise.max() > PROBABILITY_SLACK * p.scale:
+    if rise.size and rise.max() > THRESHOLD_SLACK * p.scale:
         k, t = np.unravel_index(int(np.argmax(rise)), rise.shape)
         return Finding("monotone_thresholds", False,
                        f"type {p.ids[k]}'s threshold rises from {inner[k, t]:.6g} at t = "

@@ -1,7 +1,8 @@
 """hetero checks, each from its definition on the time fractions at hand.
 
 E_j = sum_k T_jk x_jk (effective throughput), E_j^iso under the isolated share
-(``models.hetero.isolated_share``). Tolerances are relative (RTOL) to the quantities compared.
+(``models.hetero.isolated_share``). Tolerances are the kind's (``models.hetero``), relative
+(RTOL) to the quantities compared.
 """
 
 from __future__ import annotations
@@ -11,8 +12,15 @@ import functools
 import numpy as np
 
 from fairalloc.allocation import Allocation
+from fairalloc.checks import best_of_others, no_mechanism, nothing_found, probe, probe_budget
 from fairalloc.errors import SolverError
 from fairalloc.models.hetero import (
+    MAX_MIN_SHORTFALL,
+    PARETO_GAIN,
+    PARETO_LOSS,
+    RTOL,
+    THROUGHPUT_FLOOR,
+    TIE,
     HeteroProblem,
     effective,
     eligible,
@@ -25,11 +33,7 @@ from fairalloc.models.hetero import (
 )
 from fairalloc.result import Finding
 from fairalloc.solvers.highs import solve_matrix
-from fairalloc.validators import best_of_others, no_mechanism, nothing_found, probe, probe_budget
 
-RTOL = 1e-7
-PARETO_GAIN = 1e-6             # of a job's throughput: a gain above it refutes efficiency
-PARETO_LOSS = 1e-9             # of a job's throughput: a witness's job may lose this (floats)
 PARETO_PROBES = 8              # LPs maximising one job's gain alone, when the sum is spread
 PROBE_WORK = 1_000             # job-solves (an LP each): from 1,000 jobs the probe re-runs once
 LIES = (0.0, 0.25, 0.5, 2.0, 4.0)   # a type's reported throughput, times the truth
@@ -259,7 +263,7 @@ def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     report = solve_matrix(*parts, interior=interior_pays(parts[0]))
     best = report.objective
     j = int(np.argmin(level))
-    if level[j] < best * (1 - 1e-6) - 1e-12:
+    if level[j] < best * (1 - MAX_MIN_SHORTFALL) - TIE:
         return Finding("max_min", False, f"smallest weighted normalised throughput "
                        f"{level[j]:.6g} ({p.ids[j]}); the max-min is {best:.6g}",
                        {"job": p.ids[j], "level": level[j], "max_min": best})
@@ -291,7 +295,7 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
     def gain(j: int, label: str, liar: HeteroProblem, outcome) -> dict | None:
         got = float(p.throughput[j] @ time_of(p, outcome.allocation)[j])
         extra = got - truth[j]
-        if extra > RTOL * max(truth[j], 1e-12):
+        if extra > RTOL * max(truth[j], THROUGHPUT_FLOOR):
             return {"gain": extra / max(truth[j], 1e-300), "job": p.ids[j], "report": label,
                     "truthful": truth[j], "lying": got}
         return None

@@ -1,15 +1,15 @@
 """The check particular to EMRF allocations: delta-fairness (the others are the Leontief
-axioms of ``validators/leontief.py``, shared with drf)."""
+axioms of ``checks/leontief.py``, shared with drf)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from fairalloc.allocation import Allocation
+from fairalloc.checks.leontief import exceeds
 from fairalloc.models.emrf import delta_bound, share_ratio
 from fairalloc.models.leontief import Leontief
 from fairalloc.result import Finding
-from fairalloc.validators.leontief import exceeds
 
 
 def delta_fairness(problem, allocation: Allocation, **_) -> Finding:

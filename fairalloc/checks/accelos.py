@@ -9,8 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from fairalloc.allocation import Allocation
+from fairalloc.checks import best_of_others
 from fairalloc.models.accelos import (
     RESOURCES,
+    RTOL,
     AccelosProblem,
     max_min_level,
     most_groups,
@@ -18,10 +20,8 @@ from fairalloc.models.accelos import (
     weighted_dominant_share,
 )
 from fairalloc.result import Finding
-from fairalloc.validators import best_of_others
 
 ENVY_BLOCK = 1 << 18  # (kernel class, kernel) pairs compared at once in the envy check
-RTOL = 1e-9
 
 
 def _groups(allocation: Allocation) -> np.ndarray:

@@ -9,11 +9,11 @@ The checks on Leontief users (drf, emrf) share one view, ``problem.market``
 ``min_d b_d / a_id`` units, capped at its ``max_tasks``. They exploit classes of users with the
 same demand direction, so they cost O(n D + K^2 D) for K classes instead of O(n^2).
 
-Tolerances: amounts are compared with a relative tolerance of 1e-7 (LP solutions are accurate to
-about 1e-9) of the amount or of its natural size, whichever is larger: a resource's capacity, and
+Tolerances are the kind's (``models.leontief``): amounts are compared with a relative tolerance
+``RTOL`` of the amount or of its natural size, whichever is larger: a resource's capacity, and
 for a user's units what the user runs on the whole of its dominant resource (``unit_scale``).
 No tolerance is absolute, so a spec with every quantity scaled by any factor gets the same
-verdicts. Whole tasks are compared exactly.
+verdicts. Whole tasks are compared exactly, up to float noise (``WHOLE``).
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ from collections.abc import Callable
 import numpy as np
 
 from fairalloc.allocation import Allocation
-from fairalloc.models.leontief import Leontief, group_rows, row_max
+from fairalloc.checks import no_mechanism, nothing_found, probe, probe_budget
+from fairalloc.models.leontief import RTOL, WHOLE, Leontief, group_rows, row_max
 from fairalloc.result import Finding, Solution
 from fairalloc.solvers.highs import INF, solve_wide
-from fairalloc.validators import no_mechanism, nothing_found, probe, probe_budget
 
-RTOL = 1e-7
 # demand classes above which envy is found by the dominance sweep: the class path compares
 # C demand with K <= n bundle classes at ~14 ns a pair, the sweep costs ~2 us a user (at 2,000
 # users of distinct demands, 55 ms against 3.8 ms; at 100, 0.26 ms against 0.20 ms)
@@ -70,7 +69,7 @@ def feasibility(problem, allocation: Allocation, **_) -> Finding:
         (exceeds(x, m.caps, unit), "above its cap"),
         (exceeds(x, m.worth(np.arange(m.n), bundles), unit),
          "more units than its bundle supports"),
-        ((np.abs(x - np.round(x)) > 1e-9) if m.integral else np.zeros(m.n, bool),
+        ((np.abs(x - np.round(x)) > WHOLE) if m.integral else np.zeros(m.n, bool),
          "fractional tasks"),
     ]
     for mask, what in checks:
@@ -194,12 +193,12 @@ def _envious_by_dominance(m: Leontief, x: np.ndarray, bundles: np.ndarray) -> np
     """The envious users, for any number of demand and bundle classes.
 
     i envies j iff j's weight-normalised bundle B_j / w_j beats q_i = (x_i + tol) / w_i * a_i
-    in every resource i uses (for whole tasks, x_i + 1 - 1e-9 in place of x_i + tol): an orthant
-    query, answered for all users at once by ``_dominated``, one support pattern at a time.
+    in every resource i uses (for whole tasks, x_i + 1 - ``WHOLE`` in place of x_i + tol): an
+    orthant query, answered for all users at once by ``_dominated``, one support pattern at a time.
     """
     scaled = bundles / m.weights[:, None]
     if m.integral:
-        target = x + 1 - 1e-9
+        target = x + 1 - WHOLE
     else:
         target = x + RTOL * np.maximum(unit_scale(m), np.abs(x))
     query = (target / m.weights)[:, None] * m.demand
@@ -263,7 +262,7 @@ def envy_freeness(problem, allocation: Allocation, **_) -> Finding:
             best[i], rival[i] = 0.0, i
     worth = np.minimum(m.caps, m.weights / m.dominant() * best)
     if m.integral:
-        worth = np.floor(worth + 1e-9)
+        worth = np.floor(worth + WHOLE)
     envious = exceeds(worth, x, unit_scale(m))
     if not envious.any():
         return Finding("envy_freeness", True,
@@ -314,7 +313,7 @@ def pareto_efficiency(problem, allocation: Allocation, **_) -> Finding:
     slack = np.maximum(m.capacity - x @ m.demand, 0.0)
     room = m.caps - x
     if m.integral:
-        fits = (m.demand <= slack + 1e-9 * m.capacity).all(axis=1) & (room >= 1)
+        fits = (m.demand <= slack + WHOLE * m.capacity).all(axis=1) & (room >= 1)
         if fits.any():
             i = int(np.flatnonzero(fits)[0])
             return Finding("pareto_efficiency", False,

@@ -10,25 +10,22 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairalloc.allocation import Allocation
-from fairalloc.models.moldable import MoldableProblem, id_ranges
+from fairalloc.checks import bounds
+from fairalloc.models.moldable import TIME_RTOL, TIME_TOL, MoldableProblem, id_ranges
 from fairalloc.result import Finding
-from fairalloc.validators import bounds
-
-TOL = 1e-12     # of the schedule's scale: two times this close are one instant (float sums,
-                # JSON round trips); the model keeps every duration above 1e-9 of it
 
 
 def time_scale(p: MoldableProblem, allocation: Allocation) -> float:
     """The schedule's scale: its latest time or the serial horizon, whichever is larger. Every
-    tolerance is this times ``TOL``, so a schedule in microseconds and one in years are judged
-    alike."""
+    tolerance is this times ``TIME_TOL`` (the kind's, ``models.moldable``), so a schedule in
+    microseconds and one in years are judged alike."""
     latest = max((float(np.abs(allocation.column(c)).max(initial=0.0))
                   for c in ("offload_end", "end")), default=0.0)
     return max(latest, p.horizon)
 
 
 def _near(a, b, tol: float) -> np.ndarray:
-    return np.isclose(a, b, rtol=1e-9, atol=tol)
+    return np.isclose(a, b, rtol=TIME_RTOL, atol=tol)
 
 
 @dataclass(frozen=True)
@@ -258,7 +255,7 @@ def feasibility(p: MoldableProblem, allocation: Allocation, **_) -> Finding:
     after its offload, 1 <= k_i <= chi_i, runs last w_i(k_i)/k_i, at no instant are more than m
     processors busy, and (where the schedule names ``processor_ids``) each job holds k_i ids in
     0..m-1 and no id serves two jobs at once. Whether time is wasted is ``no_unforced_idle``."""
-    problems, _ = violations(p, allocation, TOL * time_scale(p, allocation))
+    problems, _ = violations(p, allocation, TIME_TOL * time_scale(p, allocation))
     if problems:
         return Finding("feasibility", False, f"{len(problems)} violation(s): {problems[0]}",
                        {"problems": problems[:10]})
@@ -276,7 +273,7 @@ def no_unforced_idle(p: MoldableProblem, allocation: Allocation, **_) -> Finding
     if ("processor_ids",) not in allocation.columns:
         return Finding("no_unforced_idle", "unchecked", "the schedule names no processor_ids: "
                        "which job waits for which is unknown")
-    tol = TOL * time_scale(p, allocation)
+    tol = TIME_TOL * time_scale(p, allocation)
     problems, passed = violations(p, allocation, tol)
     if problems:
         return Finding("no_unforced_idle", "unchecked", "the schedule is not feasible")

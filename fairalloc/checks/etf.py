@@ -7,11 +7,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairalloc.allocation import Allocation
+from fairalloc.allocation import Allocation, agrees
+from fairalloc.checks import no_mechanism, nothing_found, probe, probe_budget
 from fairalloc.levels import fewest_reaching, highest_level
-from fairalloc.models.etf import TIE, EtfProblem, energy_key, guarantee
+from fairalloc.models.etf import (
+    ENERGY_FLOOR,
+    ROUNDING_SLACK,
+    TIE,
+    EtfProblem,
+    energy_key,
+    guarantee,
+)
 from fairalloc.result import Finding
-from fairalloc.validators import no_mechanism, nothing_found, probe, probe_budget
 
 PROBE_LEAST = 2       # re-runs the strategy-proofness probe makes however large the spec
 SHOWN = 8             # apps the probe's detail names one by one
@@ -42,13 +49,12 @@ def feasibility(p: EtfProblem, allocation: Allocation, **_) -> Finding:
     t = _slices(allocation)
     problems = []
     if ("energy",) in allocation.columns:
-        wrong = np.flatnonzero(~np.isclose(allocation.column("energy"), t * p.power,
-                                           rtol=1e-9, atol=1e-12))
+        wrong = np.flatnonzero(~agrees(allocation.column("energy"), t * p.power))
         if wrong.size:
             problems.append(f"{p.ids[wrong[0]]}'s energy is not time x power "
                             f"({allocation.column('energy')[wrong[0]]:g} != "
                             f"{t[wrong[0]] * p.power[wrong[0]]:g})")
-    if np.any(np.abs(t - np.round(t)) > 1e-9):
+    if np.any(np.abs(t - np.round(t)) > ROUNDING_SLACK):
         problems.append("fractional slices")
     if np.any(t < 0):
         problems.append("negative slices")
@@ -226,14 +232,14 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
         if not (t_new >= t[i] and e_new >= energy[i] and (t_new > t[i] or e_new > energy[i])):
             return None
         return {"gain": max((t_new - t[i]) / max(t[i], 1.0),
-                            (e_new - energy[i]) / max(energy[i], 1e-12)),
+                            (e_new - energy[i]) / max(energy[i], ENERGY_FLOOR)),
                 "app": p.ids[i], "misreport": label,
                 "time": [t[i], t_new], "energy": [energy[i], e_new]}
 
     best, _, _ = probe(mechanism, order, lambda i: _misreports(p, int(i), bool(level[i])),
                        reported, gain, budget)
     scope = probed_scope(p.n, tried, p.ids)
-    if best["gain"] > 1e-9:
+    if best["gain"] > TIE:
         return Finding("strategy_proofness", False,
                        f"{best['app']} gains by misreporting ({best['misreport']}): time "
                        f"{best['time'][0]:g} -> {best['time'][1]:g}, energy "
