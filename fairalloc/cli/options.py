@@ -116,7 +116,7 @@ def _cluster(text: str):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def settings(args) -> dict:
+def solver_settings(args) -> dict:
     """The API's solver keywords from the command line (the log: ``main``'s -v)."""
     return {"time_limit": args.time_limit, "mip_gap": args.mip_gap, "threads": args.threads}
 

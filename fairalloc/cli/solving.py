@@ -19,7 +19,7 @@ from fairalloc.cli.options import (
     gate_flags,
     json_or_text,
     latex_flag,
-    settings,
+    solver_settings,
 )
 from fairalloc.cli.output import (
     bar,
@@ -101,7 +101,7 @@ def cmd_solve(args) -> int:
     check_fail_on(spec.kind, args.fail_on)
     if args.fail_on and args.no_validate:
         raise UsageError("--fail-on", "needs the checks: drop --no-validate")
-    result = api.solve(spec, args.method, validate=not args.no_validate, **settings(args))
+    result = api.solve(spec, args.method, validate=not args.no_validate, **solver_settings(args))
     emit(result, args.format, args.rows, args.latex_width)
     if args.plot:       # an untitled spec's picture is titled by its file name
         draw(result if result.name else dataclasses.replace(result, name=spec_title(spec)),
@@ -126,7 +126,7 @@ def cmd_validate(args) -> int:
 def cmd_compare(args) -> int:
     spec = api.load_spec(args.spec)
     check_fail_on(spec.kind, args.fail_on)
-    rows = api.compare(spec, args.methods, **settings(args))
+    rows = api.compare(spec, args.methods, **solver_settings(args))
     results = [r for _, r in rows if isinstance(r, Result)]
     if args.format == "json":
         print(json.dumps([r.to_dict() if isinstance(r, Result) else {"method": m, "error": r}
@@ -178,7 +178,7 @@ def cmd_sweep(args) -> int:
         swept = api.sweep(spec, sets, method=args.method, methods=args.methods,
                           metrics=args.metrics, store=args.store, resume=args.resume,
                           workers=args.workers, cluster=args.cluster,
-                          log=args.verbose or None, **callbacks, **settings(args))
+                          log=args.verbose or None, **callbacks, **solver_settings(args))
     code = outcome(swept.study.name, swept.progress, args.store, args)
     if code == 130:
         return code

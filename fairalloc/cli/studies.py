@@ -18,7 +18,7 @@ from fairalloc.cli.options import (
     execution_flags,
     latex_flag,
     refuse_overwrite,
-    settings,
+    solver_settings,
 )
 from fairalloc.cli.output import bar, note, outcome, print_rows, print_summary
 from fairalloc.files import write_text
@@ -109,7 +109,7 @@ def cmd_experiment(args) -> int:
     with bar(opts, f"{args.kind} experiment") as callbacks:
         run = api.experiment(args.kind, opts.seed, opts.methods, store=opts.store,
                              resume=opts.resume, workers=opts.workers, cluster=opts.cluster,
-                             log=opts.verbose or None, **callbacks, **settings(opts),
+                             log=opts.verbose or None, **callbacks, **solver_settings(opts),
                              **parameters)
     code = outcome(run.study.name, run.progress, opts.store, opts)
     if code == 130:
@@ -160,7 +160,7 @@ def cmd_simulate(args) -> int:
         run = api.simulate(spec, args.method, mechanisms=args.mechanisms, rounds=args.rounds,
                            seed=args.seed, store=args.store, resume=args.resume,
                            workers=args.workers, cluster=args.cluster,
-                           log=args.verbose or None, **callbacks, **settings(args))
+                           log=args.verbose or None, **callbacks, **solver_settings(args))
     code = outcome(run.sweep.study.name, run.sweep.progress, args.store, args)
     if code == 130:
         return code
@@ -192,7 +192,7 @@ def cmd_study_run(args) -> int:
     with bar(args, stem(args.study)) as callbacks:
         done = api.study_run(args.study, path, resume=args.resume, workers=args.workers,
                              cluster=args.cluster, log=args.verbose or None, **callbacks,
-                             **settings(args))
+                             **solver_settings(args))
     code = outcome(done.study.name, done.progress, path, args)
     if code == 130 or args.quiet:
         return code
