@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from fairalloc.contract import Kind
+from fairalloc.contract import Kind, Replay
 from fairalloc.models import hetero as model
+from fairalloc.replay import hetero as replay
 from fairalloc.solvers import hetero as solvers
 from fairalloc.studies import hetero as studies
 from fairalloc.validators import hetero as checks
@@ -32,4 +33,12 @@ KIND = Kind(
            "total_normalized_throughput": "total normalised throughput (× isolated)",
            "total_throughput": "throughput (steps/s)", "utilization.*": "utilization (share)",
            "max_finish_time_ratio": "finish-time ratio (× isolated)"},
+    replay=Replay(
+        summary="GPU jobs arriving over time on worker types (Gavel's simulator: its "
+                "generator, rounds mechanism and policies)",
+        cluster=replay.cluster, resources=replay.resources, jobs=replay.jobs,
+        work=replay.work, generators={"gavel": replay.gavel, "static": replay.static},
+        problem=replay.problem, rates=replay.rates, usage=replay.usage,
+        mechanisms={"rounds": replay.rounds}, policies=replay.POLICIES, aware=replay.AWARE,
+        default_policy="max-min"),
 )
