@@ -20,8 +20,8 @@ import numpy as np
 from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations
 from fairalloc.models.hetero import (
-    HeteroProblem,
     SMALLEST_THROUGHPUT,
+    HeteroProblem,
     effective,
     eligible,
     measured,
