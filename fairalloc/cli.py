@@ -602,6 +602,34 @@ def cmd_simulate(args) -> int:
     return code or (1 if run.status in FAILED else 0)
 
 
+def cmd_replay(args) -> int:
+    """Replay a kind's policy over time: the run's measures (or every job, as CSV), progress
+    (simulated time, jobs done) on stderr; exit 1 when the policy failed mid-run."""
+    doc = api.replays.load(args.spec)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeRemainingColumn())
+    with Bar(*columns, transient=True, console=Console(stderr=True),
+             disable=args.quiet) as bar:
+        task = bar.add_task(doc.name, total=doc.trace.n)
+        run = api.replay(doc, progress=lambda now, done, total: bar.update(
+            task, completed=done, description=f"{doc.name}: {now / 3600:.1f} h simulated"))
+    if args.format == "json":
+        print(json.dumps(run.to_dict(), indent=2, allow_nan=False))
+    elif args.format == "csv":
+        jobs = run.jobs
+        sys.stdout.write(csv_table(list(jobs), [[_number(v) for v in row]
+                                                for row in zip(*jobs.values())]))
+    else:
+        _print_rows(f"replay {run.name}: {run.settings['policy']} "
+                    f"({run.settings['mechanism']}), {run.settings['trace']}",
+                    ["measure", "value"], [list(row) for row in run.rows()], "table")
+    if run.status != "done":
+        print(f"fairalloc replay: status {run.status}: {run.summary['error']}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_schema(args) -> int:
     print(json.dumps(schema(args.kind), indent=2))
     return 0
@@ -611,7 +639,7 @@ def cmd_new(args) -> int:
     text = template(args.kind)
     if args.output:
         write_text(args.output, text)
-        then = "study run" if args.kind == "study" else "solve"
+        then = {"study": "study run", "replay": "replay"}.get(args.kind, "solve")
         print(f"wrote {args.output}; edit it, then: fairalloc {then} {args.output}",
               file=sys.stderr)
     else:
@@ -856,6 +884,11 @@ def parser() -> argparse.ArgumentParser:
     _execution_flags(sp, store_help="also keep the row (with its whole result) in this DuckDB "
                                     "file (default: in memory only)")
     sp.set_defaults(writes={"plot": "--plot", "store": "--store"})
+    sp = add("replay", cmd_replay, "replay a kind's policy over time on a trace of arriving "
+             "jobs (fairalloc new replay)", spec=False)
+    sp.add_argument("spec", metavar="FILE", help="replay document (JSON)")
+    sp.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    sp.set_defaults(reads={"spec": "FILE"})
     _study_parsers(add("study", None, "studies: many instances x methods, stored in DuckDB, "
                        "on a local pool or a Dask cluster", spec=False))
     sp = add("report", cmd_report, "write a report: of a spec (every method side by side, the "
@@ -897,7 +930,7 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("kind", choices=kinds)
     sp = add("new", cmd_new, "print (or write) a commented template spec (a kind's, or a "
              "study's)", spec=False)
-    sp.add_argument("kind", choices=[*kinds, "study"])
+    sp.add_argument("kind", choices=[*kinds, "study", "replay"])
     sp.add_argument("-o", "--output", type=arg.writable,
                     help="write to this file instead of standard output")
     add("list", cmd_list, "problem kinds, their methods and checks", spec=False)

@@ -96,13 +96,14 @@ class Verdicts:
                                        "witness": f.witness}
 
     def summary(self) -> dict[str, dict]:
-        """Per check: its counts, ``holds`` (True: every checked allocation held; False: one
-        failed; None: none failed but some were not decided) and the worst witness."""
+        """Per check: its counts of each verdict, ``passed`` (True: every checked allocation
+        held — the run's ✓; False: one failed; None: none failed but some were not decided)
+        and the worst witness."""
         out = {}
         for check, counts in self.counts.items():
-            holds = False if counts["fails"] else (
+            passed = False if counts["fails"] else (
                 True if counts["unrefuted"] + counts["unchecked"] == 0 else None)
-            out[check] = {**counts, "holds": holds, "worst": self.worst.get(check)}
+            out[check] = {**counts, "passed": passed, "worst": self.worst.get(check)}
         return out
 
 
@@ -197,9 +198,10 @@ class Progress(Protocol):
 
 
 def run(trace, work: np.ndarray, mechanism: Mechanism, policy: Policy, resources: int,
-        progress: Progress | None = None) -> Timeline:
+        progress: Progress | None = None, watch: slice | None = None) -> Timeline:
     """Replay ``trace`` (jobs needing ``work``) under ``mechanism`` until every job finished
-    or the policy failed."""
+    (or, with ``watch``, every job at those positions: Gavel stops when its measured window
+    is done, jobs still arriving), or the policy failed."""
     began = time.perf_counter()
     n = trace.n
     arrival = trace.arrival
@@ -256,6 +258,9 @@ def run(trace, work: np.ndarray, mechanism: Mechanism, policy: Policy, resources
             active = active[~finished]
             done += int(finished.sum())
             changed = True
+            if watch is not None and np.isfinite(finish[watch]).all():
+                now = end
+                break
         now = end
         if progress is not None and time.perf_counter() - reported >= PROGRESS_EVERY_S:
             progress(now, done, n)
