@@ -712,8 +712,9 @@ def cmd_list(args) -> int:
     table = Table("kind", "methods (default *, exact †)", "checks", "also", "what",
                   box=box.SIMPLE_HEAD)
     for kind in KINDS.values():
+        exact = kind.exact_methods()
         methods = ", ".join(
-            m + ("*" if m == kind.default else "") + ("†" if m == kind.exact else "")
+            m + ("*" if m == kind.default else "") + ("†" if m in exact else "")
             for m in kind.methods)
         checks = ", ".join(kind.check_names())
         also = ", ".join(command for command, capability in (

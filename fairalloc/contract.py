@@ -220,6 +220,19 @@ class Kind:
     # spec's, where the method declares them: a faster formulation of the same allocation
     # (emrf's class LP for its Pyomo model), so that a probe costs solves, not model builds
     probe_options: dict[str, Any] = field(default_factory=dict)
+    # the paper the kind implements, as a reference a reader can cite (Markdown: authors,
+    # title, venue, year, DOI); reports and ``fairalloc list`` show it, docs/references.md
+    # lists them all
+    reference: str | None = None
+    # methods besides ``exact`` that solve exactly, each with what it solves exactly (its own
+    # objective, when not the kind's): ``fairalloc list`` and README's kind table mark them
+    also_exact: dict[str, str] = field(default_factory=dict)
+
+    def exact_methods(self) -> dict[str, str]:
+        """Every method that solves exactly, with what it solves: ``exact`` (the kind's
+        objective, the reference of ``compare``'s ratios) first, then ``also_exact``."""
+        first = {self.exact: "the kind's objective"} if self.exact else {}
+        return first | self.also_exact
 
     def check_names(self) -> tuple[str, ...]:
         """The names of the kind's checks as results show them and ``checks=``, ``--fail-on``

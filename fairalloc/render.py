@@ -368,11 +368,13 @@ class Cell:
 def comparison(rows: list[tuple[str, Result | str]], exact: str | None, sense: str,
                show=fmt) -> tuple[list[str], list[list[str]], list[str]]:
     """``compare``'s table: per method its status, objective, time, ratio to the exact
-    method's objective (1 = as good; ``ratio_to``), MIP gap and bound, and the reasons of the
-    methods that did not apply. Returns (header, rows, notes)."""
+    method's objective (1 = as good; ``ratio_to``), the solver's MIP gap and bound, and the
+    reasons of the methods that did not apply. A ratio to an exact result not proven optimal
+    (stopped at its limit) is written ``≥ r``: the optimum is at least as good as that
+    incumbent, so the ratio to it is at least r. Returns (header, rows, notes)."""
     reference = next((r for m, r in rows if m == exact and isinstance(r, Result)), None)
     header = ["method", "status", "objective", "time (s)", ratio_header(exact or "exact", sense),
-              "gap", "bound"]
+              "MIP gap", "solver bound"]
     body, notes = [], []
     for name, r in rows:
         if not isinstance(r, Result):
@@ -380,9 +382,20 @@ def comparison(rows: list[tuple[str, Result | str]], exact: str | None, sense: s
             notes.append(f"n/a {name}: {r}")
             continue
         ratio = ratio_to(r.objective, reference.objective, sense) if reference else None
+        shown = show(ratio)
+        if ratio is not None and not reference_proven(reference):
+            shown = f"≥ {shown}"
         body.append([name, r.status, show(r.objective), show(r.solver.get("time_s")),
-                     show(ratio), show(r.solver.get("gap")), show(r.solver.get("bound"))])
+                     shown, show(r.solver.get("gap")), show(r.solver.get("bound"))])
+    if reference is not None and not reference_proven(reference):
+        notes.append(f"≥: {exact}'s result is {reference.status}, not proven optimal, so each "
+                     "ratio to the optimum is at least the one shown")
     return header, body, notes
+
+
+def reference_proven(reference: Result) -> bool:
+    """Whether a ratio's reference is proven: the exact method's result is optimal."""
+    return reference.status == "optimal"
 
 
 def verdict_cell(finding: Finding) -> Cell:

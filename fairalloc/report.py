@@ -147,7 +147,15 @@ def spec_report(spec, methods: Sequence[str] | None = None,
     notes = re.sub(r"\A# .*\n+", "", paper_notes(spec.kind))   # its title: the heading here
     if notes:
         doc.blocks += [Heading("Notes on the paper"), Notes(notes)]
+    doc.blocks += _reference(kind)
     return doc
+
+
+def _reference(kind) -> list[Block]:
+    """The paper the kind implements, to cite (``Kind.reference``)."""
+    if not kind.reference:
+        return []
+    return [Heading("Reference"), Notes(kind.reference)]
 
 
 def _methods(compared, kind) -> list[Block]:
@@ -264,6 +272,7 @@ def store_report(path: str, study: str | None = None) -> Document:
         _figure("study", title, lambda p: plots.study(rows, by, ["ratio"], labels, title, p,
                                                       [*record["grid"]])),
         Heading("The study"), Code(json.dumps(record["spec"], indent=2)),
+        *_reference(KINDS[record["kind"]]),
     ]
     return doc
 

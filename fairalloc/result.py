@@ -238,5 +238,30 @@ class Comparison(list):
     def _repr_markdown_(self) -> str:
         return NOTEBOOK["comparison.markdown"](self)
 
+    def to_pandas(self):
+        """One row per method (the index): status, objective, time_s, the ``ratio`` to the
+        exact method (1 = as good; ``ratio_to``) and whether that reference is proven
+        optimal, the solver's gap and bound, ``check.<name>`` verdicts and ``metric.<name>``
+        numbers; a method that does not apply has status ``n/a`` and its ``reason``."""
+        pd = _pandas("Comparison.to_pandas")
+        reference = next((r for m, r in self if m == self.exact and isinstance(r, Result)),
+                         None)
+        rows = []
+        for method, r in self:
+            if not isinstance(r, Result):
+                rows.append({"method": method, "status": "n/a", "reason": str(r)})
+                continue
+            rows.append({
+                "method": method, "status": r.status, "objective": r.objective,
+                "time_s": r.solver.get("time_s"),
+                "ratio": ratio_to(r.objective, reference.objective, self.sense)
+                if reference else None,
+                "reference_proven": reference.status == "optimal" if reference else None,
+                "gap": r.solver.get("gap"), "bound": r.solver.get("bound"),
+                **{f"check.{f.check}": f.verdict for f in r.validation},
+                **{f"metric.{k}": v for k, v in flat_metrics(plain_value(r.metrics,
+                                                                         finite=False))}})
+        return pd.DataFrame(rows).set_index("method")
+
     def _repr_html_(self) -> str:
         return NOTEBOOK["comparison.html"](self)

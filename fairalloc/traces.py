@@ -35,6 +35,18 @@ TYPED = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "U
          "DOUBLE"}
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 CSV_TOKEN = re.compile(r'"[^"]*"|\r\n|\r|\n|[^"\r\n]+')
+LINE_TOKEN = re.compile(r"\r\n|\r|\n|[^\r\n]+")     # a text table without quoting
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a text table is written: its delimiter (None: ``,`` for .csv, a tab for .tsv, else
+    detected), the names of its columns (None: its first line names them) and whether ``"``
+    quotes cells (else every character is data and a line is a row)."""
+
+    delimiter: str | None = None
+    names: tuple[str, ...] | None = None
+    quoted: bool = True
 
 
 @dataclass(frozen=True)
@@ -172,11 +184,11 @@ def _with_gaps(values: np.ndarray, empty: np.ndarray) -> list:
     return out.tolist()
 
 
-def read_table(path: str) -> tuple[list[str], Table, dict[str, str]]:
+def read_table(path: str, layout: Layout = Layout()) -> tuple[list[str], Table, dict[str, str]]:
     """Read a CSV or Parquet file into DuckDB: (columns, the table, column -> type). A CSV's
-    cells are its text (None when empty); a Parquet file's integer and double columns are
-    numbers, its other columns text. A file DuckDB cannot read is a ``SpecError`` naming the
-    file (and DuckDB's line)."""
+    cells are its text (None when empty), written as ``layout`` says; a Parquet file's
+    integer and double columns are numbers, its other columns text. A file DuckDB cannot read
+    is a ``SpecError`` naming the file (and DuckDB's line)."""
     import duckdb  # lazy: heavy, only reading a trace table needs it
 
     source = Path(path)
@@ -188,25 +200,46 @@ def read_table(path: str) -> tuple[list[str], Table, dict[str, str]]:
     except InputRefused as exc:
         raise SpecError([Violation("$", exc.rule)], str(path), what="table") from None
     suffix = source.suffix.lower()
-    delimiter = {".csv": ", delim = ','", ".tsv": ", delim = '\\t'"}.get(suffix, "")
-    reader = "read_parquet(?)" if suffix in PARQUET_SUFFIXES else \
-        f"read_csv(?, header = true, auto_detect = true, sample_size = -1, all_varchar = true" \
-        f"{delimiter})"
+    reader, options = ("read_parquet(?)", []) if suffix in PARQUET_SUFFIXES else \
+        csv_reader(suffix, layout)
     con = duckdb.connect()
     con.execute("SET preserve_insertion_order = true")    # the default; rows keep file order
     try:
-        con.execute(f"CREATE TABLE t AS SELECT * FROM {reader}", [str(source)])
+        con.execute(f"CREATE TABLE t AS SELECT * FROM {reader}", [str(source), *options])
         relation = con.sql("SELECT * FROM t")
         types = dict(zip(relation.columns, map(str, relation.types)))
         rows = con.sql("SELECT count(*) FROM t").fetchall()[0][0]
     except duckdb.Error as exc:
         con.close()
-        message = " ".join(str(exc).split())
+        # DuckDB's fixes name its own options, which a user of fairalloc cannot set
+        message = " ".join(str(exc).split()).split(" Possible fixes:")[0]
         raise SpecError([Violation("$", message[:500])], str(path), what="table") from None
     if not types or not rows:
         con.close()
         raise SpecError([Violation("$", "the table has no rows")], str(path), what="table")
     return list(types), Table(con, types, rows), types
+
+
+def csv_reader(suffix: str, layout: Layout) -> tuple[str, list]:
+    """DuckDB's reader of a text table written as ``layout`` says, and its parameters after
+    the file's name: every cell read as text."""
+    delimiter = layout.delimiter or {".csv": ",", ".tsv": "\t"}.get(suffix)
+    options, values = ["header = ?"], [layout.names is None]
+    if layout.names is None:
+        options.append("auto_detect = true, sample_size = -1, all_varchar = true")
+    else:       # as named, not sniffed: a row of other fields than named is refused at its line
+        types = ", ".join(f"{_sql_text(name)}: 'VARCHAR'" for name in layout.names)
+        options.append(f"auto_detect = false, columns = {{{types}}}")
+    if delimiter is not None:
+        options.append("delim = ?")
+        values.append(delimiter)
+    if not layout.quoted:
+        options += ["quote = ''", "escape = ''"]
+    return f"read_csv(?, {', '.join(options)})", values
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _plain(values) -> list:
@@ -332,7 +365,7 @@ def _numbers_checked(values: list, leaf: Leaf) -> tuple[list, list[tuple[int, st
     wrong = given & ~np.isfinite(data)
     if leaf.kind == "integer":
         wrong |= given & np.isfinite(data) & (data != np.round(data))
-    bad = [(int(i), f"{values[i]!r} is not {_article(leaf.kind)}")
+    bad = [(int(i), f"{values[i]!r} is not {article(leaf.kind)}")
            for i in np.flatnonzero(wrong)[:20]]
     if leaf.kind == "integer" and not bad:
         values = [None if v is None else int(v) for v in values]
@@ -393,11 +426,8 @@ def entities(table: Table, pairs: list[tuple[Leaf, str]], source: str) -> list[d
         parent = leaf.path[:-1]
         fills.setdefault(parent or leaf.path, (parent, []))[1].append((leaf.path[-1], values))
     if wrong_cells:
-        line = row_lines(source)
-        raise SpecError([Violation(f"line {line(i)}, column {column!r}",
-                                   f"{why} ({leaf.name} is {_article(leaf.kind)})")
-                         for i, why, leaf, column in sorted(wrong_cells, key=lambda w: w[0])
-                         ][:20], source, what="table")
+        raise cells_refused([(i, column, f"{why} ({leaf.name} is {article(leaf.kind)})")
+                             for i, why, leaf, column in wrong_cells], source)
     for parent, keys in fills.values():
         _fill(rows, parent, keys)
     return rows
@@ -430,28 +460,45 @@ def _fill(rows: list[dict], parent: tuple[str, ...], keys: list[tuple[str, list]
                 node[last] = found
 
 
-def _article(kind: str) -> str:
+def cells_refused(cells: list[tuple[int, str, str]], source: str, *, what: str = "table",
+                  layout: Layout = Layout()) -> SpecError:
+    """The error naming bad cells, given as (row index, column, rule): one line each, the
+    first 20 in file order, at ``line N, column 'c'``."""
+    line = row_lines(source, layout)
+    return SpecError([Violation(f"line {line(i)}, column {column!r}", rule)
+                      for i, column, rule in sorted(cells, key=lambda c: c[0])][:20],
+                     source, what=what)
+
+
+def article(kind: str) -> str:
     return {"json": "a list or object (JSON)", "integer": "a whole number"}.get(kind, f"a {kind}")
 
 
-def row_lines(source: str) -> Callable[[int], int]:
-    """The file line where row ``index`` (0-based, after the header) of table ``source``
-    starts: in a CSV counted through quoted cells holding line breaks and past blank lines
-    (as DuckDB reads it); a Parquet file's row number + 2. Read only to report an error."""
+def row_lines(source: str, layout: Layout = Layout()) -> Callable[[int], int]:
+    """The file line where row ``index`` (0-based, after the header if any) of table
+    ``source`` starts: in a CSV counted through quoted cells holding line breaks (when
+    ``layout`` quotes) and past blank lines (as DuckDB reads it); a Parquet file's row number
+    + 2. Read only to report an error."""
     if Path(source).suffix.lower() in PARQUET_SUFFIXES:
         return lambda index: index + 2
-    starts = record_lines(Path(source).read_text(encoding="utf-8", errors="replace"))
-    return lambda index: starts[index + 1] if index + 1 < len(starts) else index + 2
+    starts = record_lines(Path(source).read_text(encoding="utf-8", errors="replace"),
+                          layout.quoted)
+    first = 1 if layout.names is None else 0
+    return lambda index: starts[index + first] if index + first < len(starts) else \
+        index + first + 1
 
 
-def record_lines(text: str) -> list[int]:
-    """The line (1-based) each non-blank record of CSV ``text`` starts on, the header first.
+def record_lines(text: str, quoted: bool = True) -> list[int]:
+    """The line (1-based) each non-blank record of CSV ``text`` starts on, the header first;
+    a ``"`` quotes line breaks unless not ``quoted``.
 
     >>> record_lines('id,note\\na,"two\\nlines"\\n\\nb,x\\n')
     [1, 2, 5]
+    >>> record_lines('a\\t"b\\nc\\n', quoted=False)
+    [1, 2]
     """
     starts, line, start, blank = [], 1, 1, True
-    for token in CSV_TOKEN.findall(text):
+    for token in (CSV_TOKEN if quoted else LINE_TOKEN).findall(text):
         if LINE_BREAK.fullmatch(token):
             if not blank:
                 starts.append(start)

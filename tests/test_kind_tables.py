@@ -59,3 +59,42 @@ def test_the_readme_kind_table_names_each_kind_and_its_methods():
         record = KINDS[kind]
         assert sorted(methods) == sorted(record.methods), (kind, methods)
         assert methods[0] == record.default, f"{kind}: README lists the default first"
+
+
+def _exact_marks(text: str) -> dict[str, set[str]]:
+    """README's kind table: kind -> the methods its row marks ``(exact…)``."""
+    marks = {}
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and re.fullmatch(r"`[\w-]+`", cells[0]):
+            marks[cells[0].strip("`")] = set(re.findall(r"`([^`]+)` \(exact", cells[2]))
+    return marks
+
+
+def test_the_readme_marks_as_exact_what_the_kind_records_do():
+    """One source for "exact": the kind record (``Kind.exact_methods``), which ``fairalloc
+    list`` prints; README's table must mark the same methods."""
+    marks = _exact_marks((ROOT / "README.md").read_text(encoding="utf-8"))
+    for kind, marked in marks.items():
+        assert marked == set(KINDS[kind].exact_methods()), kind
+
+
+def test_every_kind_cites_its_paper_in_the_references_page_and_methods_page():
+    references = (ROOT / "docs" / "references.md").read_text(encoding="utf-8")
+    methods = (ROOT / "docs" / "methods.md").read_text(encoding="utf-8")
+    sections = dict(re.findall(r"^## (\w+)\n\n(.*?)(?=^## |\Z)", methods, re.M | re.S))
+    for kind in shipped_kinds():
+        record = KINDS[kind]
+        assert record.reference and record.reference in references, kind
+        assert "(references.md)" in sections[kind].split("\n\n")[0], kind
+
+
+def test_fairalloc_list_marks_every_exact_method(capsys):
+    from clitools import cli
+
+    code, out, _ = cli(capsys, "list")
+    assert code == 0
+    for kind in shipped_kinds():
+        for method in KINDS[kind].methods:
+            exact = method in KINDS[kind].exact_methods()
+            assert re.search(rf"(?<![\w-]){re.escape(method)}\*?†", out) or not exact, method

@@ -218,3 +218,25 @@ def test_instance_and_export_from_python_are_the_command_line_ones(tmp_path, cap
     assert (tmp_path / "rows.csv").read_text().count("\n") == 3
     with pytest.raises(fairalloc.StoreError, match="has instances 0 to 1, not 5"):
         api.instance_spec(store, 5)
+
+
+def test_a_comparison_to_pandas_has_a_row_per_method():
+    compared = fairalloc.compare(str(EMRF1))
+    frame = compared.to_pandas()
+    assert list(frame.index) == [m for m, _ in compared]
+    lp, drf = dict(compared)["lp"], dict(compared)["drf"]
+    assert frame.loc["lp", "ratio"] == 1 and frame.loc["lp", "reference_proven"]
+    assert frame.loc["drf", "ratio"] == pytest.approx(lp.objective / drf.objective)  # max kind
+    assert frame.loc["lp", "check.envy_freeness"] == "fails"
+    assert frame.loc["drf", "metric.utilization.gpu"] == pytest.approx(
+        drf.metrics["utilization.gpu"])
+
+
+def test_a_sweep_to_pandas_has_a_column_per_key_and_a_row_per_point_and_method():
+    swept = fairalloc.sweep(str(EMRF1), {"knob": [0, 1], "users[0].weight": [1, 2]},
+                            methods=["lp", "drf"], workers=1)
+    frame = swept.to_pandas()
+    assert len(frame) == 8 and {"knob", "users[0].weight", "method", "status"} <= set(frame)
+    for (value, result), (_, row) in zip(swept, frame.iterrows()):
+        assert value == {"knob": row["knob"], "users[0].weight": row["users[0].weight"]}
+        assert result.method == row["method"] and result.objective == row["objective"]

@@ -76,6 +76,8 @@ def test_every_kind_gets_a_self_contained_html_report(tmp_path, capsys, kind):
 
     for method in KINDS[kind].methods:          # every method, side by side
         assert f"<td>{method}</td>" in comparison
+    title = KINDS[kind].reference.split("*")[1]   # the paper, cited by its title
+    assert "Reference" in dom.text and title in "".join(dom.text)
 
 
 def test_a_report_has_witnesses_figures_and_the_papers_notes(tmp_path, capsys):
@@ -164,6 +166,7 @@ def test_a_study_stores_report(tmp_path, capsys, study_store):
     dom = Dom(out.read_text(encoding="utf-8"))
     assert "summary" in dom.ids() and dom.count("svg") >= 1
     assert "gpusched2" in "".join(dom.text) and external_references(dom) == []
+    assert "Real-Time Scheduling upon a Host-Centric" in "".join(dom.text)   # its kind's paper
 
 
 @pytest.mark.parametrize("argv, message", [

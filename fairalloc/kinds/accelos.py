@@ -30,4 +30,8 @@ KIND = Kind(
            "fairness_improvement": "ratio to fcfs", "throughput_speedup": "ratio to fcfs",
            "thread_spread": "threads", "makespan": "time (model units)",
            "antt": "ANTT (×)", "stp": "STP", "overlap": "overlap (share)"},
+    reference=("Christos Margiolas and Michael F. P. O'Boyle. *Portable and Transparent Software "
+              "Managed Scheduling on Accelerators for Fair Resource Sharing.* CGO 2016 "
+              "(International Symposium on Code Generation and Optimization), ACM, 82–93. "
+              "https://doi.org/10.1145/2854038.2854040"),
 )

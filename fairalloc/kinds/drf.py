@@ -24,4 +24,7 @@ KIND = Kind(
     units={"objective": "min weighted dominant share (of capacity)",
            "*_weighted_dominant_share": "weighted dominant share (of capacity)",
            "utilization.*": "utilization (share of capacity)", "total_tasks": "tasks"},
+    reference=("Ali Ghodsi, Matei Zaharia, Benjamin Hindman, Andy Konwinski, Scott Shenker and Ion "
+              "Stoica. *Dominant Resource Fairness: Fair Allocation of Multiple Resource Types.* "
+              "NSDI 2011, USENIX, 323–336."),
 )

@@ -29,4 +29,8 @@ KIND = Kind(
            "utilization.*": "utilization (share of capacity)",
            "delta_*": "δ: spread of allocation ÷ fair share (ratio)",
            "*_share_ratio": "allocation ÷ fair share (ratio)", "knob": "knob η"},
+    reference=("Shanjiang Tang, BingSheng He, Shuhao Zhang and Zhaojie Niu. *Elastic Multi-Resource"
+              " Fairness: Balancing Fairness and Efficiency in Coupled CPU-GPU Architectures.* SC "
+              "2016 (International Conference for High Performance Computing, Networking, Storage "
+              "and Analysis), IEEE."),
 )

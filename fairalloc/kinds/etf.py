@@ -28,4 +28,9 @@ KIND = Kind(
            "min_weighted_energy": "min weighted energy (W × slices)",
            "*_fairness": "fairness index (0–1)", "utilization": "GPU utilization (share)",
            "phi_fair": "φ"},
+    reference=("Qianlin Liang, Walid A. Hanafy, Noman Bashir, David Irwin and Prashant Shenoy. "
+              "*Energy Time Fairness: Balancing Fair Allocation of Energy and Time for GPU "
+              "Workloads.* SEC 2023 (the Eighth ACM/IEEE Symposium on Edge Computing), ACM. "
+              "https://doi.org/10.1145/3583740.3628435"),
+    also_exact={'milp': "the kind's objective (the leximin, as a HiGHS MILP cross-check)"},
 )

@@ -41,4 +41,12 @@ KIND = Kind(
         problem=replay.problem, rates=replay.rates, usage=replay.usage,
         mechanisms={"rounds": replay.rounds}, policies=replay.POLICIES, aware=replay.AWARE,
         default_policy="max-min"),
+    reference=("Deepak Narayanan, Keshav Santhanam, Fiodar Kazhamiaka, Amar Phanishayee and Matei "
+              "Zaharia. *Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning "
+              "Workloads.* OSDI 2020, USENIX, 481–498."),
+    also_exact={
+        "leximin": "the kind's objective and, beyond it, the leximin",
+        "max-throughput": "its own objective, the total normalised throughput",
+        "finish-time": "its own objective, the largest finish-time ratio, to a bracket of 1e-9",
+    },
 )

@@ -34,4 +34,8 @@ KIND = Kind(
            "alpha": "α (share of the processors)"},
     plot=plots.gantt,
     bound=model.lower_bound,
+    reference=("Jinghao Sun, Jing Li, Zhishan Guo, An Zou, Xuan Zhang, Kunal Agrawal and Sanjoy "
+              "Baruah. *Real-Time Scheduling upon a Host-Centric Acceleration Architecture with "
+              "Data Offloading.* RTAS 2020 (IEEE Real-Time and Embedded Technology and "
+              "Applications Symposium). https://doi.org/10.1109/RTAS48715.2020.00-17"),
 )

@@ -25,4 +25,7 @@ KIND = Kind(
     units={"objective": "boost utility per agent and round (utility)", "mean_tokens": "tokens",
            "boosts_per_round": "boosts per round", "iterations": "iterations",
            "residual": "fixed-point residual", "strategy_gap": "strategy gap"},
+    reference=("Seyed Majid Zahedi, Songchun Fan and Benjamin C. Lee. *Managing Heterogeneous "
+              "Datacenters with Tokens.* ACM Transactions on Architecture and Code Optimization "
+              "15(2), Article 18, 2018. https://doi.org/10.1145/3191821"),
 )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, overload
 
+from fairalloc.allocation import _pandas
 from fairalloc.errors import SpecError
 from fairalloc.result import Result, check_column
 from fairalloc.spec import Spec
@@ -102,6 +103,17 @@ class Sweep(Sequence):
                                              "status": rows["status"][i],
                                              "error": rows["error"][i]})}
                 for i, (point, r) in enumerate(zip(self.points, self.results))]
+
+    def to_pandas(self):
+        """The rows as a pandas DataFrame: a column per swept key (its value at the row's
+        point), then the store's columns (method, status, objective, ``check.<name>``,
+        ``metric.<name>`` ...), one row per grid point and method."""
+        pd = _pandas("Sweep.to_pandas")
+        keys = self.keys
+        points = self.points
+        frame = pd.DataFrame({k: [p[i] for p in points] for i, k in enumerate(keys)})
+        rest = pd.DataFrame({c: v for c, v in self.rows.items() if c not in keys})
+        return pd.concat([frame, rest], axis=1)
 
     @cached_property
     def _pairs(self) -> list[tuple[Any, Result | None]]:

@@ -281,3 +281,15 @@ def test_a_time_limited_exact_run_says_its_gap_and_bound(capsys):
     assert 0 < gap and bound < result["objective"]
     assert f"fairalloc: status time_limit: gap {gap:.6g}, bound {bound:.6g}" in err
     assert "None" not in err
+
+
+def test_compare_marks_ratios_to_an_unproven_exact_result(capsys):
+    """A ratio to an exact run stopped at its limit is a lower bound on the ratio to the
+    optimum: it is written ``≥ r`` with a note, and the solver's columns say which bound."""
+    code, out, _ = cli(capsys, "compare", str(ROOT / "specs/moldable/gpu-mix.json"),
+                       "--methods", "gpusched1,exact", "--time-limit", "1",
+                       "--format", "markdown")
+    assert "| MIP gap | solver bound |" in out
+    row = next(line for line in out.splitlines() if line.startswith("| gpusched1 "))
+    assert "≥ " in row.split("|")[5]
+    assert "not proven optimal" in out

@@ -1,0 +1,180 @@
+"""A replay's trace from a table: CSV, TSV or Parquet read through DuckDB, one row a job.
+
+Columns are mapped as ``fairalloc import`` maps them: a table column named like a trace
+column fills it, ``mapping`` ({trace column: table column}) names others. Every trace has an
+``id`` (when the table has none, the jobs are numbered ``0``, ``1``, ... in file order, as
+Gavel numbers a trace's jobs) and an ``arrival`` time in seconds (a finite number >= 0); the
+kind's replay names its other columns and their types (``Column``). Reading and checking cells
+is the import command's (``fairalloc.traces``): a cell that is not its column's type or breaks
+its rule is reported with the file, its line (counted through quoted line breaks) and column,
+every such cell at once (the first 20), as a ``SpecError`` (exit 2).
+Shared code: it names no kind.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fairalloc import traces
+from fairalloc.errors import ArgumentError, SpecError, Violation
+from fairalloc.replay.trace import Trace
+from fairalloc.traces import Layout, Leaf
+
+KINDS = {int: "integer", float: "number", str: "string"}
+DTYPES = {int: np.int64, float: np.float64, str: object}
+LARGEST = {int: 2 ** 63, float: 2 ** 1023, str: 0}    # whole numbers past a column's dtype
+
+
+@dataclass(frozen=True)
+class Column:
+    """A trace column: its type (``int``, ``float`` or ``str``), the least value a number may
+    take, the values a text may take, and its value when the table has no such column (None:
+    the table must have it). An empty cell is refused."""
+
+    type: type
+    at_least: float | None = None
+    choices: Collection[str] | None = None
+    default: Any = None
+
+    def __post_init__(self) -> None:
+        if self.type not in KINDS:
+            raise TypeError(f"a trace column is int, float or str, not {self.type!r}")
+
+
+ARRIVAL = Column(float, at_least=0.0)
+
+# A rule over whole rows (``rules`` of ``read_trace``): the columns read, in file order, to
+# the bad rows as (row index, trace column, rule).
+RowRule = Callable[[Mapping[str, np.ndarray]], Iterable[tuple[int, str, str]]]
+
+
+def read_trace(path: str, *, mapping: Mapping[str, str] | None = None,
+               columns: Mapping[str, type | Column], rules: Iterable[RowRule] = (),
+               layout: Layout | None = None, source: str | None = None) -> Trace:
+    """The trace in table ``path``: ``id`` (optional), ``arrival`` (s) and ``columns``
+    (name -> type or ``Column``), each from the table column ``mapping`` names for it or the
+    one named like it, then checked by each of ``rules``. ``layout`` says how a text table is
+    written (``fairalloc.traces.Layout``: a delimiter, names for a table without a header,
+    no quoting). A table that breaks a rule is a ``SpecError`` naming each bad cell's line and
+    column; a ``mapping`` of an unknown trace column an ``ArgumentError``."""
+    layout = layout or Layout()
+    wanted = {"arrival": ARRIVAL, **{name: _column(spec) for name, spec in columns.items()}}
+    names, table, _ = traces.read_table(path, layout)
+    try:
+        pairs = _pairs(names, {"id": Column(str), **wanted}, dict(mapping or {}), path)
+        values: dict[str, np.ndarray] = {}
+        bad: list[tuple[int, str, str]] = []
+        for name, column in pairs.items():
+            spec = Column(str) if name == "id" else wanted[name]
+            values[name] = _cells(table, column, name, spec, bad)
+    finally:
+        table.con.close()
+    for name, spec in wanted.items():
+        if name not in values:
+            values[name] = np.full(table.rows, spec.default, dtype=DTYPES[spec.type])
+    if "id" in pairs:
+        bad += _repeated(values["id"], pairs["id"])
+    if not bad:
+        for rule in rules:
+            bad += [(i, pairs.get(name, name), why) for i, name, why in rule(values)]
+    if bad:
+        raise traces.cells_refused(bad, path, what="trace", layout=layout)
+    ids = values.pop("id") if "id" in values else np.arange(table.rows).astype(str)
+    return Trace.of(ids, values.pop("arrival"), values, source=source or path)
+
+
+def _column(spec: type | Column) -> Column:
+    return spec if isinstance(spec, Column) else Column(spec)
+
+
+def _pairs(names: list[str], wanted: Mapping[str, Column], mapping: dict[str, str],
+           path: str) -> dict[str, str]:
+    """Which table column fills which trace column: ``mapping`` first, then the columns named
+    like one. A required trace column no table column fills is a ``SpecError``."""
+    unknown = [name for name in mapping if name not in wanted]
+    if unknown:
+        raise ArgumentError("mapping", f"no trace column {unknown[0]!r} (trace columns: "
+                            f"{', '.join(wanted)})")
+    out = {}
+    found = []
+    for name, spec in wanted.items():
+        column = mapping.get(name, name if name not in mapping.values() else None)
+        if column in names:
+            out[name] = column
+        elif name in mapping:
+            found.append(Violation("$", f"no column {column!r} (mapped to {name}; columns: "
+                                   f"{', '.join(names)})"))
+        elif spec.default is None and name != "id":
+            found.append(Violation("$", f"no column {name!r}: every job needs its {name} "
+                                   f"(map a column to it; columns: {', '.join(names)})"))
+    if found:
+        raise SpecError(found, path, what="trace")
+    return out
+
+
+def _cells(table: traces.Table, column: str, name: str, spec: Column,
+           bad: list[tuple[int, str, str]]) -> np.ndarray:
+    """A table column as the trace column ``spec`` says, its bad cells added to ``bad`` as
+    (row, table column, rule): not the type, empty, below ``at_least`` or not a choice."""
+    kind = KINDS[spec.type]
+    values, wrong = traces.table_column(table, column, Leaf((name,), kind))
+    what = f"{name} is {traces.article(kind)}"
+    out = _array(values, spec.type) if not wrong and None not in values else None
+    if out is None:          # some cell is bad, empty or too large: found one by one
+        wrong += [(i, f"{v!r} is too large") for i, v in enumerate(values)
+                  if type(v) is int and abs(v) >= LARGEST[spec.type]]
+        bad += [(i, column, f"{why} ({what})") for i, why in wrong]
+        rows = {i for i, _ in wrong}
+        empty = [i for i, v in enumerate(values) if v is None and i not in rows]
+        bad += [(i, column, f"empty cell ({what}; every job needs one)") for i in empty]
+        wrong += [(i, "empty") for i in empty]
+        rows = {i for i, _ in wrong}
+        fill = "" if spec.type is str else 0
+        out = np.array([fill if i in rows else v for i, v in enumerate(values)],
+                       dtype=DTYPES[spec.type])
+    checked = np.ones(len(out), dtype=bool)
+    checked[[i for i, _ in wrong]] = False
+    if spec.at_least is not None:
+        bad += [(int(i), column, f"{traces.cell_text(out[i].item())} is below "
+                 f"{spec.at_least:g} ({name} is at least {spec.at_least:g})")
+                for i in np.flatnonzero(checked & (out < spec.at_least))]
+    if spec.choices is not None:
+        known = set(spec.choices)
+        bad += [(i, column, f"{out[i]!r} is not a known {name} ({_near(out[i], known)})")
+                for i in np.flatnonzero(checked) if out[i] not in known]
+    return out
+
+
+def _array(values: list, of: type) -> np.ndarray | None:
+    """Cells as an array of the column's type; None when a number does not fit it."""
+    try:
+        return np.array(values, dtype=DTYPES[of])
+    except OverflowError:
+        return None
+
+
+def _near(value: str, known: set[str]) -> str:
+    """The known values nearest ``value`` as a hint, or the first few."""
+    near = difflib.get_close_matches(value, sorted(known), n=3, cutoff=0.5)
+    if near:
+        return f"did you mean {', '.join(map(repr, near))}?"
+    return f"known: {', '.join(sorted(known)[:6])}{', ...' if len(known) > 6 else ''}"
+
+
+def _repeated(ids: np.ndarray, column: str) -> list[tuple[int, str, str]]:
+    """Rows whose id an earlier row has, as (row, column, rule)."""
+    if len(set(ids.tolist())) == len(ids):
+        return []
+    first: dict[str, int] = {}
+    out = []
+    for i, job in enumerate(ids.tolist()):
+        if job in first:
+            out.append((i, column, f"id {job!r} is an earlier job's id (ids are unique)"))
+        else:
+            first[job] = i
+    return out
