@@ -158,7 +158,10 @@ class Replay:
       methods (FIFO, minimum total duration), called like methods; a policy declaring a
       ``memory`` option gets a dict kept across the run;
     * ``aware``: the policies (methods too) that use the jobs' speeds per resource, which a
-      mechanism may treat differently (Gavel places them fastest type first)."""
+      mechanism may treat differently (Gavel places them fastest type first);
+    * ``table``, ``formats`` and ``typed``: traces from files — a table with the kind's
+      columns, a simulator's own trace format by name (hetero: Gavel's), and the kind's
+      columns drawn for a trace of durations and GPU counts (the shipped production trace)."""
 
     summary: str
     cluster: Callable
@@ -173,6 +176,11 @@ class Replay:
     policies: dict[str, Callable] = field(default_factory=dict)
     aware: frozenset = frozenset()
     default_policy: str | None = None
+    # traces from files (the replay document's ``{"table": FILE}``, ``{"shipped": NAME}``):
+    table: Callable | None = None      # (path, mapping) -> Trace of the kind's columns
+    formats: dict[str, Callable] = field(default_factory=dict)   # name -> (path) -> Trace
+    typed: Callable | None = None      # (trace, seed, larger) -> (Trace, ids dropped): the
+    #                                    kind's columns for jobs known by duration and GPUs
 
 
 @dataclass(frozen=True)

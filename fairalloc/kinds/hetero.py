@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairalloc.contract import Kind, Replay
 from fairalloc.models import hetero as model
 from fairalloc.replay import hetero as replay
+from fairalloc.replay import hetero_trace as replay_trace
 from fairalloc.solvers import hetero as solvers
 from fairalloc.studies import hetero as studies
 from fairalloc.validators import hetero as checks
@@ -40,7 +41,8 @@ KIND = Kind(
         work=replay.work, generators={"gavel": replay.gavel, "static": replay.static},
         problem=replay.problem, rates=replay.rates, usage=replay.usage,
         mechanisms={"rounds": replay.rounds}, policies=replay.POLICIES, aware=replay.AWARE,
-        default_policy="max-min"),
+        default_policy="max-min", table=replay_trace.read_hetero_trace,
+        formats={"gavel": replay_trace.read_gavel_trace}, typed=replay_trace.assign_types),
     reference=("Deepak Narayanan, Keshav Santhanam, Fiodar Kazhamiaka, Amar Phanishayee and Matei "
               "Zaharia. *Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning "
               "Workloads.* OSDI 2020, USENIX, 481–498."),

@@ -19,8 +19,9 @@ import jsonschema_rs
 import numpy as np
 
 from fairalloc.contract import Kind, method_options
-from fairalloc.errors import SpecError, Violations
+from fairalloc.errors import ArgumentError, SpecError, Violations
 from fairalloc.registry import KINDS
+from fairalloc.replay.elasticflow import CLUSTERS, elasticflow
 from fairalloc.replay.engine import Checking
 from fairalloc.replay.trace import Trace
 from fairalloc.spec import check_against, plain, read_json, without_schema_key
@@ -70,9 +71,11 @@ class Document:
     source: str | None = None
 
 
-def load(source: str | Path | dict) -> Document:
+def load(source: str | Path | dict, root: str | Path | None = None) -> Document:
     """Read and check a replay document (a path or parsed data); raises
-    :class:`~fairalloc.errors.SpecError` listing every problem with its JSON path."""
+    :class:`~fairalloc.errors.SpecError` listing every problem with its JSON path (or, for a
+    trace table's bad cells, with the table's file, line and column). A trace file's path is
+    relative to ``root``: default the document's folder (the working directory for data)."""
     if isinstance(source, dict):
         data, label = plain(source, None, what="replay"), None
     else:
@@ -85,13 +88,16 @@ def load(source: str | Path | dict) -> Document:
     check_against(replay_schema(), _validator(), data, found)
     if found:
         raise SpecError(found.items, label, "replay")
-    doc = _checked(data, label, found)
+    if root is None:
+        root = Path(label).parent if label and label != "<stdin>" else Path(".")
+    doc = _checked(data, label, found, Path(root))
     if found or doc is None:
         raise SpecError(found.items, label, "replay")
     return doc
 
 
-def _checked(data: dict, label: str | None, found: Violations) -> Document | None:
+def _checked(data: dict, label: str | None, found: Violations, root: Path
+             ) -> Document | None:
     """What the schema cannot check: the kind, its cluster, trace, policy and mechanism."""
     kind = KINDS.get(data["kind"]) if data["kind"] in KINDS else None
     if kind is None or kind.replay is None:
@@ -108,7 +114,7 @@ def _checked(data: dict, label: str | None, found: Violations) -> Document | Non
     window = tuple(measure["window"]) if "window" in measure else None
     if window is not None and window[0] >= window[1]:
         found.add("measure.window", "the window is [first, last) with first < last")
-    trace = _trace(kind, data["trace"], found)
+    trace = _trace(kind, data["trace"], found, root)
     if found or cluster is None or trace is None:
         return None
     if window is not None and window[1] > trace.n:
@@ -166,8 +172,13 @@ def _checking(kind: Kind, data: dict, found: Violations) -> Checking:
     return Checking(int(data.get("every", 0)), names)
 
 
-def _trace(kind: Kind, data: dict, found: Violations) -> Trace | None:
-    """The trace: a generator's (seeded) or the jobs listed."""
+def _trace(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | None:
+    """The trace: from a table, the shipped production trace, the jobs listed or a
+    generator's (seeded)."""
+    if "table" in data:
+        return _table(kind, data, found, root)
+    if "shipped" in data:
+        return _shipped(kind, data, found)
     if isinstance(data.get("jobs"), list):
         foreign = [k for k in data if k != "jobs"]
         for key in foreign:
@@ -246,3 +257,84 @@ def _flat(job: dict, prefix: str = "") -> dict:
         else:
             out[f"{prefix}{key}"] = value
     return out
+
+
+SHIPPED = {"elasticflow": elasticflow}       # production traces shipped with fairalloc
+TABLE_KEYS = {"table", "map", "format", "jobs"}
+SHIPPED_KEYS = {"shipped", "cluster", "types_seed", "larger", "jobs"}
+
+
+def _table(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | None:
+    """``{"table": FILE, "map": {trace column: table column}}``: the kind's columns from a
+    CSV, TSV or Parquet file; or ``{"table": FILE, "format": NAME}``: a simulator's own trace
+    file (hetero: ``gavel``). ``"jobs": N`` keeps the first N (in arrival order). A bad cell
+    is refused with the file, its line and column (a ``SpecError`` of the table)."""
+    replay = kind.replay
+    _foreign(data, TABLE_KEYS, "a table trace", found)
+    fmt, mapping = data.get("format"), data.get("map")
+    if fmt is not None and fmt not in replay.formats:
+        found.add("trace.format", f"unknown trace format {fmt!r} for {kind.name} (known: "
+                  f"{', '.join(replay.formats) or 'none'})")
+    elif fmt is None and replay.table is None:
+        found.add("trace.table", f"{kind.name} reads no trace from a table")
+    if fmt is not None and mapping is not None:
+        found.add("trace.map", f"a {fmt} trace file is read as it is, without a map")
+    path = root / data["table"]
+    if not path.is_file():
+        found.add("trace.table", f"no such file: {data['table']} (looked in {root})")
+    if found:
+        return None
+    try:
+        trace = replay.formats[fmt](str(path)) if fmt is not None else \
+            replay.table(str(path), mapping=mapping)
+    except ArgumentError as exc:       # a map naming a column the kind's trace does not have
+        found.add(["trace", "map"], exc.rule)
+        return None
+    return _first(trace, data.get("jobs"))
+
+
+def _shipped(kind: Kind, data: dict, found: Violations) -> Trace | None:
+    """``{"shipped": "elasticflow", "cluster": C, "types_seed": S, "larger": "drop"|"cap"}``:
+    the production trace shipped with fairalloc (one cluster, or all ten without
+    ``cluster``), its jobs given the kind's columns by a seeded draw (``Replay.typed``), its
+    arrivals shifted so the first job arrives at 0 (the trace's clock starts before any
+    cluster's first job). ``"jobs": N`` keeps the first N jobs replayed (after any drop).
+    """
+    _foreign(data, SHIPPED_KEYS, "a shipped trace", found)
+    name = data["shipped"]
+    if name not in SHIPPED:
+        found.add("trace.shipped", f"no shipped trace {name!r} (shipped: "
+                  f"{', '.join(SHIPPED)})")
+    if kind.replay.typed is None:
+        found.add("trace.shipped", f"{kind.name} cannot type a trace of durations and GPUs")
+    cluster = data.get("cluster")
+    if cluster is not None and cluster not in CLUSTERS:
+        found.add("trace.cluster", f"no cluster {cluster!r} in the ElasticFlow trace "
+                  f"(clusters: {', '.join(CLUSTERS)})")
+    for key in ("types_seed", "larger"):
+        if key not in data:
+            found.add(["trace", key], f"a shipped trace needs {key!r} (types_seed: the seed "
+                      "of the types drawn; larger: drop or cap the jobs of more GPUs than "
+                      "measured)")
+    if found:
+        return None
+    try:       # typed whole, then cut: a job's type does not depend on "jobs"
+        typed, _ = kind.replay.typed(SHIPPED[name](cluster), data["types_seed"],
+                                     larger=data["larger"])
+    except ArgumentError as exc:
+        found.add(["trace", exc.argument], exc.rule)
+        return None
+    typed = _first(typed, data.get("jobs"))
+    start = typed.arrival[0] if typed.n else 0.0
+    return Trace(typed.ids, typed.arrival - start, typed.columns, f"{name}:{cluster or 'all'}")
+
+
+def _foreign(data: dict, allowed: set[str], what: str, found: Violations) -> None:
+    for key in data:
+        if key not in allowed:
+            found.add(["trace", key], f"{what} takes only {', '.join(sorted(allowed))}")
+
+
+def _first(trace: Trace, jobs: int | None) -> Trace:
+    """The first ``jobs`` jobs of the trace in arrival order (all when None)."""
+    return trace if jobs is None else trace.take(slice(0, jobs))
