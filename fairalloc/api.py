@@ -31,9 +31,10 @@ from fairalloc.studies.run import Progress, parse_cluster
 from fairalloc.studies.run import run_study as run
 from fairalloc.studies.store import Store
 from fairalloc.studies.summary import (
-    ratio_label,
+    default_values,
     study_title,
     summarise,
+    value_labels,
     values_by_label,
 )
 from fairalloc.studies.sweep import Sweep, logged, run_sweep, solver_edits, spec_study
@@ -418,7 +419,7 @@ def summary(store: str | Path, study: str | None = None, by: Sequence[str] | Non
     record, rows = _stored(store, study)
     columns = list(rows)
     by = list(by) if by is not None else [*record["grid"], "method"]
-    values = list(values or ["ratio"])
+    values = list(values or default_values(record["replay"]))
     for argument, names in (("by", by), ("values", values)):
         unknown = [n for n in names if n not in columns]
         if unknown:
@@ -431,8 +432,12 @@ def summary(store: str | Path, study: str | None = None, by: Sequence[str] | Non
         raise ArgumentError("values", f"{', '.join(map(repr, text))} {verb}; the numbers are: "
                                       f"{', '.join(numeric)}")
     methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
-    return StudySummary(study_title(record["study"], record["kind"], record["reference"]),
-                        record, rows, by, values, {"ratio": ratio_label(record["reference"])},
+    if record["replay"]:
+        methods = list(dict.fromkeys(rows["method"]))
+    return StudySummary(study_title(record["study"], record["kind"], record["reference"],
+                                    record["replay"]),
+                        record, rows, by, values,
+                        value_labels(record["reference"], record["replay"]),
                         summarise(rows, by, values, methods=methods))
 
 

@@ -58,7 +58,13 @@ from fairalloc.result import FAILED, MARKS, Result, check_column
 from fairalloc.solvers import highs
 from fairalloc.spec import schema, set_path, template
 from fairalloc.studies.run import parse_cluster
-from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
+from fairalloc.studies.summary import (
+    default_values,
+    study_title,
+    summarise,
+    summary_cells,
+    value_labels,
+)
 from fairalloc.studies.sweep import spec_title, stem
 from fairalloc.version import __version__
 
@@ -528,9 +534,10 @@ def cmd_study_run(args) -> int:
     if code == 130 or args.quiet:
         return code
     by = [k for k, _ in study.grid] + ["method"]
-    records = summarise(done.rows, by, ["ratio"], methods=list(study.methods))
-    _print_summary(study_title(study.name, study.kind, study.reference), records, by,
-                   ["ratio"], "table", {"ratio": ratio_label(study.reference)})
+    values = default_values(study.replay)
+    records = summarise(done.rows, by, values, methods=list(study.methods))
+    _print_summary(study_title(study.name, study.kind, study.reference, study.replay),
+                   records, by, values, "table", value_labels(study.reference, study.replay))
     print(f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet",
           file=sys.stderr)
     return code

@@ -160,7 +160,31 @@ def ratio_label(reference: str) -> str:
     return f"ratio to the {reference.replace('_', ' ')} (1 = as good, above 1 worse)"
 
 
-def study_title(name: str, kind: str, reference: str) -> str:
+# a replay study's values: the run's measures (``studies.replays``), JCT in seconds
+REPLAY_VALUES = ["metric.average_jct_s"]
+REPLAY_LABELS = {
+    "metric.average_jct_s": "average JCT (s)", "metric.p50_jct_s": "median JCT (s)",
+    "metric.p90_jct_s": "90th percentile JCT (s)", "metric.p99_jct_s": "99th percentile JCT (s)",
+    "metric.average_queueing_s": "average queueing delay (s)",
+    "metric.makespan_s": "makespan (s)", "metric.worst_rho": "worst rho (JCT / isolated JCT)",
+    "metric.share_rho_above_1": "share of jobs with rho > 1",
+    "metric.jobs_per_s": "simulated jobs per second", "time_s": "wall time (s)"}
+
+
+def value_labels(reference: str, replay: bool = False) -> dict[str, str]:
+    """Axis and table labels of a study's values."""
+    return dict(REPLAY_LABELS) if replay else {"ratio": ratio_label(reference)}
+
+
+def default_values(replay: bool = False) -> list[str]:
+    """What a study's summary shows unless told: the ratio to the reference, or a replay
+    study's average JCT."""
+    return list(REPLAY_VALUES) if replay else ["ratio"]
+
+
+def study_title(name: str, kind: str, reference: str, replay: bool = False) -> str:
+    if replay:
+        return f"{name} ({kind} replays)"
     return f"{name} ({kind}): ratio to {reference.replace('_', ' ')}"
 
 
