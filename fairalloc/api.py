@@ -31,6 +31,7 @@ from fairalloc.studies.run import Progress, parse_cluster
 from fairalloc.studies.run import run_study as run
 from fairalloc.studies.store import Store
 from fairalloc.studies.summary import (
+    default_by,
     default_values,
     study_title,
     summarise,
@@ -43,7 +44,8 @@ from fairalloc.traces import TableImport
 __all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "Knobs", "SimulationRun", "SpecLike",
            "StudyRun", "StudySummary", "Sweep", "TableImport", "compare", "experiment",
            "experiment_of", "export", "import_table", "instance_spec", "is_store",
-           "kinds_with", "load_spec", "method_of", "replay", "ReplayRun", "report", "run_study",
+           "kinds_with", "load_spec", "method_of", "replay", "replay_rows", "ReplayRun", "report",
+           "run_study",
            "simulate", "solve",
            "study_frame", "study_run", "summary", "sweep", "sweep_values", "validate",
            "write_report"]
@@ -418,7 +420,7 @@ def summary(store: str | Path, study: str | None = None, by: Sequence[str] | Non
     """
     record, rows = _stored(store, study)
     columns = list(rows)
-    by = list(by) if by is not None else [*record["grid"], "method"]
+    by = list(by) if by is not None else default_by(record["grid"], record["replay"])
     values = list(values or default_values(record["replay"]))
     for argument, names in (("by", by), ("values", values)):
         unknown = [n for n in names if n not in columns]
@@ -439,6 +441,15 @@ def summary(store: str | Path, study: str | None = None, by: Sequence[str] | Non
                         record, rows, by, values,
                         value_labels(record["reference"], record["replay"]),
                         summarise(rows, by, values, methods=methods))
+
+
+def replay_rows(store: str | Path, study: str | None = None) -> tuple[dict, dict]:
+    """A stored replay study's rows per job (``replay_jobs``) and its utilisation over time
+    (``replay_utilization``), each column -> array with its run's key and grid values; empty
+    for a study of problem specs."""
+    with Store(store, read_only=True) as db:
+        name = db.study(study)["study"]
+        return db.replay_rows(name, "replay_jobs"), db.replay_rows(name, "replay_utilization")
 
 
 def _stored(store: str | Path, study: str | None) -> tuple[dict, dict]:

@@ -59,6 +59,7 @@ from fairalloc.solvers import highs
 from fairalloc.spec import schema, set_path, template
 from fairalloc.studies.run import parse_cluster
 from fairalloc.studies.summary import (
+    default_by,
     default_values,
     study_title,
     summarise,
@@ -533,7 +534,7 @@ def cmd_study_run(args) -> int:
     code = _outcome(study.name, done.progress, path, args)
     if code == 130 or args.quiet:
         return code
-    by = [k for k, _ in study.grid] + ["method"]
+    by = default_by([k for k, _ in study.grid], study.replay)
     values = default_values(study.replay)
     records = summarise(done.rows, by, values, methods=list(study.methods))
     _print_summary(study_title(study.name, study.kind, study.reference, study.replay),
@@ -547,7 +548,12 @@ def cmd_study_summary(args) -> int:
     found = api.summary(args.store, args.study, args.by, args.values)
     _print_summary(found.title, found.records, found.by, found.values, args.format,
                    found.labels)
-    if args.plot:
+    if args.plot and found.record["replay"]:
+        jobs, utilization = api.replay_rows(args.store, args.study)
+        plots.replay_study(found.rows, jobs, utilization, [*found.record["grid"]],
+                           found.title, args.plot)
+        _note(args, f"plot written to {args.plot}")
+    elif args.plot:
         plots.study(found.rows, found.by, found.values, found.labels, found.title, args.plot,
                     [*found.record["grid"]])
         _note(args, f"plot written to {args.plot}")
@@ -630,6 +636,9 @@ def cmd_replay(args) -> int:
         _print_rows(f"replay {run.name}: {run.settings['policy']} "
                     f"({run.settings['mechanism']}), {run.settings['trace']}",
                     ["measure", "value"], [list(row) for row in run.rows()], "table")
+    if args.plot:
+        plots.replay_run(run, args.plot)
+        _note(args, f"plot written to {args.plot}")
     if run.status != "done":
         print(f"fairalloc replay: status {run.status}: {run.summary['error']}",
               file=sys.stderr)
@@ -896,7 +905,9 @@ def parser() -> argparse.ArgumentParser:
              "jobs (fairalloc new replay)", spec=False)
     sp.add_argument("spec", metavar="FILE", help="replay document (JSON)")
     sp.add_argument("--format", choices=("text", "json", "csv"), default="text")
-    sp.set_defaults(reads={"spec": "FILE"})
+    sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
+                    help="the JCT CDF and the utilisation over time")
+    sp.set_defaults(reads={"spec": "FILE"}, writes={"plot": "--plot"})
     _study_parsers(add("study", None, "studies: many instances x methods, stored in DuckDB, "
                        "on a local pool or a Dask cluster", spec=False))
     sp = add("report", cmd_report, "write a report: of a spec (every method side by side, the "
@@ -977,12 +988,14 @@ def _study_parsers(parent: argparse.ArgumentParser) -> None:
     sp = add("summary", cmd_study_summary, "statistics per grid point and method")
     stored(sp)
     sp.add_argument("--by", type=arg.names, metavar="KEYS",
-                    help="columns to group by (default: the grid's keys and method)")
+                    help="columns to group by (default: the grid's keys and method; a replay "
+                         "study's seed keys left out)")
     sp.add_argument("--values", type=arg.names, metavar="COLUMNS",
                     help="columns to summarise (default: ratio; e.g. metric.makespan,time_s)")
     sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
-                    help="box plots per method, and the mean against each numeric grid key")
+                    help="box plots per method, and the mean against each numeric grid key "
+                         "(a replay study: JCT against the rate, CDFs, utilisation, checks)")
     sp.set_defaults(reads={"store": "STORE"}, writes={"plot": "--plot"})
     sp = add("export", cmd_study_export, "write a study's rows to Parquet or CSV")
     stored(sp)

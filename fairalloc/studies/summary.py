@@ -182,6 +182,13 @@ def default_values(replay: bool = False) -> list[str]:
     return list(REPLAY_VALUES) if replay else ["ratio"]
 
 
+def default_by(grid: list[str], replay: bool = False) -> list[str]:
+    """A study's groups unless told: its grid keys and method; a replay study's seeds
+    (grid keys named ``...seed``) are left out, so each group's statistics are over them."""
+    kept = [k for k in grid if not (replay and k.rsplit(".", 1)[-1].endswith("seed"))]
+    return [*kept, "method"]
+
+
 def study_title(name: str, kind: str, reference: str, replay: bool = False) -> str:
     if replay:
         return f"{name} ({kind} replays)"

@@ -71,7 +71,7 @@ def test_a_replay_study_stores_a_row_per_run_and_per_job(tmp_path, workers):
     assert {r[9] for r in runs} == {"holds"}
     jobs = table(store, JOB_ROWS)
     assert len(jobs) == RUNS * JOBS
-    for instance, method, _, _, arrival, start, finish, jct, queueing, rho in jobs:
+    for _, _, _, _, arrival, start, finish, jct, queueing, rho in jobs:
         assert start >= arrival and finish > start and rho > 0
         assert jct == pytest.approx(finish - arrival) and queueing == pytest.approx(
             start - arrival)
