@@ -46,8 +46,9 @@ def cdf(ax, values: dict[str, np.ndarray], label: str, reference: float | None =
     if not drawn:
         return False
     if reference is not None:
-        ax.axvline(reference, color="grey", linewidth=0.8, linestyle="--",
-                   label=f"{reference:g}: as under the isolated share")
+        # from 0 to 1 in data, not the axes' height: the legend's band stays clear
+        ax.plot([reference, reference], [0, 1], color="grey", linewidth=0.8, linestyle="--",
+                label=f"{reference:g}: as under the isolated share")
     if log:
         ax.set_xscale("log")
     ax.set_xlabel(label, fontsize=8)
@@ -123,6 +124,7 @@ def verdicts(ax, counts: dict[str, dict[str, float]]) -> bool:
         bottom += share
     ax.set_xticks(range(len(names)), [f"{n}\n({int(sum(bars[n].values()))} judged)"
                                       for n in names], fontsize=7)
+    ax.set_xlabel("policy: check", fontsize=8)
     ax.set_ylabel("share of allocations judged (0-1)", fontsize=8)
     ax.set_ylim(0, 1.0)
     legend_above(ax, 1.0, columns=4)
