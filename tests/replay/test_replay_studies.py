@@ -181,3 +181,17 @@ def test_the_command_line_runs_and_summarises_a_replay_study(tmp_path, capsys):
     assert code == 0 and len(groups) == 4
     assert all(g["metric.average_jct_s"]["n"] == 2 for g in groups)
     assert np.isfinite([g["metric.average_jct_s"]["mean"] for g in groups]).all()
+
+
+def test_a_store_made_before_the_replay_tables_gains_them_when_written(tmp_path):
+    store = tmp_path / "old.duckdb"
+    Store(store).close()
+    with duckdb.connect(str(store)) as con:        # a format 2 store as made before replays
+        con.execute("DROP TABLE replay_jobs; DROP TABLE replay_utilization")
+    with Store(store, read_only=True) as db:
+        assert not db.has_replays and db.studies() == []
+    with Store(store) as db:
+        run_study(load_study(written(tmp_path, {**STUDY, "grid": {"trace.seed": [0]}})), db,
+                  workers=1)
+    with Store(store, read_only=True) as db:
+        assert db.has_replays and len(db.replay_rows("tiny-replays")["jct"]) == JOBS
