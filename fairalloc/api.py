@@ -20,6 +20,9 @@ from fairalloc.contract import Experiment
 from fairalloc.engine import MAX_SWEEP_POINTS, SolverSettings, sweep_values
 from fairalloc.errors import ArgumentError, SpecError, StoreError, Violation
 from fairalloc.registry import KINDS
+from fairalloc.replay import document as replays
+from fairalloc.replay.engine import Progress as ReplayProgress
+from fairalloc.replay.run import ReplayRun, play
 from fairalloc.report import Document
 from fairalloc.result import Comparison, Result
 from fairalloc.spec import Spec, build, load_spec, plain, read_json, schema
@@ -39,7 +42,9 @@ from fairalloc.traces import TableImport
 __all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "SimulationRun", "SolverSettings", "SpecLike",
            "StudyRun", "StudySummary", "Sweep", "TableImport", "compare", "experiment",
            "experiment_of", "export", "import_table", "instance_spec", "is_store",
-           "kinds_with", "load_spec", "method_of", "report", "run_study", "simulate", "solve",
+           "kinds_with", "load_spec", "method_of", "replay", "replay_rows", "ReplayRun", "report",
+           "run_study",
+           "simulate", "solve",
            "study_frame", "study_run", "summary", "sweep", "sweep_values", "validate",
            "write_report"]
 
@@ -259,6 +264,27 @@ def simulate(spec: SpecLike, method: str | None = None, *,
                          error, swept)
 
 
+def replay(doc: str | Path | dict | replays.Document, *,
+           progress: ReplayProgress | None = None) -> ReplayRun:
+    """Replay a kind's policy over time (``fairalloc replay``): a replay document (path,
+    parsed data or loaded :class:`~fairalloc.replay.document.Document`) names the kind, its
+    cluster, a trace, a policy, a mechanism and what to measure. ``progress(now, done,
+    total)`` is called as simulated time passes. A bad document raises ``SpecError`` (every
+    problem with its JSON path); a policy failing mid-run gives status ``error``, with the
+    simulated time and message in ``summary["error"]``.
+
+    >>> run = replay({"replay": "two", "kind": "hetero",
+    ...               "cluster": {"workers": {"v100": 1}},
+    ...               "trace": {"jobs": [{"id": "a", "steps": 720, "throughput": {"v100": 2}},
+    ...                                  {"id": "b", "steps": 720, "throughput": {"v100": 2}}]},
+    ...               "policy": {"method": "max-min"}, "mechanism": {"name": "ideal"}})
+    >>> run.status, [round(t) for t in run.jobs["jct"]]
+    ('done', [720.0, 720.0])
+    """
+    loaded = doc if isinstance(doc, replays.Document) else replays.load(doc)
+    return play(loaded, progress)
+
+
 def _grid(key: Any, values: Any) -> dict[str, list]:
     """A sweep's grid: key -> its values, from one key and its values or a dict of them."""
     if isinstance(key, str):
@@ -376,6 +402,15 @@ def summary(store: str | Path, study: str | None = None, by: Sequence[str] | Non
     store that cannot serve ``StoreError``.
     """
     return study_summary(*_stored(store, study), by, values)
+
+
+def replay_rows(store: str | Path, study: str | None = None) -> tuple[dict, dict]:
+    """A stored replay study's rows per job (``replay_jobs``) and its utilisation over time
+    (``replay_utilization``), each column -> array with its run's key and grid values; empty
+    for a study of problem specs."""
+    with Store(store, read_only=True) as db:
+        name = db.study(study)["study"]
+        return db.replay_rows(name, "replay_jobs"), db.replay_rows(name, "replay_utilization")
 
 
 def _stored(store: str | Path, study: str | None) -> tuple[dict, dict]:

@@ -1,7 +1,8 @@
 """The example specs, studies and traces shipped inside the package (``fairalloc examples``).
 
 They live in ``fairalloc/examples/`` (the repository's ``specs/`` points there), one folder per
-problem kind, ``studies/`` for study specs and ``traces/`` for tables to import, so an
+problem kind, ``studies/`` for study specs, ``replay/`` for replay documents and ``traces/``
+for tables to import, so an
 installed fairalloc has them wherever it was installed from.
 """
 
@@ -34,6 +35,8 @@ def _describe(path: Path) -> tuple[str, str]:
     data = json.loads(path.read_text(encoding="utf-8"))
     if "study" in data:
         return f"study ({data.get('kind', '?')})", str(data["study"])
+    if "replay" in data:
+        return f"replay ({data.get('kind', '?')})", str(data["replay"])
     return str(data.get("problem", path.parent.name)), str(data.get("name", path.stem))
 
 

@@ -28,7 +28,7 @@ from typing import Any
 from fairalloc.errors import SpecError, Violation
 from fairalloc.result import STATUSES, Finding, Result, Solution, check_column
 
-__all__ = ["Experiment", "Kind", "MethodDoesNotApply", "Parameter", "Simulation",
+__all__ = ["Experiment", "Kind", "MethodDoesNotApply", "Parameter", "Replay", "Simulation",
            "does_not_apply", "method_options", "Finding", "Result", "Solution", "STATUSES"]
 
 
@@ -134,6 +134,56 @@ class Simulation:
 
 
 @dataclass(frozen=True)
+class Replay:
+    """A kind's part in a replay (``fairalloc replay``, ``fairalloc.replay``): its policy over
+    time on a trace of arriving jobs. The engine (``fairalloc.replay.engine``) names no kind;
+    it calls these, all on arrays (no JSON per event):
+
+    * ``cluster(data, found) -> cluster``: the replay document's ``cluster`` part (the kind's
+      capacity, e.g. hetero ``{"workers": {...}}``), a violation per problem; ``resources
+      (cluster)`` names what utilisation is measured on (hetero: the worker types);
+    * ``jobs(cluster, trace, found) -> jobs``: the per-job arrays the kind needs from the
+      trace's ``columns`` (a violation per missing column, and per job that can run nowhere,
+      naming its id); ``work`` of it is each job's total work (hetero: steps);
+    * ``generators``: name -> ``f(seed, **params) -> Trace`` (seeded, numpy's Generator);
+    * ``problem(cluster, jobs, active, remaining, elapsed) -> problem``: the kind's problem over
+      the active jobs (positions into the trace, in arrival order), built from arrays, on which a
+      method runs directly;
+    * ``rates(problem, allocation) -> (n,)`` work/s per active job when the allocation is
+      applied exactly (the ``ideal`` mechanism), ``usage(problem, allocation) -> (r,)`` the
+      share of each resource in use;
+    * ``mechanisms``: name -> ``f(cluster, jobs, policy, settings) -> mechanism`` for the kind's
+      own mechanisms (hetero ``rounds``, Gavel's), see ``fairalloc.replay.engine.Mechanism``;
+    * ``policies``: name -> ``f(problem, **options) -> Solution``, policies beyond the kind's
+      methods (FIFO, minimum total duration), called like methods; a policy declaring a
+      ``memory`` option gets a dict kept across the run;
+    * ``aware``: the policies (methods too) that use the jobs' speeds per resource, which a
+      mechanism may treat differently (Gavel places them fastest type first);
+    * ``table``, ``formats`` and ``typed``: traces from files — a table with the kind's
+      columns, a simulator's own trace format by name (hetero: Gavel's), and the kind's
+      columns drawn for a trace of durations and GPU counts (the shipped production trace)."""
+
+    summary: str
+    cluster: Callable
+    resources: Callable
+    jobs: Callable
+    work: Callable
+    generators: dict[str, Callable]
+    problem: Callable
+    rates: Callable
+    usage: Callable
+    mechanisms: dict[str, Callable] = field(default_factory=dict)
+    policies: dict[str, Callable] = field(default_factory=dict)
+    aware: frozenset = frozenset()
+    default_policy: str | None = None
+    # traces from files (the replay document's ``{"table": FILE}``, ``{"shipped": NAME}``):
+    table: Callable | None = None      # (path, mapping) -> Trace of the kind's columns
+    formats: dict[str, Callable] = field(default_factory=dict)   # name -> (path) -> Trace
+    typed: Callable | None = None      # (trace, seed, larger) -> (Trace, ids dropped): the
+    #                                    kind's columns for jobs known by duration and GPUs
+
+
+@dataclass(frozen=True)
 class Kind:
     """How fairalloc handles one problem kind: the record every kind module exports as
     ``KIND``. ``sense`` is the objective's direction (``max``: larger is better)."""
@@ -152,6 +202,7 @@ class Kind:
     plot: Callable | None = None          # (result, path): the picture ``solve --plot`` draws
     experiment: Experiment | None = None  # ``fairalloc experiment KIND``
     simulation: Simulation | None = None  # ``fairalloc simulate SPEC``
+    replay: Replay | None = None          # ``fairalloc replay FILE``
     schema: dict | None = None            # None: fairalloc/schemas/<name>.schema.json
     template: str | None = None           # None: fairalloc/templates/<name>.jsonc
     options: dict | None = None           # JSON Schemas of registered methods' options

@@ -46,7 +46,14 @@ from fairalloc.result import Result, check_column
 from fairalloc.spec import build, paper_notes, set_path
 from fairalloc.studies import plots as study_plots
 from fairalloc.studies.store import Store
-from fairalloc.studies.summary import study_summary, summary_cells
+from fairalloc.studies.summary import (
+    default_by,
+    study_summary,
+    study_title,
+    summarise,
+    summary_cells,
+    value_labels,
+)
 from fairalloc.studies.sweep import run_sweep, spec_study
 from fairalloc.version import __version__
 
@@ -255,6 +262,11 @@ def store_report(path: str, study: str | None = None) -> Document:
     with Store(path, read_only=True) as store:
         record = store.study(study)
         rows = store.rows(record["study"])
+        if record["replay"]:
+            jobs = store.replay_rows(record["study"], "replay_jobs")
+            over = store.replay_rows(record["study"], "replay_utilization")
+    if record["replay"]:
+        return _replay_study_report(path, record, rows, jobs, over)
     found = study_summary(record, rows)
     by, labels, title = found.by, found.labels, found.title
     header, body = summary_cells(found.records, by, ["ratio"], None)
@@ -270,6 +282,52 @@ def store_report(path: str, study: str | None = None) -> Document:
         _figure("study", title, lambda p: study_plots.study(rows, by, ["ratio"], labels, title,
                                                             p, [*record["grid"]])),
         Heading("The study"), Code(json.dumps(record["spec"], indent=2)),
+        *_reference(KINDS[record["kind"]]),
+    ]
+    return doc
+
+
+REPLAY_REPORTED = ["metric.average_jct_s", "metric.p99_jct_s", "metric.makespan_s",
+                   "metric.worst_rho"]
+
+
+def _replay_study_report(path: str, record: dict, rows: dict, jobs: dict,
+                         over: dict) -> Document:
+    """The report of a replay study: per grid point and policy the run's measures (average
+    and 99th percentile JCT, makespan, worst rho) with the checks' verdicts over the runs,
+    the replay figure (JCT against the rate, CDFs, utilisation, checks), the study and its
+    replay document."""
+    grid = [*record["grid"]]
+    by = default_by(grid, replay=True)
+    values = [v for v in REPLAY_REPORTED if v in rows]
+    labels = value_labels(record["reference"], replay=True)
+    records = summarise(rows, by, values, methods=list(dict.fromkeys(rows["method"])))
+    title = study_title(record["study"], record["kind"], record["reference"], replay=True)
+    header, body = summary_cells(records, by, values, None)
+    errors = [[str(m), str(e)] for m, s, e in zip(rows["method"], rows["status"],
+                                                  rows.get("error", rows["status"]))
+              if s == "error"]
+    with Store(path, read_only=True) as store:
+        documents = store.spec_files(record["study"])
+    doc = Document(record["study"], f"a study of {record['kind']} replays — "
+                   f"{len(rows['method'])} runs, {len(jobs.get('job', ()))} jobs in {path} — "
+                   f"fairalloc {__version__}")
+    doc.blocks += [
+        Heading("Summary"),
+        Table(header, body, note="; ".join(filter(None, [
+            "; ".join(f"{v.removeprefix('metric.')}: {labels.get(v, v)}" for v in values),
+            "95% CI: bootstrap interval of the mean over the runs of a group; a check's "
+            "verdict over a run is fails when an allocation judged failed, holds when every "
+            "one held", abbreviations(header)])), ident="summary"),
+        *([Table(["policy", "error (simulated time: message)"], errors,
+                 caption="Runs that failed")] if errors else []),
+        Heading("Figures"),
+        _figure("replays", title,
+                lambda p: study_plots.replay_study(rows, jobs, over, grid, title, p)),
+        Heading("The study"), Code(json.dumps(record["spec"], indent=2)),
+        *[block for file, data in documents
+          for block in (Heading(f"The replay document {file}", 3),
+                        Code(json.dumps(data, indent=2)))],
         *_reference(KINDS[record["kind"]]),
     ]
     return doc

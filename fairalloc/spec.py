@@ -310,9 +310,10 @@ def _schema(kind: str, generation: int) -> dict:
 
 
 def template(kind: str) -> str:
-    """The commented template spec of a kind, or of a study (what ``fairalloc new`` prints)."""
-    if kind == "study":
-        return resources.files("fairalloc.templates").joinpath("study.jsonc").read_text()
+    """The commented template spec of a kind, a study or a replay (what ``fairalloc new``
+    prints)."""
+    if kind in ("study", "replay"):
+        return resources.files("fairalloc.templates").joinpath(f"{kind}.jsonc").read_text()
     record = KINDS[kind]
     if record.template is not None:
         return record.template

@@ -13,6 +13,7 @@ from clitools import ROOT, cli
 
 import fairalloc
 from fairalloc.catalog import EXAMPLES, examples
+from fairalloc.replay import document as replays
 from fairalloc.studies.plan import load_study
 
 
@@ -26,6 +27,8 @@ def test_every_example_is_valid(example):
     path = EXAMPLES / example.path
     if example.kind.startswith("study"):
         assert load_study(path).task_count > 0
+    elif example.kind.startswith("replay"):
+        assert replays.load(path).kind.name == example.kind.split("(")[1].rstrip(")")
     else:
         assert fairalloc.load_spec(path).kind == example.kind
 

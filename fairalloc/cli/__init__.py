@@ -16,13 +16,13 @@ import os
 import sys
 
 from fairalloc.arguments import UsageError
-from fairalloc.cli import completion, files, report, solving, studies
+from fairalloc.cli import completion, files, replay, report, solving, studies
 from fairalloc.cli.options import Commands, refuse_overwrite
 from fairalloc.errors import ArgumentError, OutputError, SolverError, SpecError, StoreError
 from fairalloc.solvers import highs
 from fairalloc.version import __version__
 
-GROUPS = (solving, studies, report, files, completion)
+GROUPS = (solving, studies, replay, report, files, completion)
 FLAGS = {"mapping": "--map", "sets": "--set", "kind": "KIND"}   # API argument -> its flag
 
 

@@ -42,8 +42,8 @@ def register(commands: Commands) -> None:
     sp = commands.add("schema", cmd_schema, "print a kind's JSON Schema", spec=False)
     sp.add_argument("kind", choices=kinds)
     sp = commands.add("new", cmd_new, "print (or write) a commented template spec (a kind's, "
-                      "or a study's)", spec=False)
-    sp.add_argument("kind", choices=[*kinds, "study"])
+                      "a study's or a replay's)", spec=False)
+    sp.add_argument("kind", choices=[*kinds, "study", "replay"])
     sp.add_argument("-o", "--output", type=arg.writable,
                     help="write to this file instead of standard output")
     commands.add("list", cmd_list, "problem kinds, their methods and checks", spec=False)
@@ -94,7 +94,7 @@ def cmd_new(args) -> int:
     text = template(args.kind)
     if args.output:
         write_text(args.output, text)
-        then = "study run" if args.kind == "study" else "solve"
+        then = {"study": "study run", "replay": "replay"}.get(args.kind, "solve")
         print(f"wrote {args.output}; edit it, then: fairalloc {then} {args.output}",
               file=sys.stderr)
     else:

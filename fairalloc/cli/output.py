@@ -63,6 +63,11 @@ def emit(result: Result, fmt_name: str, rows: int, latex_width: str = LINEWIDTH)
     sys.stdout.write(text)
 
 
+def stored_number(value):
+    """A stored number for ``fmt``: NaN (null) as None."""
+    return None if value is None or value != value else value
+
+
 def exit_status(results: list[Result], fail_on: list[str] | None = None) -> int:
     """1 for solver trouble, else 3 when a check named in ``fail_on`` fails, else 0."""
     if any(r.status in FAILED for r in results):

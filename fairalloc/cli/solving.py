@@ -31,6 +31,7 @@ from fairalloc.cli.output import (
     note,
     outcome,
     print_rows,
+    stored_number,
     verdict_cell,
 )
 from fairalloc.errors import SpecError
@@ -206,8 +207,8 @@ def _print_sweep(swept: api.Sweep, title: str, fmt_name: str, latex_width: str) 
     style = cell_style(fmt_name)
     show = exact_text if fmt_name == "csv" else fmt    # CSV keeps every digit
     body = [[*map(show, point), *([rows["method"][i]] if several else []),
-             rows["status"][i], show(_number(rows["objective"][i])),
-             *[show(_number(rows[f"metric.{n}"][i])) for n in names],
+             rows["status"][i], show(stored_number(rows["objective"][i])),
+             *[show(stored_number(rows[f"metric.{n}"][i])) for n in names],
              *_verdict_cells(rows, i, checks, style)]
             for i, point in enumerate(swept.points)]
     verdicts = {v for c in rows if c.startswith("check.") for v in rows[c]} - {None}
@@ -228,11 +229,6 @@ def _verdict_cells(rows: dict, i: int, checks: list[str], style: str) -> list[st
                  and check_column(name.removeprefix("check.")) == column]
         out.append(verdict_cell(*found[0], style) if found else "")
     return out
-
-
-def _number(value):
-    """A stored number for ``fmt``: NaN (null) as None."""
-    return None if value is None or value != value else value
 
 
 def _parse_set(text: str) -> tuple[str, list]:

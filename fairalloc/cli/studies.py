@@ -67,13 +67,15 @@ def _register_study(commands: Commands) -> None:
                       spec=False)
     _stored(sp)
     sp.add_argument("--by", type=arg.names, metavar="KEYS",
-                    help="columns to group by (default: the grid's keys and method)")
+                    help="columns to group by (default: the grid's keys and method; a replay "
+                         "study's seed keys left out)")
     sp.add_argument("--values", type=arg.names, metavar="COLUMNS",
                     help="columns to summarise (default: ratio; e.g. metric.makespan,time_s)")
     sp.add_argument("--format", choices=FORMATS, default="table")
     latex_flag(sp)
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
-                    help="box plots per method, and the mean against each numeric grid key")
+                    help="box plots per method, and the mean against each numeric grid key "
+                         "(a replay study: JCT against the rate, CDFs, utilisation, checks)")
     sp.set_defaults(reads={"store": "STORE"}, writes={"plot": "--plot"})
     sp = commands.add("export", cmd_study_export, "write a study's rows to Parquet or CSV",
                       spec=False)
@@ -207,7 +209,12 @@ def cmd_study_summary(args) -> int:
     found = api.summary(args.store, args.study, args.by, args.values)
     print_summary(found.title, found.records, found.by, found.values, args.format,
                   found.labels, latex_width=args.latex_width)
-    if args.plot:
+    if args.plot and found.record["replay"]:
+        jobs, utilization = api.replay_rows(args.store, args.study)
+        study_plots.replay_study(found.rows, jobs, utilization, [*found.record["grid"]],
+                                 found.title, args.plot)
+        note(args, f"plot written to {args.plot}")
+    elif args.plot:
         study_plots.study(found.rows, found.by, found.values, found.labels, found.title,
                           args.plot, [*found.record["grid"]])
         note(args, f"plot written to {args.plot}")

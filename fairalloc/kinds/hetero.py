@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from fairalloc.checks import hetero as checks
-from fairalloc.contract import Kind
+from fairalloc.contract import Kind, Replay
 from fairalloc.models import hetero as model
+from fairalloc.replay import hetero as replay
+from fairalloc.replay import hetero_trace as replay_trace
 from fairalloc.solvers import hetero as solvers
 from fairalloc.studies import hetero as studies
 
@@ -32,6 +34,15 @@ KIND = Kind(
            "total_normalized_throughput": "total normalised throughput (× isolated)",
            "total_throughput": "throughput (steps/s)", "utilization.*": "utilization (share)",
            "max_finish_time_ratio": "finish-time ratio (× isolated)"},
+    replay=Replay(
+        summary="GPU jobs arriving over time on worker types (Gavel's simulator: its "
+                "generator, rounds mechanism and policies)",
+        cluster=replay.cluster, resources=replay.resources, jobs=replay.jobs,
+        work=replay.work, generators={"gavel": replay.gavel, "static": replay.static},
+        problem=replay.problem, rates=replay.rates, usage=replay.usage,
+        mechanisms={"rounds": replay.rounds}, policies=replay.POLICIES, aware=replay.AWARE,
+        default_policy="max-min", table=replay_trace.read_hetero_trace,
+        formats={"gavel": replay_trace.read_gavel_trace}, typed=replay_trace.assign_types),
     reference=("Deepak Narayanan, Keshav Santhanam, Fiodar Kazhamiaka, Amar Phanishayee and Matei "
               "Zaharia. *Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning "
               "Workloads.* OSDI 2020, USENIX, 481–498."),

@@ -9,6 +9,7 @@ import fnmatch
 import numpy as np
 
 from fairalloc.files import replacing
+from fairalloc.plots import replay as panels
 from fairalloc.result import check_column
 
 
@@ -192,5 +193,24 @@ def boxes(values: dict[str, dict[str, np.ndarray]], labels: dict[str, str], titl
         np.atleast_1d(axes)[0].set_title(title, fontsize=8)
     else:
         fig.suptitle(title, fontsize=8)
+    fig.tight_layout()
+    save(fig, path)
+
+
+def replay_run(replay, path: str) -> None:
+    """One replay (``fairalloc replay FILE --plot``): the CDF of its jobs' JCT (when one
+    finished) and the share of each resource in use over time."""
+    plt = pyplot()
+    name = f"{replay.settings['policy']} ({replay.settings['mechanism']})"
+    jct = np.asarray(replay.jobs["jct"], dtype=float) / panels.HOUR
+    finished = bool(np.isfinite(jct).any())
+    fig, axes = plt.subplots(1, 1 + finished, figsize=(5.5 * (1 + finished), 4),
+                             squeeze=False)
+    if finished:
+        panels.cdf(axes[0, 0], {name: jct}, "job completion time (h, log scale)", log=True)
+        axes[0, 0].set_title("JCT of the jobs that finished", fontsize=9)
+    panels.utilization(axes[0, -1], {name: replay.utilization}, list(replay.resources))
+    axes[0, -1].set_title("utilisation over time", fontsize=9)
+    fig.suptitle(f"replay {replay.name}: {name}, {replay.settings['trace']}", fontsize=10)
     fig.tight_layout()
     save(fig, path)

@@ -32,6 +32,7 @@ from fairalloc.contract import method_options
 from fairalloc.engine import sweep_values
 from fairalloc.errors import SpecError, Violations
 from fairalloc.registry import KINDS
+from fairalloc.replay import document as replays
 from fairalloc.spec import (
     TYPE_WORDS,
     build,
@@ -49,7 +50,11 @@ CHECKED_POINTS = 1_000          # grid points whose first instance is built befo
 # columns of the store's ``runs`` table that a grid key must not shadow
 RESERVED = ("study", "instance", "method", "repeat", "seed", "status", "objective", "gap",
             "bound", "reference_bound", "time_s", "error", "worker", "finished", "reference",
-            "reference_status", "ratio", "result")
+            "reference_status", "ratio", "result", "replay_jobs", "replay_utilization")
+REPLAY = "replay"               # a recipe's tag: the instance is a replay document
+POLICY_KEY = "policy.method"    # a replay study's grid key that is its methods (policies)
+# a replay study's own document says what it measures and how its policy runs
+NOT_FOR_REPLAYS = ("checks", "metrics", "reference", "results", "time_limit", "solver")
 
 
 @cache
@@ -183,7 +188,7 @@ def make_instance(kind: str, recipe: tuple, seed: int | None,
                   edits: tuple[tuple[str, Any], ...]) -> dict:
     """The raw spec of an instance: the kind's ``random_spec(seed, **parameters)`` or a spec
     file's data, with the grid's spec keys set."""
-    how, what = recipe
+    how, what = recipe[:2]
     raw = KINDS[kind].random_spec(seed, **what) if how == "generate" else what
     for key, value in edits:
         raw = set_path(raw, key, value)
@@ -214,6 +219,7 @@ class Study:
     keep_results: bool = False
     solver: tuple[tuple[str, Any], ...] = ()   # the study's solver settings (threads, mip_gap)
     log: bool = False              # each task streams HiGHS's log to its worker's stderr
+    replay: bool = False           # the instances are replay documents, the methods policies
 
     @property
     def points(self) -> list[tuple[tuple[str, Any], ...]]:
@@ -252,10 +258,13 @@ class Study:
                                         if k in self.generated_keys}}
             return ("generate", made), edits
         raw = dict(self.files)[instance.source]
+        if self.replay:     # its trace files are found beside it, wherever a task runs
+            return (REPLAY, raw, str(Path(instance.source).parent.resolve())), edits
         return ("spec", raw), edits
 
     def instance_spec(self, instance: Instance) -> dict:
-        """The raw spec of one instance (``fairalloc study instance``)."""
+        """The raw spec of one instance (``fairalloc study instance``): a replay study's is
+        its replay document, with the grid point's keys set."""
         recipe, edits = self.recipe(instance)
         return make_instance(self.kind, recipe, instance.seed, edits)
 
@@ -384,8 +393,14 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
         found.add(["instances", "count"], "count goes with generate (spec files are counted)")
     files = list(given) if given is not None else \
         _spec_files(where, kind_name, base, found, known or {})
+    replay = bool(files) and all(is_replay(d) for _, d in files)
+    policies = None
+    if replay:
+        policies = _replay_settings(data, kind, files, found)
     grid, generated = [], set()
     for key, value in data.get("grid", {}).items():
+        if replay and key == POLICY_KEY:
+            continue
         path = ["grid", key]
         if key in RESERVED or key.startswith(("check.", "metric.")):
             found.add(path, f"{key!r} names a column of the results; choose another key")
@@ -402,13 +417,19 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
         if key in generated and key in typed:
             values = tuple(_conformed_value(v, typed[key], path, found) for v in values)
         grid.append((key, values))
-    methods = tuple(data.get("methods") or kind.methods)
+    methods = policies or tuple(data.get("methods") or kind.methods)
+    known_methods = replays.policies(kind) if replay else kind.methods
     for i, m in enumerate(methods):
-        if m not in kind.methods:
-            found.add(["methods", i], f"unknown method for {kind_name} (known: "
-                      f"{', '.join(kind.methods)})")
-    reference = data.get("reference") or ("exact" if kind.exact in methods else "best")
-    _check_reference(kind, reference, methods, found)
+        if m not in known_methods:
+            where_ = ["grid", POLICY_KEY, i] if replay and POLICY_KEY in data.get("grid", {}) \
+                else ["methods", i]
+            found.add(where_, f"unknown {'policy' if replay else 'method'} for {kind_name} "
+                      f"(known: {', '.join(known_methods)})")
+    # a replay has no objective to divide: its rows' ratio stays empty
+    reference = "best" if replay else \
+        data.get("reference") or ("exact" if kind.exact in methods else "best")
+    if not replay:
+        _check_reference(kind, reference, methods, found)
     checks = data.get("checks")
     for i, c in enumerate(checks or ()):
         if kind.unknown_checks([c]):
@@ -425,7 +446,7 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
         checks=tuple(checks) if checks is not None else None,
         metrics=tuple(data.get("metrics", kind.sweep_metrics)),
         keep_results=data.get("results", False),
-        solver=tuple(sorted(data.get("solver", {}).items())))
+        solver=tuple(sorted(data.get("solver", {}).items())), replay=replay)
     points = 1
     for _, values in grid:
         points *= len(values)
@@ -487,11 +508,55 @@ def _spec_files(where: dict, kind_name: str, base: Path, found: Violations,
     out = []
     for f in files:
         data, label = (known[f], f) if f in known else read_json(f)
-        spec = build(data, label)
-        if spec.kind != kind_name:
-            found.add(["instances"], f"{label} is a {spec.kind} spec, not {kind_name}")
+        if is_replay(data):
+            doc = replays.load(data, Path(label).parent)     # its own errors, as they are
+            made = doc.kind.name
+        else:
+            made = build(data, label).kind
+        if made != kind_name:
+            found.add(["instances"], f"{label} is a {made} "
+                      f"{'replay' if is_replay(data) else 'spec'}, not {kind_name}")
         out.append((label, data))
+    if len({is_replay(d) for _, d in out}) > 1:
+        found.add(["instances"], "replay documents and problem specs are two studies")
     return out
+
+
+def is_replay(data: Any) -> bool:
+    """Whether a file's data is a replay document (``fairalloc replay``), not a spec."""
+    return isinstance(data, dict) and REPLAY in data and "problem" not in data
+
+
+def _replay_settings(data: dict, kind, files: Sequence[tuple[str, dict]],
+                     found: Violations) -> tuple[str, ...]:
+    """A replay study's policies (its methods: ``methods``, or the grid's ``policy.method``,
+    default the document's), after refusing the keys a replay document says for itself."""
+    for key in NOT_FOR_REPLAYS:
+        if key in data:
+            found.add([key], "a replay study runs its documents as they say (their measure "
+                      "and policy); set it in the replay document")
+    grid = data.get("grid", {})
+    if POLICY_KEY in grid and "methods" in data:
+        found.add(["grid", POLICY_KEY], "the policies are the study's methods: give them "
+                  "once, in methods or here")
+    if POLICY_KEY in grid:
+        try:
+            return tuple(dict.fromkeys(grid_values(grid[POLICY_KEY])))
+        except ValueError as exc:
+            found.add(["grid", POLICY_KEY], str(exc))
+            return ()
+    if "methods" in data:
+        return tuple(data["methods"])
+    first = files[0][1]
+    return (first.get("policy", {}).get("method") or kind.replay.default_policy
+            or kind.default,)
+
+
+def with_policy(document: dict, policy: str) -> dict:
+    """A replay document with ``policy`` as its policy: its options kept when it is the
+    document's own policy (another policy's options would not fit)."""
+    own = document.get("policy", {})
+    return {**document, "policy": own if own.get("method") == policy else {"method": policy}}
 
 
 def _try_points(study: Study, found: Violations) -> None:
@@ -515,7 +580,11 @@ def _try_points(study: Study, found: Violations) -> None:
                       f"{where}: {type(exc).__name__}: {exc}")
             return
         try:
-            build(raw, None)
+            if study.replay:
+                replays.load(with_policy(raw, study.methods[0]),
+                             study.recipe(instance)[0][2])
+            else:
+                build(raw, None)
         except SpecError as exc:
             for v in exc.violations:
                 found.add(["grid"] if point else ["instances"],
@@ -523,5 +592,5 @@ def _try_points(study: Study, found: Violations) -> None:
             return
 
 
-__all__ = ["Instance", "Study", "Task", "instance_seeds", "load_study",
-           "make_instance", "study_name", "study_schema"]
+__all__ = ["Instance", "Study", "Task", "instance_seeds", "is_replay", "load_study",
+           "make_instance", "study_name", "study_schema", "with_policy"]

@@ -1,11 +1,13 @@
-"""A stored study's picture: box plots per group and the mean against each numeric grid key,
-from the study's rows and summary (the shared drawing helpers are in ``plots``)."""
+"""A stored study's pictures: box plots per group and the mean against each numeric grid key,
+from the study's rows and summary; a replay study's JCT against the input rate, CDFs,
+utilisation and verdicts (the shared drawing helpers are in ``plots``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from fairalloc.plots import WHISKERS, pyplot, readable_log_axis, save
+from fairalloc.plots import replay as replay_panels
 from fairalloc.studies.store import OK
 from fairalloc.studies.summary import summarise
 
@@ -74,3 +76,107 @@ def _lines(records: list[dict], key: str, rest: list[str]) -> list[tuple[str, li
     for r in records:
         out.setdefault(" ".join(str(r[b]) for b in rest), []).append(r)
     return [(name, sorted(rs, key=lambda r: r[key])) for name, rs in out.items()]
+
+
+def rate_key(grid: list[str], rows: dict[str, np.ndarray]) -> str | None:
+    """The grid key a replay study's runs are drawn against: the first numeric key naming a
+    rate, else the first numeric key that is not a seed; None without one."""
+    numeric = [k for k in grid if k in rows and rows[k].dtype.kind in "fiu"]
+    named = [k for k in numeric if "rate" in k.rsplit(".", 1)[-1]]
+    rest = [k for k in numeric if "seed" not in k.rsplit(".", 1)[-1]]
+    return (named or rest or [None])[0]
+
+
+def replay_study(rows: dict[str, np.ndarray], jobs: dict[str, np.ndarray],
+                 utilization: dict[str, np.ndarray], grid: list[str], title: str,
+                 path: str) -> None:
+    """A replay study's figure, a panel per quantity (a panel with nothing to show is left
+    out): the average JCT against the input rate per policy with its 95% band over the other
+    grid keys (seeds) — the shape of Gavel's figure 8; the CDFs of the jobs' JCT and rho per
+    policy at the highest rate (all the runs there pooled); the share of each resource in use
+    over time in the first run of each policy there; and the share of the allocations judged
+    that each check's verdict was, per policy."""
+    plt = pyplot()
+    key = rate_key(grid, rows)
+    methods = list(dict.fromkeys(rows["method"]))
+    done = np.isin(rows["status"].astype(str), OK)
+    top = None if key is None else max(rows[key][done], default=None)
+    at = "" if top is None else f" at {key} = {top:g}"
+    draws = []
+    if key is not None and done.any():
+        lines = {}
+        for r in summarise(rows, [key, "method"], ["metric.average_jct_s"], methods=methods):
+            stats = r["metric.average_jct_s"]
+            if stats is not None:
+                xs, mean, low, high = lines.setdefault(r["method"], ([], [], [], []))
+                xs.append(r[key])
+                mean.append(stats["mean"] / replay_panels.HOUR)
+                low.append(stats["ci_low"] / replay_panels.HOUR)
+                high.append(stats["ci_high"] / replay_panels.HOUR)
+        unit = " (jobs/h)" if key == "trace.rate" else ""
+        draws.append((f"average JCT against {key}, mean and 95% band over the runs",
+                      lambda ax: replay_panels.against_rate(ax, lines, f"input rate: {key}{unit}",
+                                                     "average JCT (h)")))
+    chosen = {m: _runs_at(jobs, key, top, m) for m in methods} if jobs else {}
+    if chosen:
+        jct = {m: jobs["jct"][idx] / replay_panels.HOUR for m, idx in chosen.items()}
+        rho = {m: jobs["rho"][idx] for m, idx in chosen.items()}
+        if any(np.isfinite(v).any() for v in jct.values()):
+            draws.append((f"JCT of the jobs that finished{at}", lambda ax: replay_panels.cdf(
+                ax, jct, "job completion time (h, log scale)", log=True)))
+        if any(np.isfinite(v).any() for v in rho.values()):
+            draws.append((f"finish-time fairness{at}", lambda ax: replay_panels.cdf(
+                ax, rho, "rho: JCT / JCT under the isolated share (ratio)", reference=1.0)))
+    over, resources = _utilization_at(utilization, key, top, methods)
+    if over:
+        draws.append((f"utilisation over time, the first run of each policy{at}",
+                      lambda ax: replay_panels.utilization(ax, over, resources)))
+    counts = {}
+    for column in (c for c in rows if c.startswith("metric.verdicts.")):
+        check, verdict = column.removeprefix("metric.verdicts.").rsplit(".", 1)
+        for m in methods:
+            total = np.nansum(rows[column][(rows["method"] == m)].astype(float))
+            counts.setdefault(f"{m}: {check}", {})[verdict] = float(total)
+    if any(sum(c.values()) for c in counts.values()):
+        draws.append(("the checks on the allocations judged, all runs",
+                      lambda ax: replay_panels.verdicts(ax, counts)))
+    if not draws:
+        raise ValueError("no replay of the study finished: nothing to draw")
+    fig, axes = plt.subplots(len(draws), 1, figsize=(8.5, 3.6 * len(draws)), squeeze=False)
+    for ax, (caption, draw) in zip(axes[:, 0], draws):
+        draw(ax)
+        ax.set_title(caption, fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.985))
+    save(fig, path)
+
+
+def _runs_at(jobs: dict[str, np.ndarray], key: str | None, value, method: str) -> np.ndarray:
+    """The rows of ``jobs`` of ``method``'s runs at ``key`` = ``value`` (all its runs without
+    a key)."""
+    chosen = jobs["method"] == method
+    if key is not None:
+        chosen &= jobs[key] == value
+    return np.flatnonzero(chosen)
+
+
+def _utilization_at(over: dict[str, np.ndarray], key: str | None, value,
+                    methods: list[str]) -> tuple[dict[str, dict], list[str]]:
+    """Each policy's first run at ``key`` = ``value``: its utilisation rows as intervals x
+    resources (``replay_panels.utilization``'s runs), and the resources."""
+    if not over or not len(over["from"]):
+        return {}, []
+    resources = list(dict.fromkeys(over["resource"]))
+    out = {}
+    for m in methods:
+        mine = over["method"] == m
+        if key is not None:
+            mine &= over[key] == value
+        if not mine.any():
+            continue
+        first = mine & (over["instance"] == over["instance"][mine].min())
+        frames = {r: first & (over["resource"] == r) for r in resources}
+        starts = over["from"][frames[resources[0]]]
+        out[m] = {"from": starts, "to": over["to"][frames[resources[0]]],
+                  "share": np.column_stack([over["share"][frames[r]] for r in resources])}
+    return out, resources

@@ -53,7 +53,8 @@ from fairalloc.contract import MethodDoesNotApply
 from fairalloc.registry import KINDS
 from fairalloc.result import flat_metrics
 from fairalloc.spec import build
-from fairalloc.studies.plan import Study, Task, make_instance
+from fairalloc.studies.plan import REPLAY, Study, Task, make_instance
+from fairalloc.studies.replays import replay_fields
 from fairalloc.studies.store import Store, utc_now
 
 BATCH_ROWS = 1000
@@ -145,9 +146,13 @@ def task_row(task: Task, **fields) -> dict:
 
 
 def run_task(task: Task) -> dict:
-    """Make the instance, solve it with the task's method, run the chosen checks: the row."""
+    """Make the instance, solve it with the task's method, run the chosen checks: the row (a
+    replay study's task: its replay played, ``studies.replays``)."""
     start = time.perf_counter()
     try:
+        if task.recipe[0] == REPLAY:
+            return task_row(task, worker=worker_name(), finished=utc_now(),
+                            **replay_fields(task))
         raw = make_instance(task.kind, task.recipe, task.instance.seed, task.edits)
         if task.options:
             raw = {**raw, "options": {**raw.get("options", {}), **dict(task.options)}}

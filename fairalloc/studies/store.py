@@ -20,6 +20,13 @@ Tables (query them with ``duckdb`` itself, pandas or Polars):
   ``base``), their data as they were read when the study first ran: ``--resume`` refuses a
   file changed since (its rows would mix two specs) and ``study instance`` re-makes an
   instance from them, not from the file as it is now;
+* ``replay_jobs`` and ``replay_utilization``: a replay study's rows beyond its ``runs`` row
+  (whose ``metric.*`` columns hold the run's measures, ``check.*`` each check's verdict over
+  the run, ``result`` the run's settings, summary and verdict counts as JSON): one row per job
+  per run (job id, its position in the trace, arrival, start, finish, JCT, queueing delay, rho
+  — null for a job the run did not finish, or without rho) and the share of each resource in
+  use per bin of time. Added to a version 2 store the first time it is written to (a store
+  made before has none and reads as one without replays): the format stays 2;
 * ``fairalloc_meta``: the marker of a fairalloc store, its format and version. fairalloc adds
   its tables only to a new or empty database, and opens only a store of its own format: a
   foreign database, a store of an older format (before version 2 the spec files were not
@@ -48,7 +55,7 @@ from fairalloc.version import __version__
 
 FORMAT = "fairalloc study store"
 VERSION = 2                 # 2: spec_files and fairalloc_meta; 1 (unmarked) had neither
-OK = ("optimal", "feasible", "heuristic")
+OK = ("optimal", "feasible", "heuristic", "done")    # done: a replay that ran to its end
 REACHED = (*OK, "time_limit", "iteration_limit")    # statuses whose objective was reached
 
 _TABLES = """
@@ -67,6 +74,23 @@ CREATE TABLE IF NOT EXISTS runs (
     result JSON,                         -- the whole result, when the study keeps results
     PRIMARY KEY (study, instance, method, "repeat"));
 """
+
+# a replay study's per job and per time rows, keyed like its run's row (no primary key: the
+# run's row, stored in the same transaction, already refuses a run stored twice)
+_REPLAY_TABLES = """
+CREATE TABLE IF NOT EXISTS replay_jobs (
+    study VARCHAR NOT NULL, instance INTEGER NOT NULL, method VARCHAR NOT NULL,
+    "repeat" INTEGER NOT NULL, job VARCHAR NOT NULL, position INTEGER NOT NULL,
+    arrival DOUBLE, start DOUBLE, finish DOUBLE, jct DOUBLE, queueing DOUBLE, rho DOUBLE);
+CREATE TABLE IF NOT EXISTS replay_utilization (
+    study VARCHAR NOT NULL, instance INTEGER NOT NULL, method VARCHAR NOT NULL,
+    "repeat" INTEGER NOT NULL, "from" DOUBLE NOT NULL, "to" DOUBLE NOT NULL,
+    resource VARCHAR NOT NULL, share DOUBLE NOT NULL);
+"""
+REPLAY_PARTS = {"replay_jobs": ("job", "position", "arrival", "start", "finish", "jct",
+                                "queueing", "rho"),
+                "replay_utilization": ("from", "to", "resource", "share")}
+RUN_KEY = ("study", "instance", "method", "repeat")
 
 _VIEW = f"""
 CREATE OR REPLACE VIEW results AS
@@ -187,14 +211,19 @@ class Store:
             .fetchall()}
         if "fairalloc_meta" in tables:
             self._check_format()
+            if not read_only:
+                self.con.execute(_REPLAY_TABLES)
+                tables |= set(REPLAY_PARTS)
         elif tables or read_only:
             raise StoreError(self._not_ours(tables))
         else:
-            self.con.execute(_TABLES + "CREATE TABLE fairalloc_meta (format VARCHAR NOT NULL, "
-                             "version INTEGER NOT NULL);")
+            self.con.execute(_TABLES + _REPLAY_TABLES + "CREATE TABLE fairalloc_meta (format "
+                             "VARCHAR NOT NULL, version INTEGER NOT NULL);")
+            tables |= set(REPLAY_PARTS)
             self.con.execute("INSERT INTO fairalloc_meta VALUES (?, ?)", [FORMAT, VERSION])
             self.con.execute(_VIEW)
         self._columns = self._runs_columns()
+        self.has_replays = set(REPLAY_PARTS) <= tables
 
     def _check_format(self) -> None:
         marks = self.con.execute("SELECT format, version FROM fairalloc_meta").fetchall()
@@ -253,6 +282,10 @@ class Store:
         keys = ("study", "kind", "sense", "exact", "reference", "grid", "spec", "source")
         record = dict(zip(keys, row))
         record["spec"] = json.loads(record["spec"])
+        # a replay study: its instances are replay documents (``plan.is_replay``)
+        record["replay"] = any(isinstance(data, dict) and "replay" in data
+                               and "problem" not in data
+                               for _, data in self.spec_files(name))
         return record
 
     @_database_errors
@@ -327,6 +360,9 @@ class Store:
         ``metric.*`` column is added first."""
         if not rows:
             return
+        parts = {table: [(row, row[table]) for row in rows if table in row]
+                 for table in REPLAY_PARTS}
+        rows = [{k: v for k, v in row.items() if k not in REPLAY_PARTS} for row in rows]
         names = list(dict.fromkeys(k for row in rows for k in row))
         for name in names:
             if name not in self._columns:
@@ -339,12 +375,60 @@ class Store:
         try:
             self.con.execute("BEGIN TRANSACTION")
             self.con.execute("INSERT INTO runs BY NAME SELECT * FROM fairalloc_batch")
+            for table, pairs in parts.items():
+                if pairs:
+                    self._add_part(table, pairs)
             self.con.execute("COMMIT")
         except BaseException:       # KeyboardInterrupt too: never leave the transaction open
             self.con.execute("ROLLBACK")
             raise
         finally:
             self.con.unregister("fairalloc_batch")
+
+    def _add_part(self, table: str, pairs: list[tuple[dict, dict]]) -> None:
+        """Insert a replay's per job or per time rows (``pairs``: its run's row, its columns)
+        keyed by their run's row; a value that is not finite (a job never finished) is null."""
+        columns = REPLAY_PARTS[table]
+        sizes = [len(next(iter(part.values()))) for _, part in pairs]
+        batch = {key: np.repeat(np.array([row[key] for row, _ in pairs], dtype=object), sizes)
+                 for key in RUN_KEY}
+        for name in columns:
+            if name == "position":
+                batch[name] = np.concatenate([np.arange(n) for n in sizes])
+            else:
+                batch[name] = np.concatenate([np.asarray(part[name]) for _, part in pairs])
+        self.con.register("fairalloc_part", batch)
+        try:
+            values = ", ".join(
+                quoted(c) if batch[c].dtype.kind not in "f" else
+                f"CASE WHEN isfinite({quoted(c)}) THEN {quoted(c)} END"
+                for c in (*RUN_KEY, *columns))
+            self.con.execute(f"INSERT INTO {table} SELECT {values} FROM fairalloc_part")
+        finally:
+            self.con.unregister("fairalloc_part")
+
+    @_database_errors
+    def replay_rows(self, study: str, table: str = "replay_jobs") -> dict[str, np.ndarray]:
+        """Column -> array of a replay study's ``replay_jobs`` or ``replay_utilization``
+        rows with their run's grid values (nulls as NaN), in run and job (or time) order;
+        empty for a store without replays."""
+        if table not in REPLAY_PARTS:
+            raise ValueError(f"no replay table {table!r}")
+        grid = self.study(study)["grid"]
+        if not self.has_replays:
+            return {}
+        order = "position" if table == "replay_jobs" else '"from", resource'
+        query = (f"SELECT p.*, {', '.join('r.' + quoted(k) for k in grid) or 'NULL AS _'} "
+                 f"FROM {table} p JOIN runs r USING (study, instance, method, \"repeat\") "
+                 f'WHERE p.study = ? ORDER BY p.instance, p.method, p."repeat", {order}')
+        out = {}
+        for name, column in self.con.execute(query, [study]).fetchnumpy().items():
+            if np.ma.isMaskedArray(column):
+                column = column.astype(float).filled(np.nan) if column.dtype.kind in "fiu" \
+                    else np.ma.getdata(column)
+            out[name] = np.asarray(column)
+        out.pop("_", None)
+        return out
 
     @_database_errors
     def columns(self, study: str) -> list[str]:

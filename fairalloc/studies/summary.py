@@ -165,7 +165,38 @@ def ratio_label(reference: str) -> str:
     return f"ratio to the {reference.replace('_', ' ')} (1 = as good, above 1 worse)"
 
 
-def study_title(name: str, kind: str, reference: str) -> str:
+# a replay study's values: the run's measures (``studies.replays``), JCT in seconds
+REPLAY_VALUES = ["metric.average_jct_s"]
+REPLAY_LABELS = {
+    "metric.average_jct_s": "average JCT (s)", "metric.p50_jct_s": "median JCT (s)",
+    "metric.p90_jct_s": "90th percentile JCT (s)", "metric.p99_jct_s": "99th percentile JCT (s)",
+    "metric.average_queueing_s": "average queueing delay (s)",
+    "metric.makespan_s": "makespan (s)", "metric.worst_rho": "worst rho (JCT / isolated JCT)",
+    "metric.share_rho_above_1": "share of jobs with rho > 1",
+    "metric.jobs_per_s": "simulated jobs per second", "time_s": "wall time (s)"}
+
+
+def value_labels(reference: str, replay: bool = False) -> dict[str, str]:
+    """Axis and table labels of a study's values."""
+    return dict(REPLAY_LABELS) if replay else {"ratio": ratio_label(reference)}
+
+
+def default_values(replay: bool = False) -> list[str]:
+    """What a study's summary shows unless told: the ratio to the reference, or a replay
+    study's average JCT."""
+    return list(REPLAY_VALUES) if replay else ["ratio"]
+
+
+def default_by(grid: list[str], replay: bool = False) -> list[str]:
+    """A study's groups unless told: its grid keys and method; a replay study's seeds
+    (grid keys named ``...seed``) are left out, so each group's statistics are over them."""
+    kept = [k for k in grid if not (replay and k.rsplit(".", 1)[-1].endswith("seed"))]
+    return [*kept, "method"]
+
+
+def study_title(name: str, kind: str, reference: str, replay: bool = False) -> str:
+    if replay:
+        return f"{name} ({kind} replays)"
     return f"{name} ({kind}): ratio to {reference.replace('_', ' ')}"
 
 
@@ -201,12 +232,14 @@ class StudySummary:
 def study_summary(record: dict, rows: dict, by: Sequence[str] | None = None,
                   values: Sequence[str] | None = None) -> StudySummary:
     """The summary of a stored study (its store ``record`` and ``rows``): grouped by ``by``
-    (default: the grid's keys and method; methods in the study's order), of each of ``values``
-    (number columns; default ``ratio``). A column the rows do not have, or one that is not a
+    (default: the grid's keys and method, a replay study's seeds left out; methods in the
+    study's order), of each of ``values`` (number columns; default ``ratio``, a replay study's
+    average JCT). A column the rows do not have, or one that is not a
     number, raises :class:`ArgumentError`."""
     columns = list(rows)
-    by = list(by) if by is not None else [*record["grid"], "method"]
-    values = list(values or ["ratio"])
+    replay = record.get("replay", False)
+    by = list(by) if by is not None else default_by(record["grid"], replay)
+    values = list(values or default_values(replay))
     for argument, names in (("by", by), ("values", values)):
         unknown = [n for n in names if n not in columns]
         if unknown:
@@ -219,6 +252,9 @@ def study_summary(record: dict, rows: dict, by: Sequence[str] | None = None,
         raise ArgumentError("values", f"{', '.join(map(repr, text))} {verb}; the numbers are: "
                                       f"{', '.join(numeric)}")
     methods = record["spec"].get("methods") or list(KINDS[record["kind"]].methods)
-    return StudySummary(study_title(record["study"], record["kind"], record["reference"]),
-                        record, rows, by, values, {"ratio": ratio_label(record["reference"])},
+    if replay:          # a replay study's methods are its policies, as they ran
+        methods = list(dict.fromkeys(rows["method"]))
+    return StudySummary(study_title(record["study"], record["kind"], record["reference"],
+                                    replay),
+                        record, rows, by, values, value_labels(record["reference"], replay),
                         summarise(rows, by, values, methods=methods))

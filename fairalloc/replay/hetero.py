@@ -1,0 +1,419 @@
+"""The hetero kind's replay parts: Gavel's job generator, its ``rounds`` mechanism, the jobs'
+throughputs, and the policies beyond the kind's methods (FIFO, minimum total duration).
+
+Gavel (Narayanan et al., OSDI 2020) simulates its policies in rounds of 360 s: each round, per
+worker type, the jobs in order of priority (allocation / share of the type's time received so
+far) take whole workers of their scale factor, and a job progresses at its measured throughput
+on the type it ran on (``scheduler/scheduler.py``: ``_schedule_jobs_on_workers``,
+``_update_priorities``). Its generator (``scheduler/utils.py``: ``generate_job``) draws
+Poisson arrivals, Philly-like durations and scale factors and a job type uniformly from the
+measured table; :func:`generate` does the same with numpy's Generator.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairalloc.allocation import Allocation
+from fairalloc.errors import Violations
+from fairalloc.models.hetero import (
+    SMALLEST_THROUGHPUT,
+    HeteroProblem,
+    effective,
+    eligible,
+    measured,
+    throughput_program,
+    time_of,
+)
+from fairalloc.replay.engine import Plan, Policy, State
+from fairalloc.replay.trace import Trace
+from fairalloc.result import Solution
+from fairalloc.solvers.hetero import max_min_value, smallest_level
+
+ROUND_S = 360.0                # Gavel's time_per_iteration
+RESET_S = 1920.0               # Gavel's minimum_time_between_allocation_resets
+REFERENCE_TYPE = "v100"        # steps = duration x throughput alone on this type (Gavel)
+SHORT, LONG = (1.5, 3.0), (3.0, 4.0)       # duration = 60 * 10^U(a, b) s
+LONG_SHARE = 0.2
+PHILLY_SCALES = ((1, 0.7), (2, 0.1), (4, 0.15), (8, 0.05))
+HIGH_PRIORITY, HIGH_PRIORITY_SHARE = 5.0, 0.2
+
+
+# --- the cluster and the jobs -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Cluster:
+    """Worker types and their GPU counts."""
+
+    types: tuple[str, ...]
+    workers: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Jobs:
+    """Per job of a trace (trace order): its throughput row alone on each type (steps/s),
+    scale factor, weight (priority) and steps."""
+
+    ids: np.ndarray              # (n,) object: the trace's ids
+    throughput: np.ndarray       # (n, k)
+    scale: np.ndarray            # (n,)
+    weights: np.ndarray          # (n,)
+    steps: np.ndarray            # (n,)
+
+
+def cluster(data: dict, found: Violations) -> Cluster | None:
+    """The document's ``cluster``: ``{"workers": {type: GPUs}}``."""
+    workers = data.get("workers") if isinstance(data, dict) else None
+    if not isinstance(workers, dict) or not workers:
+        found.add("cluster.workers", "give the GPUs of each worker type, e.g. "
+                  '{"v100": 36, "p100": 36, "k80": 36}')
+        return None
+    bad = [t for t, w in workers.items() if not isinstance(w, int) or isinstance(w, bool)
+           or w < 0]
+    for t in bad:
+        found.add(["cluster", "workers", t], "a number of GPUs is a whole number >= 0")
+    if bad:
+        return None
+    return Cluster(tuple(workers), np.array(list(workers.values()), dtype=float))
+
+
+def resources(c: Cluster) -> tuple[str, ...]:
+    """Utilisation is measured per worker type."""
+    return c.types
+
+
+def jobs(c: Cluster, trace: Trace, found: Violations) -> Jobs | None:
+    """The jobs' arrays from the trace's columns: ``model`` and ``scale_factor`` (rows from
+    Gavel's measured table) or ``throughput.<type>`` columns; ``steps``, or ``duration`` (s
+    alone on a V100, Gavel's definition of steps); ``weight`` (default 1). A job that can run
+    on no type of the cluster is refused, naming its id."""
+    cols = trace.columns
+    n = trace.n
+    scale = np.asarray(cols.get("scale_factor", np.ones(n)), dtype=float)
+    rows = _rows(c, trace, scale, found)
+    if rows is None:
+        return None
+    steps = _steps(trace, scale, found)
+    weights = np.asarray(cols.get("weight", np.ones(n)), dtype=float)
+    if np.any(weights <= 0):
+        found.add(["trace", "weight"], f"job {trace.ids[int(np.argmax(weights <= 0))]}: "
+                  "a weight is > 0")
+    usable = (rows >= SMALLEST_THROUGHPUT) & (scale[:, None] <= c.workers[None, :])
+    for i in np.flatnonzero(~usable.any(axis=1))[:20]:
+        found.add(["trace", "jobs", trace.ids[i]],
+                  f"job {trace.ids[i]} can run nowhere: it needs {int(scale[i])} GPU(s) of a "
+                  f"type where its throughput is above 0 (cluster: "
+                  f"{', '.join(f'{t} {int(w)}' for t, w in zip(c.types, c.workers))})")
+    if found or steps is None:
+        return None
+    return Jobs(np.asarray(trace.ids, dtype=object), np.where(usable, rows, 0.0), scale,
+                weights, steps)
+
+
+def _rows(c: Cluster, trace: Trace, scale: np.ndarray, found: Violations
+          ) -> np.ndarray | None:
+    cols = trace.columns
+    given = [f"throughput.{t}" for t in c.types]
+    if all(g in cols for g in given):
+        return np.column_stack([np.asarray(cols[g], dtype=float) for g in given])
+    if "model" not in cols:
+        found.add("trace", "each job needs a model (Gavel's measured table) or a "
+                  f"throughput per worker type ({', '.join(given)})")
+        return None
+    table = measured()
+    unknown_types = [t for t in c.types if t not in {"k80", "p100", "v100"}]
+    if unknown_types:
+        found.add(["cluster", "workers", unknown_types[0]], "the measured table has only "
+                  "k80, p100 and v100 (give throughput.<type> columns for other types)")
+        return None
+    rows = np.zeros((trace.n, len(c.types)))
+    cache: dict[tuple[str, int], np.ndarray] = {}
+    for i, (model, s) in enumerate(zip(cols["model"], scale.astype(int))):
+        key = (str(model), int(s))
+        if key not in cache:
+            if key not in table:
+                found.add(["trace", "jobs", trace.ids[i], "model"],
+                          f"{key[0]!r} at scale factor {key[1]} is not in the measured table")
+                return None
+            cache[key] = np.array([table[key][t] for t in c.types])
+        rows[i] = cache[key]
+    return rows
+
+
+def _steps(trace: Trace, scale: np.ndarray, found: Violations) -> np.ndarray | None:
+    cols = trace.columns
+    if "steps" in cols:
+        steps = np.asarray(cols["steps"], dtype=float)
+    elif "duration" in cols and "model" in cols:
+        table = measured()
+        steps = np.array([d * table[(str(m), int(s))][REFERENCE_TYPE]
+                          if (str(m), int(s)) in table else np.nan
+                          for d, m, s in zip(cols["duration"], cols["model"], scale)])
+    else:
+        found.add("trace", "each job needs its steps, or a duration and a model")
+        return None
+    bad = np.flatnonzero(~(steps > 0))
+    if bad.size:
+        found.add(["trace", "jobs", trace.ids[bad[0]], "steps"], "a job's steps are > 0")
+        return None
+    return steps
+
+
+def work(j: Jobs) -> np.ndarray:
+    """A job's total work: its steps."""
+    return j.steps
+
+
+def problem(c: Cluster, j: Jobs, active: np.ndarray, remaining: np.ndarray,
+            elapsed: np.ndarray) -> HeteroProblem:
+    """The hetero problem over the active jobs, with their steps remaining and time elapsed
+    (what ``finish-time`` needs), built from the arrays."""
+    return HeteroProblem(ids=tuple(j.ids[active]), types=c.types, workers=c.workers,
+                         throughput=j.throughput[active], scale=j.scale[active],
+                         weights=j.weights[active], steps=np.asarray(remaining, dtype=float),
+                         elapsed=np.asarray(elapsed, dtype=float))
+
+
+def rates(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
+    """Steps/s of each job under the time fractions applied exactly: E_j = sum_k T_jk x_jk."""
+    return effective(p, time_of(p, allocation))
+
+
+def usage(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
+    """(jobs, types): the share of each type's GPUs a job holds, s_j x_jk / W_k."""
+    x = time_of(p, allocation)
+    return np.divide(p.scale[:, None] * x, p.workers[None, :],
+                     out=np.zeros_like(x), where=p.workers[None, :] > 0)
+
+
+# --- Gavel's generator --------------------------------------------------------------------------
+
+def generate(seed: int, jobs: int, rate: float | None = None, multi_gpu: bool = False,
+             priorities: bool = False) -> Trace:
+    """Gavel's synthetic jobs (``generate_job``): arrivals Poisson at ``rate`` jobs/hour (the
+    first at 0; None: all at 0, a static trace); duration 60 * 10^U(1.5, 3) s with
+    probability 0.8, else 60 * 10^U(3, 4) s; scale factor 1, or with ``multi_gpu`` Philly's
+    1/2/4/8 at 0.7/0.1/0.15/0.05; a job type uniform over the measured table's configurations
+    at that scale factor (26 at 1); steps = duration x its throughput alone on a V100; with
+    ``priorities``, 20% of jobs at weight 5. The same seed gives the same trace."""
+    rng = np.random.default_rng(seed)
+    table = measured()
+    by_scale = {s: sorted(m for m, t in table if t == s) for s in {t for _, t in table}}
+    draws = rng.random((jobs, 5))           # scale, duration class, duration, type, priority
+    if multi_gpu:
+        edges = np.cumsum([share for _, share in PHILLY_SCALES])
+        scale = np.array([s for s, _ in PHILLY_SCALES])[
+            np.minimum(np.searchsorted(edges, draws[:, 0], side="right"), 3)]
+    else:
+        scale = np.ones(jobs, dtype=int)
+    long = draws[:, 1] < LONG_SHARE
+    low = np.where(long, LONG[0], SHORT[0])
+    high = np.where(long, LONG[1], SHORT[1])
+    duration = 60.0 * 10.0 ** (low + (high - low) * draws[:, 2])
+    models = [by_scale[int(s)][int(u * len(by_scale[int(s)]))] for s, u in
+              zip(scale, draws[:, 3])]
+    steps = duration * np.array([table[(m, int(s))][REFERENCE_TYPE]
+                                 for m, s in zip(models, scale)])
+    weight = np.where(priorities & (draws[:, 4] < HIGH_PRIORITY_SHARE), HIGH_PRIORITY, 1.0)
+    if rate is None:
+        arrival = np.zeros(jobs)
+    else:
+        gaps = rng.exponential(3600.0 / rate, jobs)
+        arrival = np.concatenate([[0.0], np.cumsum(gaps[:-1])]) if jobs else np.zeros(0)
+    width = len(str(max(jobs - 1, 0)))
+    return Trace([f"j{i:0{width}d}" for i in range(jobs)], arrival,
+                 {"model": np.array(models, dtype=object), "scale_factor": scale,
+                  "duration": duration, "steps": steps, "weight": weight},
+                 source=f"gavel(seed={seed}, jobs={jobs}, rate={rate})")
+
+
+def gavel(seed: int, jobs: int, rate: float, multi_gpu: bool = False,
+          priorities: bool = False) -> Trace:
+    """Gavel's continuous trace: Poisson arrivals at ``rate`` jobs/hour."""
+    return generate(seed, jobs, rate, multi_gpu, priorities)
+
+
+def static(seed: int, jobs: int, multi_gpu: bool = False, priorities: bool = False) -> Trace:
+    """Gavel's jobs, all arriving at time 0."""
+    return generate(seed, jobs, None, multi_gpu, priorities)
+
+
+# --- Gavel's rounds --------------------------------------------------------------------------
+
+class Rounds:
+    """Gavel's mechanism. Each round of ``round_s``: per worker type (fastest first for a
+    policy aware of heterogeneity, in a seeded random order each round otherwise), the jobs in
+    order of priority take whole workers of their scale factor; a job is placed once a round,
+    on the first type that takes it. Priority on type k: x_jk / (time on k since the last
+    reset) — each job starts a reset period at round_s / 2 — ties broken by the deficit
+    (time it should have had minus time it had, summed over past periods), then x_jk, then
+    arrival. A job not in the allocation (arrived since it was computed) has priority 0 but
+    still takes a worker left free (FIFO policies excepted, as in Gavel). The allocation is
+    re-computed at a round's start when the set of jobs changed and ``reset_s`` passed since
+    the last time. A round ends when its last job stops (at ``round_s``, or earlier when every
+    job placed in it finished)."""
+
+    def __init__(self, c: Cluster, j: Jobs, policy: Policy, *, round_s: float = ROUND_S,
+                 reset_s: float = RESET_S, aware: bool = True, queue: bool = False,
+                 seed: int = 0):
+        self.c, self.j, self.policy = c, j, policy
+        self.round_s, self.reset_s = round_s, reset_s
+        self.aware, self.queue = aware, queue
+        self.rng = np.random.default_rng(seed + 5)
+        n, k = j.throughput.shape
+        self.time = np.full((n, k), round_s / 2)      # time on each type since the last reset
+        self.deficit = np.zeros((n, k))
+        self.x = np.zeros((n, k))                      # the allocation in force
+        self.allocated = np.zeros(n, dtype=bool)       # in the allocation in force
+        self.last_reset = 0.0
+        self.pending = False
+        self.placed = np.full(n, -1)                   # type of each job in the current round
+        self.order = np.argsort(-np.median(j.throughput, axis=0), kind="stable")
+
+    def plan(self, state: State) -> Plan:
+        self.pending |= state.changed
+        now, active = state.now, state.active
+        if self.pending and (now - self.last_reset >= self.reset_s or self.last_reset == 0):
+            self._reset(state)
+        placed = self._place(active)
+        t = self.j.throughput[active]
+        on = placed >= 0
+        rate = np.where(on, t[np.arange(active.size), np.maximum(placed, 0)], 0.0)
+        use = np.zeros((active.size, len(self.c.types)))
+        use[np.flatnonzero(on), placed[on]] = self.j.scale[active[on]] / self.c.workers[
+            placed[on]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            runs = np.where(on, np.minimum(self.round_s, state.remaining[active] / rate), 0.0)
+        self.placed[active] = placed
+        return Plan(rate, use, now + float(runs.max(initial=0.0)), held=True)
+
+    def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
+        active = state.active
+        placed = self.placed[active]
+        on = placed >= 0
+        self.time[active[on], placed[on]] += seconds[on]
+
+    def _reset(self, state: State) -> None:
+        """Gavel's ``_reset_time_run_so_far`` then a new allocation."""
+        now, active = state.now, state.active
+        should = self.x[active] * (now - self.last_reset)
+        self.deficit[active] += should - (self.time[active] - self.round_s / 2)
+        self.time[active] = self.round_s / 2
+        self.last_reset = now
+        problem, solution = self.policy.allocate(state)
+        self.x[active] = time_of(problem, solution.allocation)
+        self.allocated[:] = False
+        self.allocated[active] = True
+        self.pending = False
+
+    def _place(self, active: np.ndarray) -> np.ndarray:
+        """The type each active job runs on this round (-1: none)."""
+        k = len(self.c.types)
+        x = np.where(self.allocated[active, None], self.x[active], 0.0)
+        t = self.j.throughput[active]
+        priority = np.where((x > 0) & (t > 0), x / self.time[active], 0.0)
+        deficit = self.deficit[active]
+        scale = self.j.scale[active]
+        placed = np.full(active.size, -1)
+        order = self.order if self.aware else self.rng.permutation(k)
+        for k_ in order:
+            left = self.c.workers[k_]
+            free = (placed < 0) & (t[:, k_] > 0)
+            if self.queue:
+                free &= priority[:, k_] > 0
+            candidates = np.flatnonzero(free)
+            if not candidates.size or left <= 0:
+                continue
+            ranked = candidates[np.lexsort((candidates, -x[candidates, k_],
+                                            -deficit[candidates, k_],
+                                            -priority[candidates, k_]))]
+            if np.all(scale[ranked] == 1):
+                taken = ranked[:int(left)]
+            else:
+                taken = []
+                for i in ranked:
+                    if scale[i] <= left:
+                        taken.append(i)
+                        left -= scale[i]
+                        if left <= 0:
+                            break
+            placed[taken] = k_
+        return placed
+
+
+def rounds(c: Cluster, j: Jobs, policy: Policy, settings: dict) -> Rounds:
+    """Gavel's ``rounds`` mechanism for ``policy`` (``settings``: round_s, reset_s, seed)."""
+    name = policy.name
+    return Rounds(c, j, policy, round_s=settings.get("round_s", ROUND_S),
+                  reset_s=settings.get("reset_s", RESET_S), aware=name in AWARE,
+                  queue=name in QUEUES, seed=settings.get("seed", 0))
+
+
+# --- policies beyond the kind's methods --------------------------------------------------------
+
+def _fifo(p: HeteroProblem, memory: dict, aware: bool) -> Solution:
+    """First come, first served (Gavel's FIFO): jobs in arrival order each take whole workers
+    of one type until none fits the next job (no job jumps the queue); a job keeps its type
+    until it finishes (agnostic: a seeded random type among those with room; aware: the
+    fastest type with room, re-chosen for the whole queue at each change)."""
+    rng = memory.setdefault("rng", np.random.default_rng(memory.get("seed", 0) + 7))
+    kept = memory.setdefault("type", {}) if not aware else {}
+    left = p.workers.copy()
+    x = np.zeros((p.n, p.k))
+    ok = eligible(p)
+    queue = []
+    for i, job in enumerate(p.ids):
+        if job in kept:
+            x[i, kept[job]] = 1.0
+            left[kept[job]] -= p.scale[i]
+        else:
+            queue.append(i)
+    for i in queue:
+        room = np.flatnonzero(ok[i] & (left >= p.scale[i]))
+        if not room.size:
+            break
+        k = room[np.argmax(p.throughput[i, room])] if aware else rng.choice(room)
+        x[i, k] = 1.0
+        left[k] -= p.scale[i]
+        if not aware:
+            kept[p.ids[i]] = int(k)
+    live = set(p.ids)
+    for job in [j for j in kept if j not in live]:
+        del kept[job]
+    return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
+                    solver={"name": "FIFO" + (" (fastest type)" if aware else "")})
+
+
+def fifo(p: HeteroProblem, memory: dict) -> Solution:
+    """FIFO agnostic of heterogeneity (Gavel's ``fifo``)."""
+    return _fifo(p, memory, aware=False)
+
+
+def fifo_aware(p: HeteroProblem, memory: dict) -> Solution:
+    """FIFO aware of heterogeneity (Gavel's ``fifo_perf``): each job the fastest type with
+    room."""
+    return _fifo(p, memory, aware=True)
+
+
+def min_total_duration(p: HeteroProblem) -> Solution:
+    """Minimise the makespan of the active jobs (Gavel's ``min_total_duration_perf``): the
+    smallest T such that every job can finish its remaining steps by T, E_j(x) >= S_j / T.
+    With z = 1/T it is one LP, max z s.t. E_j >= z S_j (``max_min_lp`` with reference S_j),
+    where Gavel bisects on T."""
+    program = throughput_program(p)
+    z, v, _ = max_min_value(p, program, p.steps)
+    x = program.to_time(v, p.k)
+    makespan = 1.0 / z if z > 0 else math.inf
+    return Solution(p.allocation(x), "optimal", smallest_level(p, x),
+                    metrics={"makespan_s": makespan},
+                    solver={"name": "HiGHS LP (max z: E_j >= z S_j)", "makespan_s": makespan})
+
+
+POLICIES = {"fifo": fifo, "fifo-aware": fifo_aware, "min-total-duration": min_total_duration}
+# the policies that use the jobs' speed per type (Gavel's *_perf): placed fastest type first
+AWARE = frozenset({"max-min", "leximin", "max-throughput", "finish-time", "fifo-aware",
+                   "min-total-duration"})
+QUEUES = frozenset({"fifo", "fifo-aware"})

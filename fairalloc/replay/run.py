@@ -1,0 +1,146 @@
+"""Play a replay document: the policy's run and (for finish-time fairness) the isolated
+policy's run of the same trace, measured. What ``api.replay`` returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from fairalloc.allocation import _pandas, plain_value
+from fairalloc.replay import measures
+from fairalloc.replay.document import IDEAL, Document, policies
+from fairalloc.replay.engine import Checking, Ideal, Policy, Progress, Timeline, run
+
+ISOLATED = "isolated"       # the reference policy of finish-time fairness (Gavel's "isolated")
+
+
+class ReplayFrames(NamedTuple):
+    """A replay as pandas frames: one row a job, one row the run, one row a plan interval."""
+
+    jobs: Any
+    summary: Any
+    utilization: Any
+
+
+@dataclass
+class ReplayRun:
+    """A replay's outcome: ``jobs`` (column -> array, trace order: id, arrival, start, finish,
+    jct, queueing, rho), ``summary`` (the run's measures, ``status`` ``done`` or ``error``
+    with ``error`` saying when and why), ``verdicts`` (per check of the kind: counts of each
+    verdict over the allocations judged, ``holds``, the worst witness), ``utilization`` (per plan
+    interval: from, to, share of each resource) and ``settings`` (what was replayed)."""
+
+    name: str
+    kind: str
+    settings: dict
+    jobs: dict
+    summary: dict
+    verdicts: dict
+    utilization: dict = field(repr=False)
+    resources: tuple[str, ...] = ()
+
+    @property
+    def status(self) -> str:
+        return self.summary["status"]
+
+    def to_dict(self, with_jobs: bool = True) -> dict:
+        """Plain data (``fairalloc replay --format json``)."""
+        out = {"replay": self.name, "kind": self.kind, "settings": self.settings,
+               "summary": self.summary, "verdicts": self.verdicts}
+        if with_jobs:
+            out["jobs"] = [dict(zip(self.jobs, row)) for row in zip(*self.jobs.values())]
+        return plain_value(out)
+
+    def rows(self) -> list[tuple[str, str]]:
+        """The summary as (measure, value) text rows: JCT in hours (as Gavel reports it)."""
+        s = self.summary
+        window = f" (jobs {s['window'][0]}-{s['window'][1] - 1})" if s["window"] else ""
+        rows = [("status", s["status"] + (f": {s['error']}" if s["error"] else "")),
+                ("jobs finished", f"{s['finished']} of {s['jobs']}"),
+                (f"average JCT{window}", _hours(s["average_jct_s"])),
+                ("JCT p50 / p90 / p99", " / ".join(_hours(s[f"p{q}_jct_s"])
+                                                  for q in (50, 90, 99))),
+                ("average queueing", _hours(s["average_queueing_s"])),
+                ("makespan", _hours(s["makespan_s"])),
+                ("utilization", ", ".join(f"{r} {v:.1%}" for r, v in
+                                          s["utilization"].items()))]
+        if s["worst_rho"] is not None:
+            rows += [("worst rho", f"{s['worst_rho']:.3g} (job {s['worst_rho_job']})"),
+                     ("rho > 1 / > tolerance", f"{s['share_rho_above_1']:.1%} / "
+                      f"{s['share_rho_above_tolerance']:.1%} (tolerance {s['tolerance']:g})")]
+        rows.append(("sharing incentive over time", _verdict(s["sharing_incentive"])))
+        for check, v in self.verdicts.items():
+            counts = ", ".join(f"{v[k]} {k}" for k in ("holds", "fails", "unrefuted",
+                                                      "unchecked") if v[k])
+            mark = {True: "✓", False: "✗", None: "?"}[v["passed"]]
+            worst = v["worst"]
+            rows.append((f"check {check}", f"{mark} {counts}" + (
+                f"; worst at {worst['time']:.0f} s: {worst['detail']}" if worst else "")))
+        rows.append(("allocations / policy time", f"{s['allocations']} / "
+                     f"{s['solve_s']:.2f} s"))
+        rows.append(("wall time", f"{s['wall_s']:.2f} s"))
+        return rows
+
+    def to_pandas(self) -> ReplayFrames:
+        """The jobs, the summary (flattened, one row) and utilisation over time as frames."""
+        pd = _pandas("ReplayRun.to_pandas")
+        summary = {k: v for k, v in self.summary.items()
+                   if not isinstance(v, dict)}
+        summary.update({f"utilization.{r}": v for r, v in
+                        self.summary["utilization"].items()})
+        summary["sharing_incentive"] = self.summary["sharing_incentive"]["verdict"]
+        summary.update({f"check.{c}": v["passed"] for c, v in self.verdicts.items()})
+        over = self.utilization
+        util = pd.DataFrame({"from": over["from"], "to": over["to"],
+                             **{r: over["share"][:, i] for i, r in
+                                enumerate(self.resources)}})
+        return ReplayFrames(pd.DataFrame(self.jobs), pd.DataFrame([summary]), util)
+
+
+def play(doc: Document, progress: Progress | None = None) -> ReplayRun:
+    """Replay the document's trace under its policy and mechanism; with finish-time fairness,
+    the isolated policy's replay first (Gavel's reference for rho)."""
+    reference = None
+    if doc.finish_time_fairness:
+        if doc.policy == ISOLATED:
+            reference = None        # rho against itself: 1 for every job that finished
+        else:
+            iso = _timeline(doc, ISOLATED, policies(doc.kind)[ISOLATED], {}, Checking(),
+                            None)
+            reference = iso.finish - doc.trace.arrival
+    timeline = _timeline(doc, doc.policy, doc.run, doc.options, doc.checking, progress)
+    if doc.finish_time_fairness and reference is None:
+        reference = timeline.finish - doc.trace.arrival
+    per_job = measures.jobs(doc.trace, timeline, reference)
+    replay = doc.kind.replay
+    names = tuple(replay.resources(doc.cluster))
+    summary = measures.summary(per_job, timeline, names, doc.window, doc.tolerance)
+    settings = {"trace": doc.trace.source, "jobs": doc.trace.n, "policy": doc.policy,
+                "options": doc.options, "mechanism": doc.mechanism, **doc.settings}
+    return ReplayRun(doc.name, doc.kind.name, plain_value(settings), per_job,
+                     plain_value(summary), plain_value(timeline.verdicts),
+                     measures.utilization_over_time(timeline), names)
+
+
+def _timeline(doc: Document, name: str, function, options: dict, checking: Checking,
+              progress: Progress | None) -> Timeline:
+    replay = doc.kind.replay
+    seed = int(doc.settings.get("seed", 0))
+    policy = Policy(doc.kind, doc.cluster, doc.jobs, name, function, options, checking, seed)
+    if doc.mechanism == IDEAL:
+        mechanism = Ideal(replay, policy)
+    else:
+        mechanism = replay.mechanisms[doc.mechanism](doc.cluster, doc.jobs, policy,
+                                                     doc.settings)
+    watch = measures.window_of(doc.trace.n, doc.window) if doc.window else None
+    return run(doc.trace, replay.work(doc.jobs), mechanism, policy,
+               len(replay.resources(doc.cluster)), progress, watch)
+
+
+def _hours(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds / 3600:.2f} h"
+
+
+def _verdict(finding: dict) -> str:
+    mark = {"holds": "✓", "fails": "✗"}.get(finding["verdict"], "?")
+    return f"{mark} {finding['detail']}"

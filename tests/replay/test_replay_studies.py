@@ -1,0 +1,197 @@
+"""A replay is a study task: a study of a replay document sweeps its keys and policies on the
+local pool (or Dask), resumable, storing a row per run and a row per job per run; a policy that
+fails mid-run is an error row with the simulated time; the same seeds give the same rows."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import numpy as np
+import pytest
+
+from fairalloc.errors import SpecError
+from fairalloc.registry import KINDS
+from fairalloc.solvers import hetero as solvers
+from fairalloc.studies.plan import load_study
+from fairalloc.studies.run import run_study
+from fairalloc.studies.store import Store
+from tests.clitools import cli
+
+JOBS = 16
+DOCUMENT = {"replay": "tiny", "kind": "hetero",
+            "cluster": {"workers": {"v100": 1, "p100": 1, "k80": 1}},
+            "trace": {"generator": "gavel", "seed": 0, "jobs": JOBS, "rate": 4.0},
+            "policy": {"method": "max-min"}, "mechanism": {"name": "rounds"},
+            "measure": {"checks": {"every": 4, "names": ["feasibility"]}}}
+STUDY = {"study": "tiny-replays", "kind": "hetero", "instances": {"base": "tiny.json"},
+         "grid": {"trace.rate": [2.0, 4.0], "policy.method": ["max-min", "agnostic-max-min"],
+                  "trace.seed": [0, 1]}}
+RUNS = 2 * 2 * 2
+
+
+def written(tmp_path, study: dict | None = None, document: dict | None = None) -> str:
+    (tmp_path / "tiny.json").write_text(json.dumps(document or DOCUMENT))
+    path = tmp_path / "study.json"
+    path.write_text(json.dumps(study or STUDY))
+    return str(path)
+
+
+def table(store, query: str) -> list[tuple]:
+    with duckdb.connect(str(store), read_only=True) as con:
+        return con.execute(query).fetchall()
+
+
+JOB_ROWS = ('SELECT instance, method, job, position, arrival, start, finish, jct, queueing, '
+            'rho FROM replay_jobs ORDER BY instance, method, position')
+RUN_ROWS = ('SELECT instance, method, status, "trace.rate", "trace.seed", '
+            '"metric.average_jct_s", "metric.p99_jct_s", "metric.makespan_s", '
+            '"metric.worst_rho", "check.feasibility", "check.finish_time_fairness" FROM runs '
+            'ORDER BY instance, method')
+
+
+def test_the_policies_are_the_methods_and_the_grid_sets_replay_keys(tmp_path):
+    study = load_study(written(tmp_path))
+    assert study.replay and study.methods == ("max-min", "agnostic-max-min")
+    assert [k for k, _ in study.grid] == ["trace.rate", "trace.seed"]
+    task = next(t for t in study.tasks() if t.instance.point == (("trace.rate", 4.0),
+                                                                  ("trace.seed", 1)))
+    assert task.edits == (("trace.rate", 4.0), ("trace.seed", 1))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_replay_study_stores_a_row_per_run_and_per_job(tmp_path, workers):
+    store = tmp_path / "s.duckdb"
+    with Store(store) as db:
+        progress = run_study(load_study(written(tmp_path)), db, workers=workers)
+    assert progress.stored == RUNS and not progress.errors
+    runs = table(store, RUN_ROWS)
+    assert {r[2] for r in runs} == {"done"} and len(runs) == RUNS
+    assert all(r[5] > 0 and r[6] >= r[5] and r[7] > 0 for r in runs)
+    assert {r[9] for r in runs} == {"holds"}
+    jobs = table(store, JOB_ROWS)
+    assert len(jobs) == RUNS * JOBS
+    for _, _, _, _, arrival, start, finish, jct, queueing, rho in jobs:
+        assert start >= arrival and finish > start and rho > 0
+        assert jct == pytest.approx(finish - arrival) and queueing == pytest.approx(
+            start - arrival)
+    # the run's average JCT is its jobs' (no window: every job)
+    by_run = table(store, 'SELECT r."metric.average_jct_s", avg(j.jct) FROM runs r JOIN '
+                          'replay_jobs j USING (study, instance, method, "repeat") '
+                          'GROUP BY ALL')
+    assert all(a == pytest.approx(b) for a, b in by_run)
+    shares = table(store, "SELECT min(share), max(share), count(DISTINCT resource) "
+                          "FROM replay_utilization")
+    assert shares[0][0] >= 0 and shares[0][1] <= 1 + 1e-9 and shares[0][2] == 3
+
+
+def test_the_same_seeds_give_the_same_rows(tmp_path):
+    stores = []
+    for name in ("a", "b"):
+        store = tmp_path / f"{name}.duckdb"
+        with Store(store) as db:
+            run_study(load_study(written(tmp_path)), db, workers=1)
+        stores.append(store)
+    assert table(stores[0], JOB_ROWS) == table(stores[1], JOB_ROWS)
+    assert table(stores[0], RUN_ROWS) == table(stores[1], RUN_ROWS)
+    seeds = table(stores[0], 'SELECT "trace.seed", avg(arrival) FROM replay_jobs JOIN runs '
+                             'USING (study, instance, method, "repeat") GROUP BY ALL')
+    assert len({round(mean, 6) for _, mean in seeds}) == 2    # the seed changes the trace
+
+
+def test_a_partial_run_is_resumed_without_a_row_twice(tmp_path):
+    store = tmp_path / "s.duckdb"
+    seen = []
+
+    def stop_after_three(row):
+        seen.append(row)
+        if len(seen) == 3:
+            raise KeyboardInterrupt
+
+    with Store(store) as db:
+        first = run_study(load_study(written(tmp_path)), db, workers=1,
+                          on_row=stop_after_three)
+    assert first.interrupted and first.stored == 3
+    assert table(store, "SELECT count(*) FROM replay_jobs") == [(3 * JOBS,)]
+    with Store(store) as db:
+        rest = run_study(load_study(written(tmp_path)), db, workers=1, resume=True)
+    assert rest.skipped == 3 and rest.stored == RUNS - 3
+    assert table(store, "SELECT count(*), count(DISTINCT (instance, method, position)) "
+                        "FROM replay_jobs") == [(RUNS * JOBS, RUNS * JOBS)]
+
+
+def test_a_policy_failing_mid_run_is_an_error_row_with_the_simulated_time(tmp_path,
+                                                                          monkeypatch):
+    def flaky(problem, memory):
+        memory["calls"] = memory.get("calls", 0) + 1
+        if memory["calls"] > 3:
+            raise RuntimeError("the solver is gone")
+        return solvers.max_min(problem)
+
+    monkeypatch.setitem(KINDS["hetero"].replay.policies, "flaky", flaky)
+    study = {**STUDY, "grid": {"trace.seed": [0]}, "methods": ["flaky", "max-min"]}
+    store = tmp_path / "s.duckdb"
+    with Store(store) as db:
+        progress = run_study(load_study(written(tmp_path, study)), db, workers=1)
+    assert progress.errors == 1
+    rows = dict((r[0], r[1:]) for r in table(
+        store, 'SELECT method, status, error, "metric.end_s", result FROM runs'))
+    status, error, end, result = rows["flaky"]
+    assert status == "error" and "the solver is gone" in error and error.startswith("at ")
+    assert float(error.split()[1]) == pytest.approx(end, abs=0.1) and end > 0
+    assert json.loads(result)["summary"]["status"] == "error"
+    assert rows["max-min"][0] == "done"
+    unfinished = table(store, "SELECT count(*) - count(finish) FROM replay_jobs "
+                              "WHERE method = 'flaky'")
+    assert unfinished[0][0] > 0        # the jobs the run did not finish have no finish
+
+
+@pytest.mark.parametrize("edit, path, rule", [
+    ({"grid": {"trace.rate": [-1.0]}}, "grid", "trace.rate"),
+    ({"grid": {"trace.seed": [0]}, "methods": ["max-min", "lottery"]}, "methods[1]",
+     "unknown policy"),
+    ({"checks": ["feasibility"]}, "checks", "set it in the replay document"),
+    ({"methods": ["max-min"]}, 'grid["policy.method"]', "give them once"),
+])
+def test_a_bad_replay_study_is_refused_with_its_path(tmp_path, edit, path, rule):
+    with pytest.raises(SpecError) as caught:
+        load_study(written(tmp_path, {**STUDY, **edit}))
+    assert any(v.path.startswith(path) and rule in str(v) for v in caught.value.violations), \
+        caught.value.report()
+
+
+def test_a_replay_study_with_a_bad_trace_file_exits_2(tmp_path, capsys):
+    (tmp_path / "jobs.csv").write_text("id,arrival,model,scale_factor,steps\na,0,A3C,1,-4\n")
+    study = written(tmp_path, {**STUDY, "grid": {"trace.jobs": [1]}},
+                    {**DOCUMENT, "trace": {"table": "jobs.csv"}})
+    code, out, err = cli(capsys, "study", "run", study, "--store",
+                         str(tmp_path / "s.duckdb"))
+    assert code == 2 and "Traceback" not in err
+    assert "line 2, column 'steps'" in err
+
+
+def test_the_command_line_runs_and_summarises_a_replay_study(tmp_path, capsys):
+    store = str(tmp_path / "s.duckdb")
+    code, out, _ = cli(capsys, "study", "run", written(tmp_path), "--store", store,
+                       "--workers", "1")
+    assert code == 0 and "tiny-replays (hetero replays)" in out
+    code, out, _ = cli(capsys, "study", "summary", store, "--by", "trace.rate,method",
+                       "--format", "json")
+    groups = json.loads(out)["groups"]
+    assert code == 0 and len(groups) == 4
+    assert all(g["metric.average_jct_s"]["n"] == 2 for g in groups)
+    assert np.isfinite([g["metric.average_jct_s"]["mean"] for g in groups]).all()
+
+
+def test_a_store_made_before_the_replay_tables_gains_them_when_written(tmp_path):
+    store = tmp_path / "old.duckdb"
+    Store(store).close()
+    with duckdb.connect(str(store)) as con:        # a format 2 store as made before replays
+        con.execute("DROP TABLE replay_jobs; DROP TABLE replay_utilization")
+    with Store(store, read_only=True) as db:
+        assert not db.has_replays and db.studies() == []
+    with Store(store) as db:
+        run_study(load_study(written(tmp_path, {**STUDY, "grid": {"trace.seed": [0]}})), db,
+                  workers=1)
+    with Store(store, read_only=True) as db:
+        assert db.has_replays and len(db.replay_rows("tiny-replays")["jct"]) == JOBS
