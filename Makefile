@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # every kind's example specs (specs/<kind>/*.json): a new kind's are solved with no edit here
-DEMO_SPECS = $(sort $(filter-out specs/studies/%,$(wildcard specs/*/*.json)))
+DEMO_SPECS = $(sort $(filter-out specs/studies/% specs/replay/%,$(wildcard specs/*/*.json)))
 
 demo: $(STAMP)
 	@for spec in $(DEMO_SPECS); do \
@@ -27,6 +27,7 @@ demo: $(STAMP)
 	$(BIN)/fairalloc experiment moldable --jobs 20 --processors 8 --instances 40 --plot experiment-moldable.png
 	$(BIN)/fairalloc experiment accelos --kernels 4 --mixes 50 --seed 1 --plot experiment-accelos.png
 	$(BIN)/fairalloc simulate specs/token/five-spark-types.json --rounds 1000 --plot simulate-token.png
+	$(BIN)/fairalloc replay specs/replay/quick.json --plot replay-quick.png
 
 test: $(STAMP)
 	$(BIN)/pytest
