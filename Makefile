@@ -59,4 +59,4 @@ lint: $(STAMP)
 	$(BIN)/ruff check fairalloc tests benchmarks
 
 clean:
-	rm -rf $(VENV) build *.egg-info sweep-*.png gantt-*.png experiment-*.png simulate-*.png
+	rm -rf $(VENV) build *.egg-info sweep-*.png gantt-*.png experiment-*.png simulate-*.png replay-*.png
