@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fairalloc.contract import Kind
 from fairalloc.models import hetero as model
+from fairalloc.plots import hetero as plots
 from fairalloc.solvers import hetero as solvers
 from fairalloc.studies import hetero as studies
 from fairalloc.validators import hetero as checks
@@ -23,6 +24,7 @@ KIND = Kind(
                 checks.pareto_efficiency, checks.max_min, checks.strategy_proofness),
     random_spec=studies.random_spec,
     metrics=model.metrics,
+    plot=plots.time_per_type,
     sweep_metrics=("min_normalized_throughput", "total_normalized_throughput",
                    "utilization.*"),
     knob=("jobs[0].weight", 1, 4, 0.5),
@@ -31,7 +33,8 @@ KIND = Kind(
            "min_normalized_throughput": "weighted normalised throughput (× isolated)",
            "total_normalized_throughput": "total normalised throughput (× isolated)",
            "total_throughput": "throughput (steps/s)", "utilization.*": "utilization (share)",
-           "max_finish_time_ratio": "finish-time ratio (× isolated)"},
+           "max_finish_time_ratio": "finish-time ratio (× isolated)",
+           "jobs*.weight": "weight of the job (relative)"},
     reference=("Deepak Narayanan, Keshav Santhanam, Fiodar Kazhamiaka, Amar Phanishayee and Matei "
               "Zaharia. *Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning "
               "Workloads.* OSDI 2020, USENIX, 481–498."),

@@ -31,7 +31,7 @@ KIND = Kind(
     units={"objective": "makespan (time units)", "makespan": "time (time units)",
            "lower_bound": "time (time units)", "bound:*": "time (time units)",
            "ratio": "makespan ÷ lower bound (ratio)", "*utilization": "utilization (share)",
-           "alpha": "α (share of the processors)"},
+           "alpha": "α (share of the processors)", "processors": "processors (count)"},
     plot=plots.gantt,
     bound=model.lower_bound,
     reference=("Jinghao Sun, Jing Li, Zhishan Guo, An Zou, Xuan Zhang, Kunal Agrawal and Sanjoy "

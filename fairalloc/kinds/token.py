@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fairalloc.contract import Kind
 from fairalloc.models import token as model
+from fairalloc.plots import token as plots
 from fairalloc.solvers import token as solvers
 from fairalloc.studies import token as studies
 from fairalloc.validators import token as checks
@@ -20,11 +21,14 @@ KIND = Kind(
                 checks.monotone_thresholds),
     random_spec=studies.random_spec,
     simulation=studies.SIMULATION,
+    plot=plots.equilibrium,
     metrics=studies.metrics,                # the model's, and the spec's simulation
     sweep_metrics=("mean_tokens", "boosts_per_round", "iterations", "residual"),
-    units={"objective": "boost utility per agent and round (utility)", "mean_tokens": "tokens",
-           "boosts_per_round": "boosts per round", "iterations": "iterations",
-           "residual": "fixed-point residual", "strategy_gap": "strategy gap"},
+    units={"objective": "boost utility per agent and round (utility)",
+           "mean_tokens": "tokens (per agent)", "boosts_per_round": "boosts (per round)",
+           "boosts": "boosts (per round)", "agents": "agents (count)",
+           "iterations": "iterations (count)", "residual": "fixed-point residual (utility)",
+           "strategy_gap": "strategy gap (utility)"},
     reference=("Seyed Majid Zahedi, Songchun Fan and Benjamin C. Lee. *Managing Heterogeneous "
               "Datacenters with Tokens.* ACM Transactions on Architecture and Code Optimization "
               "15(2), Article 18, 2018. https://doi.org/10.1145/3191821"),
