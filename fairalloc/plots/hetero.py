@@ -11,8 +11,8 @@ def time_per_type(problem, result: Result, path: str) -> None:
     throughput (× its isolated share), the quantity the policies are fair on."""
     alloc = result.allocation
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(4 + 1.1 * len(alloc.ids) * (1 + len(problem.types)
-                                                                           / 4), 3.8),
+    n, k = len(alloc.ids), len(problem.types)
+    fig, axes = plt.subplots(1, 2, figsize=(3 + 0.25 * n * (k + 1) + 0.35 * n, 3.8),
                              gridspec_kw={"width_ratios": [3, 1.5]})
     bars(axes[0], list(alloc.ids), {t: alloc.column("time", t) for t in problem.types},
          "time on the worker type (share of the round)")
