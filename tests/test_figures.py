@@ -332,23 +332,46 @@ def test_the_gantt_chart_shows_idle_processors(tmp_path, capsys):
     assert lanes == [f"P{q}" for q in range(28)]
 
 
-SWEEPS = {
-    "emrf (README)": ["emrf/example1-knob0.5.json", "knob=0:1:0.1", "lp,wfq,drf"],
-    "drf": ["drf/classic.json", "users[0].weight=1:4:0.5", "progressive-filling,lp"],
-    "etf": ["etf/resnet-mobilenet.json", "phi=0:1:0.25", "waterfill,leximin"],
+SWEEPS = {      # a sweep, and the notes its figure must hold for the panels it leaves out
+    "emrf (README)": ["emrf/example1-knob0.5.json", "knob=0:1:0.1", "lp,wfq,drf", []],
+    "drf": ["drf/weighted-cluster.json", "users[0].weight=1:4:1", "progressive-filling,lp",
+            ["trade-off of utilization.cpu, utilization.mem, utilization.gpu, utilization.net "
+             "against min_weighted_dominant_share not drawn: min_weighted_dominant_share does "
+             "not move over the sweep",
+             "progressive-filling's objective equals lp's at every value (hollow markers over "
+             "filled)"]],
+    "etf": ["etf/resnet-mobilenet.json", "phi=0:1:0.25", "waterfill,leximin", []],
     "hetero": ["hetero/gavel-mix.json", "jobs[5].weight=1:4:1",
-               "max-min,leximin,agnostic-max-min"],
-    "token": ["token/five-spark-types.json", "boosts=10:40:10", "mean-field"],
+               "max-min,leximin,agnostic-max-min",
+               ["max-min's objective equals leximin's at every value (hollow markers over "
+                "filled)"]],
+    "token": ["token/five-spark-types.json", "boosts=10:40:10", "mean-field",
+              ["boosts_per_round equals boosts at every value (not drawn)"]],
 }
 
 
 @pytest.mark.parametrize("name", sorted(SWEEPS))
 def test_sweep_plots_are_clean(tmp_path, capsys, figures, name):
-    path, values, methods = SWEEPS[name]
+    path, values, methods, notes = SWEEPS[name]
+    figure = tmp_path / "s.svg"
     code, _, err = cli(capsys, "sweep", spec(path), "--set", values, "--methods", methods,
-                       "--workers", "1", "--plot", str(tmp_path / "s.png"))
+                       "--workers", "1", "--plot", str(figure))
     assert code == 0, err
     assert_clean(figures)
+    texts = svg_texts(figure)
+    for note in notes:                      # what is left out or hidden is said
+        assert f"note: {note}" in texts, texts
+
+
+def test_a_numerically_zero_metric_is_left_out_with_a_note(tmp_path, capsys):
+    """The token game's fixed-point residual is about 1e-16 at every value: no panel."""
+    figure = tmp_path / "s.svg"
+    assert cli(capsys, "sweep", spec("token/five-spark-types.json"), "--set", "boosts=10,20",
+               "--workers", "1", "--plot", str(figure))[0] == 0
+    texts = svg_texts(figure)
+    assert any(re.fullmatch(r"note: residual is (0|numerically zero) at every value.*", t)
+               for t in texts), texts
+    assert "fixed-point residual (utility)" not in texts
 
 
 def three_gpu_types(tmp_path) -> str:

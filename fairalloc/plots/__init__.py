@@ -92,8 +92,8 @@ def sweep(rows: dict[str, np.ndarray], key: str, names: list[str], checks: list[
     and a strip of the check verdicts that do not hold at every value. What has nothing to
     show is left out, with a note under the figure: a metric equal to the objective (DRF's and
     hetero's smallest level), to the swept value, or numerically zero at every value; a
-    trade-off whose x does not move. Methods with the same objective at every value are
-    noted too (their markers differ: hollow over filled)."""
+    trade-off whose x does not move. Metrics equal to another of their panel's and methods
+    with the same objective at every value are noted too (their marks differ)."""
     plt = pyplot()
     methods = list(dict.fromkeys(rows["method"]))
     by_method = {m: rows["method"] == m for m in methods}
@@ -227,10 +227,16 @@ def _worth_drawing(rows: dict[str, np.ndarray], key: str, names: list[str], kind
         swept = rows[key]
         if swept.dtype.kind in "fiu" and np.allclose(values, swept.astype(float)):
             notes.append(f"{n} equals {key} at every value (not drawn)")
+        elif finite.size and np.abs(finite).max() == 0:
+            notes.append(f"{n} is 0 at every value (not drawn)")
         elif finite.size and np.abs(finite).max() <= 1e-9:
             notes.append(f"{n} is numerically zero at every value (at most "
                          f"{np.abs(finite).max():.1e}; not drawn)")
         else:
+            same = [k for k in kept if kind.unit(k) == kind.unit(n) and np.allclose(
+                rows[f"metric.{k}"].astype(float), values, equal_nan=True)]
+            if same:            # drawn, in another line style, over the one it equals
+                notes.append(f"{n} equals {same[0]} at every value")
             kept.append(n)
     return kept, notes
 
