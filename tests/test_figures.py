@@ -148,6 +148,7 @@ def defects(fig) -> list[str]:
                 if text.get_text() and box.overlaps(text.get_window_extent(renderer)):
                     out.append(f"{name}: legend over the text {text.get_text()!r}")
     for ax in axes:
+        out += _crowded_ticks(ax, renderer)
         out += _unit_defects(ax)
         out += _empty_panel_defects(ax)
         out += _hidden_line_defects(ax)
@@ -205,6 +206,28 @@ def _points_under(box, ax, renderer) -> int:
     under = ((xy[:, 0] > box.x0) & (xy[:, 0] < box.x1) & (xy[:, 1] > box.y0)
              & (xy[:, 1] < box.y1))
     return int((seen & under).sum())
+
+
+def _crowded_ticks(ax, renderer) -> list[str]:
+    """Tick labels of one axis that run into each other: their boxes overlap or, slanted by
+    an angle θ, two labels d apart along the axis are closer than a line (d sin θ < height)."""
+    import math
+
+    out = []
+    for axis in (ax.xaxis, ax.yaxis):
+        shown = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+        for a, b in zip(shown, shown[1:]):
+            slant = math.radians(b.get_rotation() % 180)
+            if axis is ax.xaxis and math.sin(slant) and math.cos(slant):
+                d = abs(float(ax.transData.transform((b.get_position()[0], 0))[0]
+                              - ax.transData.transform((a.get_position()[0], 0))[0]))
+                crowded = d * math.sin(slant) < b.get_fontsize() * ax.figure.dpi / 72
+            else:
+                crowded = a.get_window_extent(renderer).overlaps(b.get_window_extent(renderer))
+            if crowded:
+                out.append(f"{_panel_name(ax)}: tick labels {a.get_text()!r} and "
+                           f"{b.get_text()!r} run into each other")
+    return out
 
 
 def _labels(ax) -> list:

@@ -47,7 +47,10 @@ def bars(ax, groups: list[str], series: dict[str, np.ndarray], ylabel: str) -> N
     for i, (name, values) in enumerate(series.items()):
         ax.bar(at - 0.4 + (i + 0.5) * width, np.asarray(values, float), width, label=name,
                color=f"C{i % 10}")
-    ax.set_xticks(at, groups, fontsize=8, rotation=15 if len(groups) > 6 else 0)
+    # slanted when the names would not fit side by side under a narrow panel
+    slant = sum(len(str(g)) for g in groups) > 24
+    ax.set_xticks(at, groups, fontsize=8, rotation=30 if slant else 0,
+                  ha="right" if slant else "center")
     ax.set_ylabel(ylabel, fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     if len(series) > 1:
