@@ -13,8 +13,8 @@ def shares(problem, result: Result, path: str) -> None:
     market = problem.market
     alloc = result.allocation
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(2.5 + 0.6 * len(alloc.ids) * len(market.resources)
-                                    + 1.5, 3.6))
+    bars_wide = 0.3 * len(alloc.ids) * (len(market.resources) + 0.5)
+    fig, ax = plt.subplots(figsize=(min(max(4 + bars_wide, 6), 12), 3.6))
     bars(ax, list(alloc.ids),
          {r: alloc.column(market.bundle_key, r) / market.capacity[j]
           for j, r in enumerate(market.resources)},
