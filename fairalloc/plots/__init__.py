@@ -149,8 +149,10 @@ def sweep(rows: dict[str, np.ndarray], key: str, names: list[str], checks: list[
                 ax.plot(rows[f"metric.{x_name}"][rows_of_m].astype(float),
                         rows[f"metric.{y}"][rows_of_m].astype(float),
                         linestyle=LINE_STYLES[i % len(LINE_STYLES)], **look[m])
-        ax.set_xlabel(kind.unit(x_name), fontsize=8)
-        ax.set_ylabel(kind.unit(y_names[0]), fontsize=8)
+        # named: x and y may share a unit (ETF's two fairness indices)
+        ax.set_xlabel(f"{x_name}: {kind.unit(x_name)}", fontsize=8)
+        ax.set_ylabel(f"{y_names[0]}: {kind.unit(y_names[0])}" if len(y_names) == 1
+                      else kind.unit(y_names[0]), fontsize=8)
         ax.set_title(f"trade-off over the sweep of {key}", fontsize=8)
         ax.grid(alpha=0.3)
         _key_legend(ax, methods, look, y_names)
