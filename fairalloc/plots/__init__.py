@@ -1,5 +1,11 @@
-"""Pictures every kind shares (matplotlib): a sweep's trade-off curves and an experiment's box
-plots. Each kind's own pictures are in ``plots/<kind>.py``."""
+"""Pictures every kind shares (matplotlib): a sweep's trade-off curves, an experiment's box
+plots, a study's summary, and the grouped bars and titles the pictures of one allocation use.
+Each kind's picture of its allocation (``Kind.plot``) is in ``plots/<kind>.py`` (drf and emrf
+share ``plots/leontief.py``).
+
+Every figure keeps its legends beside the panels or under them, never over a point or a label,
+names a unit on every axis, and says in a note what it leaves out; ``tests/test_figures.py``
+measures each of these on the drawn figures."""
 
 from __future__ import annotations
 
