@@ -361,13 +361,13 @@ SWEEPS = {      # a sweep, and the notes its figure must hold for the panels it 
             ["trade-off of utilization.cpu, utilization.mem, utilization.gpu, utilization.net "
              "against min_weighted_dominant_share not drawn: min_weighted_dominant_share does "
              "not move over the sweep",
-             "progressive-filling's objective equals lp's at every value (hollow markers over "
-             "filled)"]],
+             "progressive-filling's objective equals lp's at every value (its markers hollow and "
+             "bigger)"]],
     "etf": ["etf/resnet-mobilenet.json", "phi=0:1:0.25", "waterfill,leximin", []],
     "hetero": ["hetero/gavel-mix.json", "jobs[5].weight=1:4:1",
                "max-min,leximin,agnostic-max-min",
-               ["max-min's objective equals leximin's at every value (hollow markers over "
-                "filled)"]],
+               ["max-min's objective equals leximin's at every value (its markers hollow and "
+                "bigger)"]],
     "token": ["token/five-spark-types.json", "boosts=10:30:10", "mean-field",
               ["boosts_per_round equals boosts at every value (not drawn)"]],
 }

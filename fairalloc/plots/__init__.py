@@ -156,9 +156,9 @@ def sweep(rows: dict[str, np.ndarray], key: str, names: list[str], checks: list[
                         rows[f"metric.{y}"][rows_of_m].astype(float),
                         linestyle=LINE_STYLES[i % len(LINE_STYLES)], **look[m])
         # named: x and y may share a unit (ETF's two fairness indices)
-        ax.set_xlabel(f"{x_name}: {kind.unit(x_name)}", fontsize=8)
-        ax.set_ylabel(f"{y_names[0]}: {kind.unit(y_names[0])}" if len(y_names) == 1
-                      else kind.unit(y_names[0]), fontsize=8)
+        ax.set_xlabel(_named(x_name, kind), fontsize=8)
+        ax.set_ylabel(_named(y_names[0], kind) if len(y_names) == 1 else kind.unit(y_names[0]),
+                      fontsize=8)
         ax.set_title(f"trade-off over the sweep of {key}", fontsize=8)
         ax.grid(alpha=0.3)
         _key_legend(ax, methods, look, y_names)
@@ -216,6 +216,12 @@ def _key_legend(ax, methods: list[str], look: dict, metrics: list[str]) -> None:
         beside(ax, handles)
 
 
+def _named(name: str, kind) -> str:
+    """A metric's axis label with its name: on two lines when one would outgrow a panel."""
+    label = f"{name}: {kind.unit(name)}"
+    return label if len(label) <= 48 else f"{name}:\n{kind.unit(name)}"
+
+
 def _key_label(kind, key: str) -> str:
     """The swept key's axis label: the kind's ``units`` for it, else the key as the spec's
     value."""
@@ -271,8 +277,8 @@ def _coinciding(rows: dict[str, np.ndarray], key: str, methods: list[str], by_me
         same = [o for o in methods[:i] if points(o).shape == points(m).shape
                 and np.allclose(points(o), points(m), equal_nan=True)]
         if same:
-            notes.append(f"{m}'s objective equals {same[0]}'s at every value "
-                         f"(hollow markers over filled)")
+            notes.append(f"{m}'s objective equals {same[0]}'s at every value (its "
+                         f"markers hollow and bigger)")
     return notes
 
 
