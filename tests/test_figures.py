@@ -101,8 +101,8 @@ def test_a_metric_equal_to_the_objective_gets_no_panel_of_its_own(tmp_path, caps
 # display coordinates: legends against the figure's box, the plotted points and every label;
 # each axis's label; each panel's data against the others'.
 
-# axis labels of quantities without a unit (a count names what it counts in its label)
-UNITLESS: tuple[str, ...] = ()     # none so far: every label names its unit
+# axis labels of quantities without a unit; none so far (a count says "(count)")
+UNITLESS: tuple[str, ...] = ()
 MOST_LEGEND_ENTRIES = 12
 MOST_CATEGORIES = 32          # rows of a strip: more cannot be read (28 processors can)
 
@@ -147,6 +147,9 @@ def defects(fig) -> list[str]:
             for text in _labels(other):
                 if text.get_text() and box.overlaps(text.get_window_extent(renderer)):
                     out.append(f"{name}: legend over the text {text.get_text()!r}")
+        for text in fig.texts:              # the notes under a figure
+            if text.get_text() and box.overlaps(text.get_window_extent(renderer)):
+                out.append(f"{name}: legend over the note {text.get_text()!r}")
     for ax in axes:
         out += _crowded_ticks(ax, renderer)
         out += _unit_defects(ax)
