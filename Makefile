@@ -47,6 +47,7 @@ figures: $(STAMP)
 	$(BIN)/fairalloc sweep specs/drf/classic.json --set 'users[0].weight=1:4:0.25' --methods progressive-filling,lp --plot $(FIG)/drf-sweep.png -q > /dev/null
 	$(BIN)/fairalloc sweep specs/etf/resnet-mobilenet.json --set phi=0:1:0.05 --plot $(FIG)/etf-sweep.png -q > /dev/null
 	$(BIN)/fairalloc solve specs/moldable/example1.json --method gpusched2 --plot $(FIG)/moldable-gantt.png > /dev/null
+	$(BIN)/fairalloc solve specs/hetero/gavel-mix.json --plot $(FIG)/hetero-allocation.png -q > /dev/null
 	$(BIN)/fairalloc experiment moldable --jobs 20 --processors 8 --instances 40 --plot $(FIG)/moldable-experiment.png -q > /dev/null
 	$(BIN)/fairalloc experiment accelos --kernels 4 --mixes 50 --seed 1 --plot $(FIG)/accelos-experiment.png -q > /dev/null
 	$(BIN)/fairalloc simulate specs/token/five-spark-types.json --rounds 1000 --plot $(FIG)/token-simulation.png -q > /dev/null

@@ -199,7 +199,8 @@ class Kind:
     random_spec: Callable[..., dict]      # (seed, **size) -> a valid spec: tests, studies
     sense: str = "max"
     sweep_metrics: tuple[str, ...] = ()
-    plot: Callable | None = None          # (result, path): the picture ``solve --plot`` draws
+    # (problem, result, path): the picture of an allocation ``solve --plot`` and reports draw
+    plot: Callable | None = None
     experiment: Experiment | None = None  # ``fairalloc experiment KIND``
     simulation: Simulation | None = None  # ``fairalloc simulate SPEC``
     replay: Replay | None = None          # ``fairalloc replay FILE``

@@ -219,7 +219,7 @@ def _spec_figures(spec, kind, shown: Result | None, methods: list[str], title: s
     out: list[Block] = []
     if kind.plot is not None and shown is not None:
         out.append(_figure("result", f"{shown.method}'s result",
-                           lambda path: kind.plot(shown if shown.name else
+                           lambda path: kind.plot(spec.problem, shown if shown.name else
                                                   _titled(shown, title), path)))
     simulation = kind.simulation
     if (simulation is not None and simulation.plot is not None and shown is not None

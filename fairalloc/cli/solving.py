@@ -105,7 +105,8 @@ def cmd_solve(args) -> int:
     result = api.solve(spec, args.method, validate=not args.no_validate, **solver_settings(args))
     emit(result, args.format, args.rows, args.latex_width)
     if args.plot:       # an untitled spec's picture is titled by its file name
-        draw(result if result.name else dataclasses.replace(result, name=spec_title(spec)),
+        draw(spec.problem,
+             result if result.name else dataclasses.replace(result, name=spec_title(spec)),
              args.plot)
         note(args, f"plot written to {args.plot}")
     if result.status in FAILED:

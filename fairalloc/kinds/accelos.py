@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairalloc.checks import accelos as checks
 from fairalloc.contract import Kind
 from fairalloc.models import accelos as model
+from fairalloc.plots import accelos as plots
 from fairalloc.solvers import accelos as solvers
 from fairalloc.studies import accelos as studies
 
@@ -21,15 +22,17 @@ KIND = Kind(
     random_spec=studies.random_spec,
     experiment=studies.EXPERIMENT,
     metrics=model.metrics,
+    plot=plots.resources,
     sweep_metrics=("min_weighted_dominant_share", "jain_index", "fairness_improvement",
                    "throughput_speedup"),
     units={"objective": "min weighted dominant share (of the device)",
            "*_weighted_dominant_share": "weighted dominant share (of the device)",
            "utilization.*": "utilization (share of the device)", "jain_index": "Jain index (0–1)",
            "*_slowdown": "slowdown (×)", "unfairness": "max ÷ min slowdown (ratio)",
-           "fairness_improvement": "ratio to fcfs", "throughput_speedup": "ratio to fcfs",
-           "thread_spread": "threads", "makespan": "time (model units)",
-           "antt": "ANTT (×)", "stp": "STP", "overlap": "overlap (share)"},
+           "fairness_improvement": "fairness improvement (ratio to fcfs)",
+           "throughput_speedup": "throughput speedup (ratio to fcfs)",
+           "thread_spread": "spread (threads)", "makespan": "time (model units)",
+           "antt": "ANTT (×)", "stp": "STP (sum of progress rates)", "overlap": "overlap (share)"},
     reference=("Christos Margiolas and Michael F. P. O'Boyle. *Portable and Transparent Software "
               "Managed Scheduling on Accelerators for Fair Resource Sharing.* CGO 2016 "
               "(International Symposium on Code Generation and Optimization), ACM, 82–93. "

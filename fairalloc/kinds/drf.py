@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairalloc.checks import leontief
 from fairalloc.contract import Kind
 from fairalloc.models import drf as model
+from fairalloc.plots import leontief as plots
 from fairalloc.solvers import drf as solvers
 from fairalloc.studies import drf as studies
 
@@ -18,12 +19,14 @@ KIND = Kind(
     checks=leontief.LEONTIEF_CHECKS,
     random_spec=studies.random_spec,
     metrics=model.metrics,
+    plot=plots.shares,
     sweep_metrics=("total_tasks", "min_weighted_dominant_share", "utilization.*"),
     tradeoff_sweep=("users[0].weight", 1, 4, 0.5),
     tradeoff=("min_weighted_dominant_share", "utilization.*"),
     units={"objective": "min weighted dominant share (of capacity)",
            "*_weighted_dominant_share": "weighted dominant share (of capacity)",
-           "utilization.*": "utilization (share of capacity)", "total_tasks": "tasks"},
+           "utilization.*": "utilization (share of capacity)", "total_tasks": "tasks (count)",
+           "users*.weight": "weight of the user (relative)"},
     reference=("Ali Ghodsi, Matei Zaharia, Benjamin Hindman, Andy Konwinski, Scott Shenker and Ion "
               "Stoica. *Dominant Resource Fairness: Fair Allocation of Multiple Resource Types.* "
               "NSDI 2011, USENIX, 323–336."),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fairalloc.checks import hetero as checks
 from fairalloc.contract import Kind, Replay
 from fairalloc.models import hetero as model
+from fairalloc.plots import hetero as plots
 from fairalloc.replay import hetero as replay
 from fairalloc.replay import hetero_trace as replay_trace
 from fairalloc.solvers import hetero as solvers
@@ -25,6 +26,7 @@ KIND = Kind(
                 checks.pareto_efficiency, checks.max_min, checks.strategy_proofness),
     random_spec=studies.random_spec,
     metrics=model.metrics,
+    plot=plots.time_per_type,
     sweep_metrics=("min_normalized_throughput", "total_normalized_throughput",
                    "utilization.*"),
     tradeoff_sweep=("jobs[0].weight", 1, 4, 0.5),
@@ -33,7 +35,8 @@ KIND = Kind(
            "min_normalized_throughput": "weighted normalised throughput (× isolated)",
            "total_normalized_throughput": "total normalised throughput (× isolated)",
            "total_throughput": "throughput (steps/s)", "utilization.*": "utilization (share)",
-           "max_finish_time_ratio": "finish-time ratio (× isolated)"},
+           "max_finish_time_ratio": "finish-time ratio (× isolated)",
+           "jobs*.weight": "weight of the job (relative)"},
     replay=Replay(
         summary="GPU jobs arriving over time on worker types (Gavel's simulator: its "
                 "generator, rounds mechanism and policies)",

@@ -32,7 +32,7 @@ KIND = Kind(
            "lower_bound": "time (time units)", "bound:*": "time (time units)",
            "makespan_over_bound": "makespan ÷ lower bound (ratio)",
            "*utilization": "utilization (share)",
-           "alpha": "α (share of the processors)"},
+           "alpha": "α (share of the processors)", "processors": "processors (count)"},
     plot=plots.gantt,
     bound=model.lower_bound,
     reference=("Jinghao Sun, Jing Li, Zhishan Guo, An Zou, Xuan Zhang, Kunal Agrawal and Sanjoy "

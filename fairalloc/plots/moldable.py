@@ -7,13 +7,14 @@ from fairalloc.plots import pyplot, save
 from fairalloc.result import Result
 
 
-def gantt(result: Result, path: str) -> None:
-    """A schedule's Gantt chart: one lane for the bus (offloads), one per processor (runs)."""
+def gantt(problem, result: Result, path: str) -> None:
+    """A schedule's Gantt chart: one lane for the bus (offloads), one per processor of the
+    spec (runs), those the schedule leaves idle too."""
     alloc = result.allocation
     plt = pyplot()
     col = alloc.column
     held = [id_ranges(text) for text in col("processor_ids")]
-    m = max((hi for ranges in held for _, hi in ranges), default=0)
+    m = problem.processors
     fig, ax = plt.subplots(figsize=(10, 1.2 + 0.32 * (m + 1)))
     colors = job_colors(len(alloc.ids))
     span = float(max(col("end").max(), col("offload_end").max(), 1e-12))
@@ -33,6 +34,7 @@ def gantt(result: Result, path: str) -> None:
             ax.text((col("start")[i] + col("end")[i]) / 2, (lo + hi - 1) / 2, job, fontsize=6,
                     va="center", ha="center")
     ax.set_yticks(list(range(m)) + [m], [f"P{q}" for q in range(m)] + ["bus"], fontsize=6)
+    ax.set_ylim(-0.6, m + 0.6)
     ax.set_xlabel("time (the spec's time units)")
     ax.set_title(f"{result.name or result.problem} — {result.method}: makespan "
                  f"{result.objective:g}", fontsize=9)

@@ -85,8 +85,8 @@ DEVICES: dict[str, Device] = {
     "kepler": Device("kepler", 13, 2048, 48 * KIB, 65536),   # K20m-like: 13 SMX
     "gcn": Device("gcn", 44, 2560, 64 * KIB, 65536),         # one R9 295X2 chip: 44 CUs
 }
-METRICS = {"fairness_improvement": "fairness improvement over fcfs",
-           "throughput_speedup": "throughput speedup over fcfs"}
+METRICS = {"fairness_improvement": "fairness improvement over fcfs (ratio)",
+           "throughput_speedup": "throughput speedup over fcfs (ratio)"}
 
 
 def random_spec(seed: int, kernels: int = 8, device: str = "scaled") -> dict:

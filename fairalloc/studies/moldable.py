@@ -88,6 +88,6 @@ EXPERIMENT = Experiment(
         Parameter("instances", arg.whole(1, 10**6), 100, "random instances"),
     ),
     study=study,
-    values={"ratio": "makespan / lower bound"},
+    values={"ratio": "makespan / lower bound (ratio)"},
     title=_title,
 )

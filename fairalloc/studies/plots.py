@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairalloc.plots import WHISKERS, pyplot, readable_log_axis, save
+from fairalloc.plots import LINE_STYLES, WHISKERS, beside, pyplot, readable_log_axis, save
 from fairalloc.plots import replay as replay_panels
 from fairalloc.studies.store import OK
 from fairalloc.studies.summary import summarise
@@ -21,6 +21,7 @@ def study(rows: dict[str, np.ndarray], by: list[str], values: list[str],
     per group on a log axis. Rows that did not solve are left out, as in the summary."""
     plt = pyplot()
     solved = np.isin(rows["status"].astype(str), OK)
+    values = [v for v in dict.fromkeys(values) if v != "time_s"]   # time: the last panel
     numeric = [k for k in grid if k in by and rows[k].dtype.kind in "fiu"]
     panels = [("box", v, None) for v in values]
     panels += [("line", v, k) for k in numeric for v in values]
@@ -42,27 +43,32 @@ def study(rows: dict[str, np.ndarray], by: list[str], values: list[str],
                 ax.set_xticks(range(1, len(shown) + 1), [n for n, _ in shown], fontsize=7,
                               rotation=20, ha="right")
                 ax.plot([], [], color="black", label=WHISKERS)
-                ax.legend(fontsize=7)
+                beside(ax)
             if value == "time_s":
                 readable_log_axis(ax)
         else:
             rest = [b for b in by if b != key]
-            for record_group, records in _lines(summarise(rows, by, [value]), key, rest):
+            lines = _lines(summarise(rows, by, [value]), key, rest)
+            for i, (record_group, records) in enumerate(lines):
                 xs = [r[key] for r in records if r[value]]
                 stats = [r[value] for r in records if r[value]]
                 if not xs:
                     continue
-                line, = ax.plot(xs, [s["mean"] for s in stats], "o-", markersize=3,
+                # a marker and a line style per group: groups with equal means still show
+                line, = ax.plot(xs, [s["mean"] for s in stats], "osD^v"[i % 5],
+                                linestyle=LINE_STYLES[i % len(LINE_STYLES)],
+                                markersize=3 + 2 * (i > 0),
+                                markerfacecolor="none" if i else None,
                                 label=record_group or value)
                 ax.fill_between(xs, [s["ci_low"] for s in stats],
                                 [s["ci_high"] for s in stats], alpha=0.2,
                                 color=line.get_color())
-            ax.set_xlabel(key)
+            ax.set_xlabel(labels.get(key, f"{key} (grid value)"))
             if rows[key].dtype.kind in "iu":   # jobs = 4 and 6, not ticks at 4.25 jobs
                 from matplotlib.ticker import MaxNLocator  # lazy: heavy, only plots need it
 
                 ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-            ax.legend(fontsize=7, title="mean, 95% band", title_fontsize=7)
+            beside(ax, title="mean, 95% band")
         ax.set_ylabel(axis_label, fontsize=8)
         ax.grid(alpha=0.3)
     axes[0, 0].set_title(title, fontsize=9)
