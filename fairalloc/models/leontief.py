@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
 import numpy as np
@@ -141,6 +141,25 @@ class Leontief:
             columns[(self.bundle_key, name)] = x * self.demand[:, d]
         return Allocation(self.ids, columns)
 
+    def with_demand(self, i: int, row: np.ndarray) -> Leontief:
+        """The market with user i demanding ``row`` (a probe's misreport). What this market
+        worked out that one user's change updates in O(n), its dominant shares and demand
+        classes, is carried over rather than recomputed (classes take a sort of all n)."""
+        demand = self.demand.copy()
+        demand[i] = row
+        out = replace(self, demand=demand)
+        old = self.memo.get(dominant_share.__qualname__)
+        if old is not None:
+            dominant = old.copy()
+            dominant[i] = (row / self.capacity).max()
+            dominant.flags.writeable = False
+            out.memo[dominant_share.__qualname__] = dominant
+            classes = self.memo.get(demand_classes.__qualname__)
+            moved = None if classes is None else moved_classes(classes, i, row / dominant[i])
+            if moved is not None:
+                out.memo[demand_classes.__qualname__] = moved
+        return out
+
     def units(self, allocation: Allocation) -> np.ndarray:
         return np.asarray(allocation.column(self.unit_key), dtype=float)
 
@@ -192,15 +211,21 @@ def demand_columns(m: Leontief) -> np.ndarray:
     return out
 
 
+def row_hash(rows: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each row's bits (``group_rows`` orders classes by it)."""
+    bits = np.ascontiguousarray(rows).view(np.uint64).reshape(len(rows), -1)
+    h = bits[:, 0].copy()
+    for d in range(1, bits.shape[1]):
+        h = h * np.uint64(0x9E3779B97F4A7C15) + bits[:, d]
+    return h
+
+
 def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(first, label): ``rows[first[label[i]]]`` equals ``rows[i]`` exactly, classes in order of
     their smallest row bits. A 64-bit hash of each row is sorted (fast even at 10^6 rows);
     equality is then verified, and a collision falls back to sorting whole rows."""
     bits = np.ascontiguousarray(rows).view(np.uint64).reshape(len(rows), -1)
-    h = bits[:, 0].copy()
-    for d in range(1, bits.shape[1]):
-        h = h * np.uint64(0x9E3779B97F4A7C15) + bits[:, d]
-    _, first, label = np.unique(h, return_index=True, return_inverse=True)
+    _, first, label = np.unique(row_hash(rows), return_index=True, return_inverse=True)
     label = label.ravel()
     if not np.array_equal(rows[first][label], rows):
         void = bits.view(np.dtype((np.void, 8 * bits.shape[1]))).ravel()
@@ -214,3 +239,34 @@ def demand_classes(m: Leontief) -> Classes:
     direction = m.demand / m.dominant()[:, None]
     first, label = group_rows(direction)
     return Classes(label=label, first=first, direction=direction[first])
+
+
+def moved_classes(classes: Classes, i: int, direction: np.ndarray) -> Classes | None:
+    """``classes`` after user i's demand direction becomes ``direction``: what
+    ``demand_classes`` of the changed market gives, in O(n) with no sort (a probe's re-solve
+    changes one user). None when a fresh grouping might order them otherwise (a hash
+    collision, which sends ``group_rows`` to its slower path)."""
+    hashes = row_hash(classes.direction)
+    h = row_hash(direction[None, :])[0]
+    at = int(np.searchsorted(hashes, h))
+    known = at < len(hashes) and hashes[at] == h
+    if (hashes[1:] <= hashes[:-1]).any() or (known and not np.array_equal(
+            classes.direction[at], direction)):
+        return None
+    label, first, rows = classes.label.copy(), classes.first.copy(), classes.direction
+    old = int(label[i])
+    if not known:                                    # a new class, in its hash's place
+        label[label >= at] += 1
+        first = np.insert(first, at, i)
+        rows = np.insert(rows, at, direction, axis=0)
+        old += old >= at
+    label[i] = at
+    first[at] = min(first[at], i)
+    if old != at:
+        members = np.flatnonzero(label == old)
+        if members.size:
+            first[old] = members[0]
+        else:                                        # i was its class's only member
+            first, rows = np.delete(first, old), np.delete(rows, old, axis=0)
+            label[label > old] -= 1
+    return Classes(label=label, first=first, direction=rows)

@@ -71,6 +71,8 @@ def probe(mechanism: Callable[[Any], Solution], subjects: Iterable[Any],
             found = None if outcome is None else gain(subject, label, liar, outcome)
             if found is not None and found["gain"] > best["gain"]:
                 best = found
+        if runs >= budget:                 # the next subject is not even looked for
+            break
     return best, probed, runs
 
 

@@ -18,12 +18,20 @@ verdicts. Whole tasks are compared exactly.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 
 from fairalloc.allocation import Allocation
-from fairalloc.models.leontief import Leontief, group_rows, row_all, row_max, row_min
+from fairalloc.models.leontief import (
+    Leontief,
+    demand_columns,
+    group_rows,
+    row_all,
+    row_max,
+    row_min,
+)
 from fairalloc.result import Finding, Solution
 from fairalloc.solvers.highs import INF, solve_wide
 from fairalloc.validators import no_mechanism, nothing_found, probe, probe_budget
@@ -413,20 +421,23 @@ def _misreports(demand: np.ndarray, names: tuple[str, ...]) -> list[tuple[str, n
 
 
 class _FirstOfEachType:
-    """The first user of each distinct row of ``types`` (n, k), in spec order, found one at a
-    time as a probe asks for them (one pass over the users each, no sort of all n: a large
-    spec's probe takes one or two). ``found``: those handed out; ``exhausted``: no more."""
+    """The first user of each distinct type, in spec order: users whose ``columns`` (arrays
+    of n values each) all agree are alike. Found one at a time as a probe asks for them (one
+    pass over the users each, no sort of all n: a large spec's probe takes one or two).
+    ``found``: those handed out; ``exhausted``: no more."""
 
-    def __init__(self, types: np.ndarray) -> None:
-        self.types, self.found, self.exhausted = types, [], False
+    def __init__(self, columns: list[np.ndarray]) -> None:
+        self.columns, self.found, self.exhausted = columns, [], False
 
     def __iter__(self):
-        rest = np.arange(len(self.types))
+        rest = np.arange(len(self.columns[0]))
         while rest.size:
             i = int(rest[0])
             self.found.append(i)
             yield i
-            rest = rest[~row_all(self.types[rest] == self.types[i])]
+            alike = functools.reduce(np.logical_and,
+                                     (column[rest] == column[i] for column in self.columns))
+            rest = rest[~alike]
         self.exhausted = True
 
 
@@ -446,7 +457,7 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
         return no_mechanism()
     m: Leontief = problem.market
     x = m.units(allocation)
-    reps = _FirstOfEachType(np.column_stack([m.demand, m.weights, m.caps]))
+    reps = _FirstOfEachType([*demand_columns(m), m.weights, m.caps])
     budget = probe_budget(m.n, 1)
     unit = unit_scale(m)
 
@@ -464,8 +475,8 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
                                  lambda i, lie: problem.with_demand(int(i), lie), gain, budget)
     scope = (f"probed {probed} of {len(reps.found)} user types with {solves} misreports"
              if reps.exhausted else
-             f"probed {probed} user types (the first in spec order of {m.n} users, more "
-             f"left) with {solves} misreports")
+             f"probed {probed} user types (the first in spec order, of {m.n} users) with "
+             f"{solves} misreports")
     if best["gain"] > 0:
         return Finding("strategy_proofness", False,
                        f"{best['user']} gains {best['gain']:.6g} units by lying ({scope})", best)

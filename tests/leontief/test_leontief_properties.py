@@ -597,7 +597,7 @@ def test_probe_on_a_large_spec_makes_the_shared_budget_of_resolves():
     calls.clear()
     finding = leontief.strategy_proofness(spec.problem, allocation, mechanism=mechanism)
     assert len(calls) == probe_budget(3000, 1) == 1
-    assert ("probed 1 user types (the first in spec order of 3000 users, more left) with 1 "
+    assert ("probed 1 user types (the first in spec order, of 3000 users) with 1 "
             "misreports") in finding.detail
 
 
@@ -681,7 +681,7 @@ def test_types_found_one_at_a_time_are_the_first_of_each(rows):
     from fairalloc.validators.leontief import _FirstOfEachType
 
     types = np.asarray(rows, dtype=float)
-    order = _FirstOfEachType(types)
+    order = _FirstOfEachType(list(types.T))
     assert list(order) == sorted(np.unique(types, axis=0, return_index=True)[1])
     assert order.exhausted
 
@@ -695,3 +695,25 @@ def test_weighted_slice_is_the_worth_of_the_slice(data):
     share = m.weights / m.weights.sum()
     slice_ = share[:, None] * m.capacity[None, :]
     np.testing.assert_allclose(m.weighted_slice(), m.worth(np.arange(m.n), slice_), rtol=1e-12)
+
+
+@fast(300)
+@given(drf_specs(), st.data())
+def test_a_misreport_carries_the_classes_over_as_a_fresh_grouping_makes_them(data, draw):
+    """``Leontief.with_demand`` updates the dominant shares and demand classes for the one
+    changed user (no sort): exactly what grouping the changed market afresh gives, whatever
+    the lie (a known direction, a new one, the last member of a class leaving)."""
+    from fairalloc.models.leontief import demand_classes, dominant_share
+
+    m = fairalloc.load_spec(data).problem.market
+    m.classes()
+    i = draw.draw(st.integers(0, m.n - 1))
+    lies = leontief._misreports(m.demand[i], m.resources) + [
+        ("another's", m.demand[j]) for j in range(m.n)]
+    _, lie = draw.draw(st.sampled_from(lies))
+    changed = m.with_demand(i, lie)
+    carried, fresh = changed.classes(), demand_classes.__wrapped__(changed)
+    for name in ("label", "first", "direction"):
+        np.testing.assert_array_equal(getattr(carried, name), getattr(fresh, name))
+    np.testing.assert_array_equal(changed.dominant(), dominant_share.__wrapped__(changed))
+    assert demand_classes.__qualname__ in changed.memo
