@@ -475,7 +475,7 @@ def strategy_proofness(problem, allocation: Allocation, mechanism: Mechanism | N
                                  lambda i, lie: problem.with_demand(int(i), lie), gain, budget)
     scope = (f"probed {probed} of {len(reps.found)} user types with {solves} misreports"
              if reps.exhausted else
-             f"probed {probed} user types (the first in spec order, of {m.n} users) with "
+             f"probed the first {probed} user types in spec order, of {m.n} users, with "
              f"{solves} misreports")
     if best["gain"] > 0:
         return Finding("strategy_proofness", False,

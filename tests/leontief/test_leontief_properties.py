@@ -597,7 +597,7 @@ def test_probe_on_a_large_spec_makes_the_shared_budget_of_resolves():
     calls.clear()
     finding = leontief.strategy_proofness(spec.problem, allocation, mechanism=mechanism)
     assert len(calls) == probe_budget(3000, 1) == 1
-    assert ("probed 1 user types (the first in spec order, of 3000 users) with 1 "
+    assert ("probed the first 1 user types in spec order, of 3000 users, with 1 "
             "misreports") in finding.detail
 
 
