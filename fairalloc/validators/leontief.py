@@ -168,7 +168,9 @@ def _dominated(points: np.ndarray, queries: np.ndarray) -> np.ndarray:
     queries_live = queries[live]
     points = points[row_all(points > [column.min() for column in queries_live.T])]
     if len(points) * len(live) <= 1 << 16:
-        out[live] = (points[None, :, :] > queries_live[:, None, :]).all(axis=2).any(axis=1)
+        out[live] = functools.reduce(np.logical_and, (
+            point[None, :] > query[:, None] for point, query in zip(points.T, queries_live.T)
+        )).any(axis=1)
         return out
     out[live] = _dominated_split(points, queries_live)
     return out
