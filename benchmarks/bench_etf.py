@@ -168,8 +168,8 @@ def etf_checks(quick: bool) -> Table:
         "(default method `waterfill`, after a warm-up solve), then each check of the kind on its "
         "allocation (the strategy-proofness probe re-running `waterfill`). Measured: the checks' "
         f"total; target: {CHECKS_TARGET:.0f}x the solve (issue 24, at 1e5 apps). The probe's "
-        "re-solves shrink with the spec (`checks.probe_budget`: 20 at 1e3 apps, 2 from "
-        "1e4 up), so small specs pay more solves for a fuller probe.",
+        "re-solves shrink with the spec (`checks.probe_budget`: 24 up to 83 apps, 2 from "
+        "1e3 up), so small specs pay more solves for a fuller probe.",
         rows)
 
 

@@ -17,7 +17,10 @@ from fairalloc.errors import SolverError
 from fairalloc.result import FAILED, Finding, Solution
 
 PROBE_RUNS = 24        # re-runs of the mechanism a strategy-proofness probe makes at most
-PROBE_WORK = 20_000   # subject-runs: a re-run costs about n, so large specs get fewer re-runs
+# subject-runs: a re-run costs about as much as the solve, which grows with n, so from
+# PROBE_WORK / 2 subjects the probe makes about two re-runs and a kind's checks together stay
+# within 3x its solve (issue 24; docs/performance.md "Probe budgets")
+PROBE_WORK = 2_000
 
 NO_MECHANISM = ("no mechanism to probe: the allocation came from elsewhere "
                 "(validate --method M names the mechanism to re-run on misreports)")
@@ -35,10 +38,11 @@ def nothing_found(scope: str, check: str = "strategy_proofness") -> Finding:
 
 def probe_budget(n: int, least: int, work: int = PROBE_WORK) -> int:
     """The re-runs a strategy-proofness probe of a spec with ``n`` subjects (users, apps) may
-    make: ``PROBE_RUNS`` on small specs, ``work // n`` on larger ones (a re-run costs about as
-    much as the solve, which grows with n, so the probe stays a few solves' worth; a kind whose
-    re-run costs more per subject gives a smaller ``work``), never fewer than ``least`` (the
-    kind's smallest useful probe)."""
+    make: ``PROBE_RUNS`` on small specs (up to ``work / PROBE_RUNS`` subjects), ``work // n``
+    on larger ones (a re-run costs about as much as the solve, which grows with n, so the
+    probe stays about ``work / n`` solves' worth; a kind whose re-run costs more per subject
+    gives a smaller ``work``), never fewer than ``least`` (the kind's smallest useful probe:
+    at least one re-run)."""
     return min(PROBE_RUNS, max(least, work // max(n, 1)))
 
 
@@ -67,6 +71,8 @@ def probe(mechanism: Callable[[Any], Solution], subjects: Iterable[Any],
             found = None if outcome is None else gain(subject, label, liar, outcome)
             if found is not None and found["gain"] > best["gain"]:
                 best = found
+        if runs >= budget:                 # the next subject is not even looked for
+            break
     return best, probed, runs
 
 

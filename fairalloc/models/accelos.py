@@ -288,6 +288,7 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
     left, resident = p.groups.copy(), np.zeros(p.kernel_count)
     free = p.capacity.tolist()           # Python floats: one kernel at a time is the hot path
     rows = p.demand.tolist()
+    columns = list(p.demand.T.copy())    # a kernel's need of each resource, contiguous
     start, finish = np.full(p.kernel_count, np.inf), np.zeros(p.kernel_count)
     exact = [Fraction(repr(float(t))) for t in p.time_per_group]    # 0.3 is 3/10
     ticks = math.lcm(*(t.denominator for t in exact))
@@ -298,7 +299,8 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
     while True:
         waiting = np.flatnonzero((left > 0) & (resident < limit))
         while waiting.size:              # in launch order, only the kernels whose group fits
-            fitting = waiting[np.all(p.demand[waiting] <= free, axis=1)]
+            fitting = waiting[functools.reduce(
+                np.logical_and, (need[waiting] <= f for need, f in zip(columns, free)))]
             if not fitting.size:
                 break
             waiting = fitting            # free only shrinks in a walk: the others never fit

@@ -81,9 +81,7 @@ class DrfProblem:
 
     def with_demand(self, i: int, demand: np.ndarray) -> DrfProblem:
         """The same problem with user i reporting ``demand`` (for strategy-proofness probes)."""
-        rows = self.market.demand.copy()
-        rows[i] = demand
-        return replace(self, market=replace(self.market, demand=rows))
+        return replace(self, market=self.market.with_demand(i, demand))
 
     def allocation(self, tasks: np.ndarray) -> Allocation:
         """Result-format allocation: tasks, dominant share, resources held."""

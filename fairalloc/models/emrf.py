@@ -97,9 +97,7 @@ class EmrfProblem:
 
     def with_demand(self, i: int, split: np.ndarray) -> EmrfProblem:
         """User i reports another split (renormalised to sum 1), for strategy-proofness probes."""
-        rows = self.market.demand.copy()
-        rows[i] = split / split.sum()
-        return replace(self, market=replace(self.market, demand=rows))
+        return replace(self, market=self.market.with_demand(i, split / split.sum()))
 
     def allocation(self, total: np.ndarray) -> Allocation:
         """Result-format allocation: total GFLOPS, per device, and the user's S_i and F_i^max."""
