@@ -156,9 +156,12 @@ class Replay:
       own mechanisms (hetero ``rounds``, Gavel's), see ``fairalloc.replay.engine.Mechanism``;
     * ``policies``: name -> ``f(problem, **options) -> Solution``, policies beyond the kind's
       methods (FIFO, minimum total duration), called like methods; a policy declaring a
-      ``memory`` option gets a dict kept across the run;
+      ``memory`` option gets a dict kept across the run, holding ``seed``, ``tenants`` (the
+      trace's ``tenant`` column, or None) and, at each call, ``now`` and ``active``;
     * ``aware``: the policies (methods too) that use the jobs' speeds per resource, which a
-      mechanism may treat differently (Gavel places them fastest type first)."""
+      mechanism may treat differently (Gavel places them fastest type first);
+    * ``example``: a small document ``cluster`` on which the ``static`` generator's jobs (all
+      at time 0) run: what the conformance battery replays."""
 
     summary: str
     cluster: Callable
@@ -173,6 +176,7 @@ class Replay:
     policies: dict[str, Callable] = field(default_factory=dict)
     aware: frozenset = frozenset()
     default_policy: str | None = None
+    example: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from fairalloc.contract import Kind, Replay
 from fairalloc.models import hetero as model
+from fairalloc.replay import fairshare
 from fairalloc.replay import hetero as replay
 from fairalloc.solvers import hetero as solvers
 from fairalloc.studies import hetero as studies
 from fairalloc.validators import hetero as checks
+
+METHODS = {"max-min": solvers.max_min, "leximin": solvers.leximin,
+           "agnostic-max-min": solvers.agnostic_max_min,
+           "max-throughput": solvers.max_throughput, "finish-time": solvers.finish_time,
+           "isolated": solvers.isolated, "proportional": solvers.proportional}
 
 KIND = Kind(
     name="hetero",
     summary="heterogeneity-aware sharing of GPU types (Gavel): time on each type, fairness "
             "on effective throughput",
     from_spec=model.HeteroProblem.from_spec,
-    methods={"max-min": solvers.max_min, "leximin": solvers.leximin,
-             "agnostic-max-min": solvers.agnostic_max_min,
-             "max-throughput": solvers.max_throughput, "finish-time": solvers.finish_time,
-             "isolated": solvers.isolated, "proportional": solvers.proportional},
+    methods=METHODS,
     default="max-min",
     exact="max-min",
     validators=(checks.feasibility, checks.sharing_incentive, checks.envy_freeness,
@@ -39,8 +42,11 @@ KIND = Kind(
         cluster=replay.cluster, resources=replay.resources, jobs=replay.jobs,
         work=replay.work, generators={"gavel": replay.gavel, "static": replay.static},
         problem=replay.problem, rates=replay.rates, usage=replay.usage,
-        mechanisms={"rounds": replay.rounds}, policies=replay.POLICIES, aware=replay.AWARE,
-        default_policy="max-min"),
+        mechanisms={"rounds": replay.rounds},
+        policies={**replay.POLICIES, "fair-share": fairshare.policy(
+            fairshare.field_weights("weights"), replay.usage, METHODS, "max-min")},
+        aware=replay.AWARE, default_policy="max-min",
+        example={"workers": {"v100": 2, "p100": 2, "k80": 2}}),
     reference=("Deepak Narayanan, Keshav Santhanam, Fiodar Kazhamiaka, Amar Phanishayee and Matei "
               "Zaharia. *Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning "
               "Workloads.* OSDI 2020, USENIX, 481–498."),
