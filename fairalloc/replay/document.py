@@ -142,6 +142,9 @@ def _policy(kind: Kind, data: dict, found: Violations) -> tuple[str, Callable | 
         if key not in declared:
             found.add(["policy", key], f"{name} takes no option {key!r}"
                       + (f" (it takes: {', '.join(declared)})" if declared else ""))
+    check = getattr(run, "check_options", None)   # a replay policy checking its values
+    if check is not None:
+        check(options, found)
     return name, run, options
 
 

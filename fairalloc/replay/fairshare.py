@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from fairalloc.errors import Violations
 from fairalloc.result import Solution
 
 WEEK_S = 7 * 24 * 3600.0       # Slurm's default PriorityDecayHalfLife (7-0)
@@ -139,10 +140,10 @@ def policy(weights: Weights, usage: Callable[[Any, Any], np.ndarray],
                    base: str = default) -> Solution:
         """Decayed-usage fair share (``fairalloc.replay.fairshare``): ``base`` on weights
         discounted by 2^(-U/S), usage decayed with ``half_life_s``."""
-        if base not in methods:
-            raise ValueError(f"base is one of {', '.join(methods)}, not {base!r}")
-        if not half_life_s >= 0:
-            raise ValueError(f"half_life_s is a number of seconds >= 0, not {half_life_s!r}")
+        found = Violations()
+        check_options({"half_life_s": half_life_s, "base": base}, found)
+        if found:
+            raise ValueError("; ".join(str(v) for v in found.items))
         if "now" not in memory:
             raise ValueError("fair-share keeps time: run it in a replay (memory has no 'now')")
         tenants = tenants_of(problem, memory)
@@ -159,4 +160,15 @@ def policy(weights: Weights, usage: Callable[[Any, Any], np.ndarray],
             "half_life_s": half_life_s,
             "fair_share_factor": {t: factor[t] for t in sorted(set(tenants))}})
 
+    def check_options(options: dict, found: Violations) -> None:
+        """A violation for a ``base`` that is no method of the kind and a half-life that is
+        no number of seconds >= 0 (checked when the replay document is read)."""
+        if "base" in options and options["base"] not in methods:
+            found.add("policy.base", f"one of {', '.join(methods)}, not "
+                      f"{options['base']!r}")
+        life = options.get("half_life_s", 0.0)
+        if isinstance(life, bool) or not isinstance(life, (int, float)) or not life >= 0:
+            found.add("policy.half_life_s", f"a number of seconds >= 0, not {life!r}")
+
+    fair_share.check_options = check_options
     return fair_share

@@ -5,11 +5,14 @@ determinism; and policies with memory keep it apart from the checks' probes."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
+from clitools import cli, write
 
 from fairalloc import api
+from fairalloc.errors import SpecError
 from fairalloc.registry import KINDS
 from fairalloc.replay import fairshare
 from fairalloc.replay.document import load
@@ -113,9 +116,19 @@ def test_base_picks_the_method():
     lp = api.replay(multi_tenant("drf", "fair-share", half_life_s=3600, base="lp"))
     pf = api.replay(multi_tenant("drf", "fair-share", half_life_s=3600))
     assert lp.jobs["finish"] == pytest.approx(pf.jobs["finish"], rel=1e-6)
-    bad = api.replay(multi_tenant("drf", "fair-share", base="nope"))
-    assert bad.status == "error" and "base is one of progressive-filling, lp" in \
-        bad.summary["error"]
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"base": "nope"}, "policy.base: one of progressive-filling, lp, not 'nope'"),
+    ({"half_life_s": -1}, "policy.half_life_s: a number of seconds >= 0, not -1"),
+    ({"half_life_s": "week"}, "policy.half_life_s: a number of seconds >= 0, not 'week'"),
+])
+def test_bad_options_are_a_bad_document(tmp_path, capsys, options, message):
+    d = multi_tenant("drf", "fair-share", **options)
+    with pytest.raises(SpecError, match=re.escape(message)):
+        load(d)
+    code, _, err = cli(capsys, "replay", write(tmp_path, d, "replay.json"))
+    assert code == 2 and message in err and "Traceback" not in err
 
 
 def test_the_factor_shows_in_the_solution():
