@@ -55,6 +55,7 @@ from fairalloc.result import Solution
 
 WEEK_S = 7 * 24 * 3600.0       # Slurm's default PriorityDecayHalfLife (7-0)
 KEY = "fair_share"             # the policy's state in the run's memory
+CODES = "fair_share_tenants"   # (names, code of each trace position), made once a run
 
 
 @dataclass(frozen=True)
@@ -72,15 +73,16 @@ def field_weights(name: str) -> Weights:
                    lambda p, w: dataclasses.replace(p, **{name: w}))
 
 
-def decayed(usage: float, rate: float, seconds: float, half_life_s: float) -> float:
-    """Decayed usage after ``seconds`` at usage ``rate`` from ``usage``: the exact integral of
-    the rate with half-life ``half_life_s`` (0: nothing remembered; inf: nothing forgotten).
+def decayed(usage, rate, seconds: float, half_life_s: float):
+    """Decayed usage after ``seconds`` at usage ``rate`` from ``usage`` (numbers or arrays):
+    the exact integral of the rate with half-life ``half_life_s`` (0: nothing remembered; inf:
+    nothing forgotten).
 
     >>> decayed(4.0, 1.0, 10.0, 10.0)      # 4/2 + 1 * (10/ln 2) * (1 - 1/2)
     9.213475204444817
     """
     if half_life_s == 0:
-        return 0.0
+        return usage * 0.0
     if math.isinf(half_life_s):
         return usage + rate * seconds
     kept = 2.0 ** (-seconds / half_life_s)
@@ -89,45 +91,59 @@ def decayed(usage: float, rate: float, seconds: float, half_life_s: float) -> fl
 
 @dataclass
 class Ledger:
-    """Each tenant's decayed usage at ``at`` and usage rate under the allocation in force."""
+    """Per tenant (codes 0, 1, ...): the decayed usage at ``at``, the usage rate under the
+    allocation in force, and whether it was seen (had a job present)."""
 
-    usage: dict[str, float] = field(default_factory=dict)
-    rate: dict[str, float] = field(default_factory=dict)
+    usage: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    rate: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    seen: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     at: float | None = None
 
     def advance(self, now: float, half_life_s: float) -> None:
         """Decay to ``now``, charging the rates in force since ``at``."""
         if self.at is not None and now > self.at:
-            for t in self.usage.keys() | self.rate.keys():
-                self.usage[t] = decayed(self.usage.get(t, 0.0), self.rate.get(t, 0.0),
-                                        now - self.at, half_life_s)
+            self.usage = decayed(self.usage, self.rate, now - self.at, half_life_s)
         self.at = now if self.at is None else max(self.at, now)
 
-    def factors(self, tenants: np.ndarray) -> dict[str, float]:
-        """Slurm's ``2^(-U_t/S_t)`` per tenant seen (those of ``tenants`` included): U_t the
-        share of all decayed usage, S_t = 1/T equal shares among the T tenants seen."""
-        for t in tenants:
-            self.usage.setdefault(t, 0.0)
-        total = sum(self.usage.values())
-        count = len(self.usage)
-        return {t: 2.0 ** (-(u / total) * count) if total > 0 else 1.0
-                for t, u in self.usage.items()}
+    def factors(self, codes: np.ndarray) -> np.ndarray:
+        """Slurm's ``2^(-U_t/S_t)`` per tenant code, those of ``codes`` now seen: U_t the share
+        of all decayed usage, S_t = 1/T equal shares among the T tenants seen."""
+        self._fit(int(codes.max(initial=-1)) + 1)
+        self.seen[codes] = True
+        total = float(self.usage.sum())
+        if total <= 0:
+            return np.ones(self.usage.size)
+        return 2.0 ** (-(self.usage / total) * int(self.seen.sum()))
 
-    def holding(self, tenants: np.ndarray, use: np.ndarray) -> None:
-        """The usage rates from now on: per tenant, the shares its jobs hold (summed)."""
+    def holding(self, codes: np.ndarray, use: np.ndarray) -> None:
+        """The usage rates from now on: per tenant, the shares its jobs hold (summed over
+        jobs and resources)."""
         per_job = use.sum(axis=1) if use.ndim == 2 else np.asarray(use, dtype=float)
-        self.rate = {}
-        for t, u in zip(tenants, per_job):
-            self.rate[t] = self.rate.get(t, 0.0) + float(u)
+        self._fit(int(codes.max(initial=-1)) + 1)
+        self.rate = np.bincount(codes, weights=per_job, minlength=self.usage.size)
+
+    def _fit(self, size: int) -> None:
+        grow = size - self.usage.size
+        if grow > 0:
+            self.usage = np.concatenate([self.usage, np.zeros(grow)])
+            self.rate = np.concatenate([self.rate, np.zeros(grow)])
+            self.seen = np.concatenate([self.seen, np.zeros(grow, dtype=bool)])
 
 
-def tenants_of(problem: Any, memory: dict) -> np.ndarray:
-    """The tenant of each job of the problem: the trace's ``tenant`` column at the active
-    positions, or each job's id without one."""
+def tenants_of(problem: Any, memory: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's tenant code, and the names by code: the trace's ``tenant`` column at the
+    active positions (coded once a run), or without one each job its own tenant (its trace
+    position, named by its id)."""
     column = memory.get("tenants")
     if column is None:
-        return np.asarray(problem.ids, dtype=object).astype(str)
-    return np.asarray(column, dtype=object)[memory["active"]].astype(str)
+        active = np.asarray(memory["active"])
+        names = np.empty(int(active.max(initial=-1)) + 1, dtype=object)
+        names[active] = problem.ids
+        return active, names
+    if CODES not in memory:
+        memory[CODES] = np.unique(np.asarray(column).astype(str), return_inverse=True)
+    names, codes = memory[CODES]
+    return codes.ravel()[memory["active"]], names
 
 
 def policy(weights: Weights, usage: Callable[[Any, Any], np.ndarray],
@@ -146,19 +162,19 @@ def policy(weights: Weights, usage: Callable[[Any, Any], np.ndarray],
             raise ValueError("; ".join(str(v) for v in found.items))
         if "now" not in memory:
             raise ValueError("fair-share keeps time: run it in a replay (memory has no 'now')")
-        tenants = tenants_of(problem, memory)
+        codes, names = tenants_of(problem, memory)
         ledger = memory.setdefault(KEY, Ledger())
         ledger.advance(float(memory["now"]), float(half_life_s))
-        factor = ledger.factors(tenants)
-        scaled = np.array([factor[t] for t in tenants])
-        reweighted = weights.replaced(problem, weights.of(problem) * scaled)
+        factor = ledger.factors(codes)
+        reweighted = weights.replaced(problem, weights.of(problem) * factor[codes])
         solution = methods[base](reweighted)
-        ledger.holding(tenants, np.asarray(usage(reweighted, solution.allocation), dtype=float))
+        ledger.holding(codes, np.asarray(usage(reweighted, solution.allocation), dtype=float))
         name = solution.solver.get("name", base)
+        present = np.unique(codes)
         return dataclasses.replace(solution, solver={
             **solution.solver, "name": f"{name} on decayed fair-share weights",
             "half_life_s": half_life_s,
-            "fair_share_factor": {t: factor[t] for t in sorted(set(tenants))}})
+            "fair_share_factor": dict(zip(names[present].tolist(), factor[present].tolist()))})
 
     def check_options(options: dict, found: Violations) -> None:
         """A violation for a ``base`` that is no method of the kind and a half-life that is
