@@ -187,4 +187,7 @@ def policy(weights: Weights, usage: Callable[[Any, Any], np.ndarray],
             found.add("policy.half_life_s", f"a number of seconds >= 0, not {life!r}")
 
     fair_share.check_options = check_options
+    # the method it runs, which a mechanism may treat as it treats that method (Gavel's rounds
+    # place the jobs of a policy aware of heterogeneity fastest type first)
+    fair_share.base_of = lambda options: options.get("base", default)
     return fair_share

@@ -109,6 +109,18 @@ def test_half_life_0_is_the_plain_policy(kind, plain):
     assert not np.allclose(week.jobs["finish"], base.jobs["finish"])
 
 
+def test_half_life_0_is_the_plain_policy_under_gavels_rounds():
+    """The rounds place a wrapper's jobs as its base method's: max-min (aware of
+    heterogeneity, fastest type first) here, agnostic-max-min (types in a seeded random
+    order) as the base."""
+    for plain in ("max-min", "agnostic-max-min"):
+        rounds = {"name": "rounds", "round_s": 360}
+        base = api.replay({**multi_tenant("hetero", plain), "mechanism": rounds})
+        now = api.replay({**multi_tenant("hetero", "fair-share", half_life_s=0, base=plain),
+                          "mechanism": rounds})
+        np.testing.assert_array_equal(now.jobs["finish"], base.jobs["finish"])
+
+
 @pytest.mark.parametrize("kind", ["drf", "hetero"])
 def test_fair_share_is_deterministic(kind):
     d = multi_tenant(kind, "fair-share", half_life_s=3600)
