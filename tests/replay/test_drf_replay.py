@@ -154,3 +154,16 @@ def test_the_command_line_refuses_a_job_that_fits_nowhere(tmp_path, capsys):
     code, _, err = cli(capsys, "replay", path)
     assert code == 2
     assert "trace.jobs.A.demand" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("policy", [{"method": "lp"}, {"method": "fair-share", "base": "lp"}])
+def test_lp_on_whole_tasks_is_a_bad_document(policy, tmp_path, capsys):
+    """The drf spec's rule: lp needs divisible tasks; a replay says so when it is read, not
+    as an error at 0 s."""
+    d = doc(AB, divisible=False)
+    d["policy"] = policy
+    with pytest.raises(SpecError, match="policy.method: lp cannot serve this cluster: .*"
+                                        "needs divisible: true"):
+        load(d)
+    code, _, err = cli(capsys, "replay", write(tmp_path, d, "replay.json"))
+    assert code == 2 and "policy.method" in err
