@@ -157,7 +157,9 @@ class Replay:
     * ``policies``: name -> ``f(problem, **options) -> Solution``, policies beyond the kind's
       methods (FIFO, minimum total duration), called like methods; a policy declaring a
       ``memory`` option gets a dict kept across the run, holding ``seed``, ``tenants`` (the
-      trace's ``tenant`` column, or None) and, at each call, ``now`` and ``active``;
+      trace's ``tenant`` column, or None) and, at each call, ``now`` and ``active``; a policy
+      may carry ``check_options(options, found)``, called when the document is read, and, when
+      it wraps a method (fair-share), ``base_of(options)``, the method's name;
     * ``aware``: the policies (methods too) that use the jobs' speeds per resource, which a
       mechanism may treat differently (Gavel places them fastest type first);
     * ``example``: a small document ``cluster`` on which the ``static`` generator's jobs (all
