@@ -26,9 +26,9 @@ the kind's method (``base``) runs on the re-weighted jobs. ``h = 0`` remembers n
 ``F_t`` is 1 and the policy is the plain method ("fair now"); ``h`` of a week is "fair over the
 last week". Slurm's ``U`` is normalised by the total, so it does not shrink with ``h``: a
 half-life far below the time between two re-allocations still discounts a tenant by what it
-held since the last one (AWS Batch's and Kueue's "current usage only"); only ``h = 0`` is
-the plain method. (In Slurm, ``PriorityDecayHalfLife=0`` means no decay at all; here that
-is a very large ``h``.)
+held since the last one (as AWS Batch's ``shareDecaySeconds`` 0 "measures only current
+usage"); only ``h = 0`` is the plain method. (In Slurm, ``PriorityDecayHalfLife=0`` means
+no decay at all; here that is a very large ``h``.)
 
 What it simplifies: the usage charged is the allocation's shares (what ``ideal`` applies; under
 a mechanism with rounds, what the policy allocated rather than what each round placed); shares
