@@ -156,12 +156,17 @@ class Replay:
       own mechanisms (hetero ``rounds``, Gavel's), see ``fairalloc.replay.engine.Mechanism``;
     * ``policies``: name -> ``f(problem, **options) -> Solution``, policies beyond the kind's
       methods (FIFO, minimum total duration), called like methods; a policy declaring a
-      ``memory`` option gets a dict kept across the run;
+      ``memory`` option gets a dict kept across the run, holding ``seed``, ``tenants`` (the
+      trace's ``tenant`` column, or None) and, at each call, ``now`` and ``active``; a policy
+      may carry ``check_options(options, found)``, called when the document is read, and, when
+      it wraps a method (fair-share), ``base_of(options)``, the method's name;
     * ``aware``: the policies (methods too) that use the jobs' speeds per resource, which a
       mechanism may treat differently (Gavel places them fastest type first);
     * ``table``, ``formats`` and ``typed``: traces from files — a table with the kind's
       columns, a simulator's own trace format by name (hetero: Gavel's), and the kind's
-      columns drawn for a trace of durations and GPU counts (the shipped production trace)."""
+      columns drawn for a trace of durations and GPU counts (the shipped production trace).
+    * ``example``: a small document ``cluster`` on which the ``static`` generator's jobs (all
+      at time 0) run: what the conformance battery replays."""
 
     summary: str
     cluster: Callable
@@ -181,6 +186,7 @@ class Replay:
     formats: dict[str, Callable] = field(default_factory=dict)   # name -> (path) -> Trace
     typed: Callable | None = None      # (trace, seed, larger) -> (Trace, ids dropped): the
     #                                    kind's columns for jobs known by duration and GPUs
+    example: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

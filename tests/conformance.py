@@ -29,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 
 import jsonschema
+import numpy as np
 
 import fairalloc
 from fairalloc.catalog import EXAMPLES, examples
@@ -36,10 +37,14 @@ from fairalloc.cli import main
 from fairalloc.contract import SOLVER_FIELDS, Kind, MethodDoesNotApply, method_options
 from fairalloc.errors import SolverError
 from fairalloc.registry import KINDS, shipped_kinds
+from fairalloc.replay import engine as replay_engine
+from fairalloc.replay.document import load as load_replay
+from fairalloc.replay.document import policies as replay_policies
 from fairalloc.result import FAILED, STATUSES, VERDICTS, Finding, Result, flat_metrics
 from fairalloc.spec import forget_schemas, parse_text, template
 
 SEEDS = (0, 1)             # random specs: valid, solved, the exact method optimal on them
+REPLAY_JOBS = 4            # the static trace a kind's replay record plays (each policy once)
 TOLERANCE = 1e-6           # relative slack when comparing objectives across methods
 
 # what one method gives on one spec: a result, or the error that stopped it
@@ -104,6 +109,21 @@ class Solved:
         (validate, the command line) run on it, as a template may be large (token's
         simulates 3,000 rounds)."""
         return fairalloc.solve(self.random_specs[0])
+
+    def replay_doc(self, policy: str | None = None, jobs: int = REPLAY_JOBS, seed: int = 0,
+                   rho: bool = False) -> dict:
+        """A replay of the ``static`` generator's jobs on the record's example cluster."""
+        replay = self.kind.replay
+        return {"replay": "conformance", "kind": self.name, "cluster": replay.example,
+                "trace": {"generator": "static", "seed": seed, "jobs": jobs},
+                "policy": {"method": policy or replay.default_policy or self.kind.default},
+                "mechanism": {"name": "ideal"}, "measure": {"finish_time_fairness": rho}}
+
+    @cached_property
+    def replayed(self) -> dict:
+        """Every policy of the replay record (methods too) on the static trace, once."""
+        return {p: fairalloc.api.replay(self.replay_doc(p))
+                for p in replay_policies(self.kind)}
 
     def results(self) -> Iterator[Result]:
         """Every result solved so far (template and random specs)."""
@@ -397,6 +417,101 @@ def check_the_shipped_examples_load_and_solve(name: str, kind: Kind, solved: Sol
     assert result is not None and result.status not in FAILED, (found[0].path, result)
 
 
+# ---- the replay record (kinds with one) --------------------------------------------------
+
+def _replay_record(kind: Kind) -> bool:
+    """Whether the kind has a replay record, and then that it can be replayed at all."""
+    if kind.replay is None:
+        return False
+    assert "static" in kind.replay.generators, \
+        "the replay record has no 'static' generator (seed, jobs: every job at time 0)"
+    assert kind.replay.example, "the replay record gives no example cluster"
+    assert "isolated" in replay_policies(kind), \
+        "no policy 'isolated', the reference of finish-time fairness"
+    return True
+
+
+def check_a_static_trace_replays_and_finishes_every_job(name: str, kind: Kind,
+                                                        solved: Solved) -> None:
+    if not _replay_record(kind):
+        return
+    policy = kind.replay.default_policy or kind.default
+    run = solved.replayed[policy]
+    assert run.status == "done", f"{policy} on {REPLAY_JOBS} static jobs: {run.summary['error']}"
+    assert run.summary["finished"] == REPLAY_JOBS, \
+        f"{policy} finished {run.summary['finished']} of {REPLAY_JOBS} static jobs"
+
+
+class _Tally(replay_engine.Ideal):
+    """``ideal``, adding up the work each job is credited with."""
+
+    def __init__(self, replay, policy, n: int):
+        super().__init__(replay, policy)
+        self.done = np.zeros(n)
+
+    def ran(self, state, plan, seconds) -> None:
+        self.done[state.active] += plan.rates * seconds
+
+
+def check_a_replay_does_all_the_work(name: str, kind: Kind, solved: Solved) -> None:
+    """Work conservation: the work credited to each job over the run is its work, no more
+    (a job ends when its work is done) and no less."""
+    if not _replay_record(kind):
+        return
+    doc = load_replay(solved.replay_doc())
+    replay = kind.replay
+    policy = replay_engine.Policy(kind, doc.cluster, doc.jobs, doc.policy, doc.run, doc.options,
+                                  replay_engine.Checking(), 0, doc.trace.columns.get("tenant"))
+    tally = _Tally(replay, policy, doc.trace.n)
+    work = np.asarray(replay.work(doc.jobs), dtype=float)
+    timeline = replay_engine.run(doc.trace, work, tally, policy,
+                                 len(replay.resources(doc.cluster)))
+    assert timeline.status == "done", timeline.error
+    assert np.allclose(tally.done, work, rtol=1e-9), \
+        f"work credited {tally.done.tolist()} is not the jobs' work {work.tolist()}"
+
+
+def check_a_replay_is_determined_by_its_seed(name: str, kind: Kind, solved: Solved) -> None:
+    if not _replay_record(kind):
+        return
+    make = kind.replay.generators["static"]
+    first, again = make(seed=3, jobs=REPLAY_JOBS), make(seed=3, jobs=REPLAY_JOBS)
+    assert first.ids == again.ids and all(
+        np.array_equal(first.columns[c], again.columns[c]) for c in first.columns), \
+        "the static generator draws other jobs for the same seed"
+    runs = [fairalloc.api.replay(solved.replay_doc(seed=3)) for _ in range(2)]
+    for column in ("start", "finish"):
+        assert np.array_equal(runs[0].jobs[column], runs[1].jobs[column], equal_nan=True), \
+            f"two replays of one seed differ in {column}"
+
+
+def check_a_job_alone_has_rho_at_most_1(name: str, kind: Kind, solved: Solved) -> None:
+    """A job alone: its rho under the default policy is its JCT there over its JCT in a
+    replay under ``isolated`` (the measure), and at most 1 (alone, the whole cluster is at
+    least its isolated share; exactly 1 where the isolated share of one job is the whole
+    cluster, as drf's is)."""
+    if not _replay_record(kind):
+        return
+    run = fairalloc.api.replay(solved.replay_doc(jobs=1, rho=True))
+    alone = fairalloc.api.replay(solved.replay_doc("isolated", jobs=1))
+    assert run.status == alone.status == "done", run.summary["error"] or alone.summary["error"]
+    rho = float(run.jobs["rho"][0])
+    assert math.isclose(rho, float(run.jobs["jct"][0] / alone.jobs["jct"][0]), rel_tol=1e-9), \
+        f"rho {rho} is not the JCT over the JCT under the isolated policy"
+    assert 0 < rho <= 1 + 1e-9, f"a job alone has rho {rho} (> 1: less than its isolated share)"
+
+
+def check_every_policy_replays(name: str, kind: Kind, solved: Solved) -> None:
+    """Every policy a replay may name (methods and replay policies) runs the static trace to
+    its end."""
+    if not _replay_record(kind):
+        return
+    failed = {p: run.summary["error"] or f"{run.summary['finished']} finished"
+              for p, run in solved.replayed.items()
+              if run.status != "done" or run.summary["finished"] != REPLAY_JOBS}
+    assert not failed, f"policies that do not replay {REPLAY_JOBS} static jobs: {failed}"
+
+
 CHECKS: tuple[Callable[[str, Kind, Solved], None], ...] = (
     check_schema_is_draft_2020_12, check_schema_methods_equal_the_record,
     check_methods_declare_documented_options, check_checks_follow_the_contract,
@@ -407,7 +522,10 @@ CHECKS: tuple[Callable[[str, Kind, Solved], None], ...] = (
     check_no_method_beats_the_exact_one,
     check_random_specs_are_valid_and_solve,
     check_validate_of_a_solved_json_gives_the_same_verdicts,
-    check_the_command_line_prints_the_api_result, check_the_shipped_examples_load_and_solve)
+    check_the_command_line_prints_the_api_result, check_the_shipped_examples_load_and_solve,
+    check_a_static_trace_replays_and_finishes_every_job, check_a_replay_does_all_the_work,
+    check_a_replay_is_determined_by_its_seed, check_a_job_alone_has_rho_at_most_1,
+    check_every_policy_replays)
 
 
 def _run(check: Callable[[str, Kind, Solved], None], name: str, kind: Kind | None) -> None:

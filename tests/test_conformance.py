@@ -178,3 +178,20 @@ def test_pyomo_formulations_say_their_math():
         assert parts, model.name
         undocumented = [c.name for c in parts if not c.doc]
         assert not undocumented, (model.name, undocumented)
+
+
+def test_the_battery_refutes_a_replay_policy_that_fails():
+    def broken(problem):
+        raise RuntimeError("no allocation today")
+
+    replay = dataclasses.replace(DRF.replay, policies={**DRF.replay.policies, "broken": broken})
+    with pytest.raises(AssertionError, match="broken.*no allocation today"):
+        _check(dataclasses.replace(DRF, replay=replay), "check_every_policy_replays")()
+
+
+def test_the_battery_refutes_a_replay_record_without_a_static_trace():
+    replay = dataclasses.replace(DRF.replay, generators={"poisson": DRF.replay.generators[
+        "poisson"]})
+    with pytest.raises(AssertionError, match="no 'static' generator"):
+        _check(dataclasses.replace(DRF, replay=replay),
+               "check_a_static_trace_replays_and_finishes_every_job")()

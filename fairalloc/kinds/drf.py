@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from fairalloc.checks import leontief
-from fairalloc.contract import Kind
+from fairalloc.contract import Kind, Replay
 from fairalloc.models import drf as model
 from fairalloc.plots import leontief as plots
+from fairalloc.replay import drf as replay
 from fairalloc.solvers import drf as solvers
 from fairalloc.studies import drf as studies
+
+METHODS = {"progressive-filling": solvers.progressive_filling, "lp": solvers.leximin_lp}
 
 KIND = Kind(
     name="drf",
     summary="Dominant Resource Fairness by progressive filling (weighted, any resources)",
     from_spec=model.DrfProblem.from_spec,
-    methods={"progressive-filling": solvers.progressive_filling, "lp": solvers.leximin_lp},
+    methods=METHODS,
     default="progressive-filling",
     exact="lp",
     checks=leontief.LEONTIEF_CHECKS,
@@ -27,6 +30,14 @@ KIND = Kind(
            "*_weighted_dominant_share": "weighted dominant share (of capacity)",
            "utilization.*": "utilization (share of capacity)", "total_tasks": "tasks (count)",
            "users*.weight": "weight of the user (relative)"},
+    replay=Replay(
+        summary="jobs with a demand vector per task arriving over time (DRF online): progress "
+                "at tasks held / tasks wanted",
+        cluster=replay.cluster, resources=replay.resources, jobs=replay.jobs,
+        work=replay.work, generators={"poisson": replay.poisson, "static": replay.static},
+        problem=replay.problem, rates=replay.rates, usage=replay.usage,
+        policies=replay.policies(METHODS), default_policy="progressive-filling",
+        example={"capacity": {"cpu": 64, "mem": 512, "gpu": 8}}),
     reference=("Ali Ghodsi, Matei Zaharia, Benjamin Hindman, Andy Konwinski, Scott Shenker and Ion "
               "Stoica. *Dominant Resource Fairness: Fair Allocation of Multiple Resource Types.* "
               "NSDI 2011, USENIX, 323–336."),

@@ -6,20 +6,23 @@ from fairalloc.checks import hetero as checks
 from fairalloc.contract import Kind, Replay
 from fairalloc.models import hetero as model
 from fairalloc.plots import hetero as plots
+from fairalloc.replay import fairshare
 from fairalloc.replay import hetero as replay
 from fairalloc.replay import hetero_trace as replay_trace
 from fairalloc.solvers import hetero as solvers
 from fairalloc.studies import hetero as studies
+
+METHODS = {"max-min": solvers.max_min, "leximin": solvers.leximin,
+           "agnostic-max-min": solvers.agnostic_max_min,
+           "max-throughput": solvers.max_throughput, "finish-time": solvers.finish_time,
+           "isolated": solvers.isolated, "proportional": solvers.proportional}
 
 KIND = Kind(
     name="hetero",
     summary="heterogeneity-aware sharing of GPU types (Gavel): time on each type, fairness "
             "on effective throughput",
     from_spec=model.HeteroProblem.from_spec,
-    methods={"max-min": solvers.max_min, "leximin": solvers.leximin,
-             "agnostic-max-min": solvers.agnostic_max_min,
-             "max-throughput": solvers.max_throughput, "finish-time": solvers.finish_time,
-             "isolated": solvers.isolated, "proportional": solvers.proportional},
+    methods=METHODS,
     default="max-min",
     exact="max-min",
     checks=(checks.feasibility, checks.sharing_incentive, checks.envy_freeness,
@@ -43,9 +46,12 @@ KIND = Kind(
         cluster=replay.cluster, resources=replay.resources, jobs=replay.jobs,
         work=replay.work, generators={"gavel": replay.gavel, "static": replay.static},
         problem=replay.problem, rates=replay.rates, usage=replay.usage,
-        mechanisms={"rounds": replay.rounds}, policies=replay.POLICIES, aware=replay.AWARE,
-        default_policy="max-min", table=replay_trace.read_hetero_trace,
-        formats={"gavel": replay_trace.read_gavel_trace}, typed=replay_trace.assign_types),
+        mechanisms={"rounds": replay.rounds},
+        policies={**replay.POLICIES, "fair-share": fairshare.policy(
+            fairshare.field_weights("weights"), replay.usage, METHODS, "max-min")},
+        aware=replay.AWARE, default_policy="max-min", table=replay_trace.read_hetero_trace,
+        formats={"gavel": replay_trace.read_gavel_trace}, typed=replay_trace.assign_types,
+        example={"workers": {"v100": 2, "p100": 2, "k80": 2}}),
     reference=("Deepak Narayanan, Keshav Santhanam, Fiodar Kazhamiaka, Amar Phanishayee and Matei "
               "Zaharia. *Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning "
               "Workloads.* OSDI 2020, USENIX, 481–498."),

@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema_rs
 import numpy as np
 
-from fairalloc.contract import Kind, method_options
+from fairalloc.contract import Kind, MethodDoesNotApply, method_options
 from fairalloc.errors import ArgumentError, SpecError, Violations
 from fairalloc.registry import KINDS
 from fairalloc.replay.elasticflow import CLUSTERS, elasticflow
@@ -121,6 +121,8 @@ def _checked(data: dict, label: str | None, found: Violations, root: Path
         found.add("measure.window", f"the trace has {trace.n} jobs; the window ends at "
                   f"{window[1]}")
     jobs = replay.jobs(cluster, trace, found)
+    if not found and trace.n:
+        _serves(kind, cluster, jobs, getattr(run, "base_of", lambda _: policy)(options), found)
     if found:
         return None
     return Document(data["replay"], kind, cluster, trace, jobs, policy, run, options,
@@ -148,7 +150,26 @@ def _policy(kind: Kind, data: dict, found: Violations) -> tuple[str, Callable | 
         if key not in declared:
             found.add(["policy", key], f"{name} takes no option {key!r}"
                       + (f" (it takes: {', '.join(declared)})" if declared else ""))
+    check = getattr(run, "check_options", None)   # a replay policy checking its values
+    if check is not None:
+        check(options, found)
     return name, run, options
+
+
+def _serves(kind: Kind, cluster: Any, jobs: Any, method: str, found: Violations) -> None:
+    """A method of the kind (or the one a wrapper runs) that cannot serve this cluster's
+    problems (drf's ``lp`` on whole tasks) is a bad document: asked of the first job alone."""
+    if method not in kind.methods:
+        return
+    replay = kind.replay
+    first = np.zeros(1, dtype=np.int64)
+    problem = replay.problem(cluster, jobs, first, np.asarray(replay.work(jobs))[first],
+                             np.zeros(1))
+    try:
+        kind.methods[method](problem)
+    except MethodDoesNotApply as exc:
+        found.add("policy.method", f"{method} cannot serve this cluster: "
+                  + "; ".join(v.rule for v in exc.violations))
 
 
 def _mechanism(kind: Kind, data: dict, found: Violations) -> tuple[str, dict]:

@@ -14,6 +14,7 @@ The engine names no kind: a kind takes part through its ``Kind.replay`` record
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable, Collection
@@ -121,13 +122,16 @@ class Policy:
     the active jobs, runs the method on it and judges the allocation when due."""
 
     def __init__(self, kind: Kind, cluster: Any, jobs: Any, name: str, run: Callable,
-                 options: dict, checking: Checking, seed: int = 0):
+                 options: dict, checking: Checking, seed: int = 0,
+                 tenants: np.ndarray | None = None):
         self.kind, self.replay = kind, kind.replay
         self.cluster, self.jobs = cluster, jobs
         self.name, self.run = name, run
         self.options = dict(options)
         if "memory" in method_options(run):
-            self.options["memory"] = {"seed": seed}
+            # a policy with memory also knows the jobs' tenants (the trace's ``tenant``
+            # column, None: each job its own) and, at each call, the time (``now``)
+            self.options["memory"] = {"seed": seed, "tenants": tenants}
         self.checking = checking
         self.verdicts = Verdicts()
         self.changes = 0
@@ -138,6 +142,8 @@ class Policy:
         remaining = state.remaining[state.active]
         elapsed = state.now - state.arrival[state.active]
         problem = self.replay.problem(self.cluster, self.jobs, state.active, remaining, elapsed)
+        if "memory" in self.options:
+            self.options["memory"].update(now=state.now, active=state.active)
         began = time.perf_counter()
         try:
             solution = self.run(problem, **self.options)
@@ -152,10 +158,17 @@ class Policy:
 
     def judge(self, now: float, problem: Any, solution: Solution) -> None:
         spec = Spec(self.kind.name, problem, {}, {})
+        # a probe re-runs the policy on a changed problem: on a copy of its memory, so that
+        # judging never changes what the run does
         findings = judging.judge(self.kind, spec, solution.allocation,
-                                 lambda p: self.run(p, **self.options),
+                                 lambda p: self.run(p, **self._probing()),
                                  claims=solution.metrics, checks=self.checking.names)
         self.verdicts.add(now, findings)
+
+    def _probing(self) -> dict:
+        if "memory" not in self.options:
+            return self.options
+        return {**self.options, "memory": copy.deepcopy(self.options["memory"])}
 
 
 class Ideal:

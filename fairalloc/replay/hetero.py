@@ -346,7 +346,8 @@ class Rounds:
 
 def rounds(c: Cluster, j: Jobs, policy: Policy, settings: dict) -> Rounds:
     """Gavel's ``rounds`` mechanism for ``policy`` (``settings``: round_s, reset_s, seed)."""
-    name = policy.name
+    # a wrapper (fair-share) is placed as the method it runs
+    name = getattr(policy.run, "base_of", lambda _: policy.name)(policy.options)
     return Rounds(c, j, policy, round_s=settings.get("round_s", ROUND_S),
                   reset_s=settings.get("reset_s", RESET_S), aware=name in AWARE,
                   queue=name in QUEUES, seed=settings.get("seed", 0))

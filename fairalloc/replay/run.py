@@ -12,6 +12,7 @@ from fairalloc.replay.document import IDEAL, Document, policies
 from fairalloc.replay.engine import Checking, Ideal, Policy, Progress, Timeline, run
 
 ISOLATED = "isolated"       # the reference policy of finish-time fairness (Gavel's "isolated")
+TENANT = "tenant"           # the trace column naming each job's tenant (fair share)
 
 
 class ReplayFrames(NamedTuple):
@@ -126,7 +127,8 @@ def _timeline(doc: Document, name: str, function, options: dict, checking: Check
               progress: Progress | None) -> Timeline:
     replay = doc.kind.replay
     seed = int(doc.settings.get("seed", 0))
-    policy = Policy(doc.kind, doc.cluster, doc.jobs, name, function, options, checking, seed)
+    policy = Policy(doc.kind, doc.cluster, doc.jobs, name, function, options, checking, seed,
+                    doc.trace.columns.get(TENANT))
     if doc.mechanism == IDEAL:
         mechanism = Ideal(replay, policy)
     else:
