@@ -86,7 +86,11 @@ def _emit(result: Result, fmt_name: str, rows: int) -> None:
     if fmt_name == "table":
         render_table(result, _console(), rows)
         return
-    text = {"json": lambda: result.to_json() + "\n", "csv": lambda: render_csv(result),
+    if fmt_name == "json":          # in pieces: a million ids' text is never held at once
+        sys.stdout.writelines(result.json_chunks())
+        sys.stdout.write("\n")
+        return
+    text = {"csv": lambda: render_csv(result),
             "markdown": lambda: render_markdown(result, rows),
             "latex": lambda: render_latex(result, rows),
             "html": lambda: render_html(result, rows) + "\n"}[fmt_name]()
