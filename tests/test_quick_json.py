@@ -1,6 +1,7 @@
 """The quick paths of a large spec's command (issue 24): orjson parses a spec only where it
-reads the text exactly as the strict parse does, and the allocation is written in pieces that
-join to the text one id per line."""
+reads the text exactly as the strict parse does, the model's arrays are read a column at a
+time with the same numbers and violations, and the allocation is written in pieces that join
+to the text one id per line."""
 
 from __future__ import annotations
 
@@ -13,9 +14,17 @@ import pytest
 
 import fairalloc
 from fairalloc.allocation import Allocation
-from fairalloc.errors import SpecError
+from fairalloc.errors import SpecError, Violations
+from fairalloc.preconditions import check_at_least, check_field_at_least, numbers_of
 from fairalloc.registry import KINDS
-from fairalloc.spec import _UNSURE, _quick_parse, parse_text, read_json, strict_parse
+from fairalloc.spec import (
+    _UNSURE,
+    _quick_parse,
+    load_spec,
+    parse_text,
+    read_json,
+    strict_parse,
+)
 
 # texts where orjson alone would read something else than the strict parse, or refuse
 HOSTILE = [
@@ -150,3 +159,39 @@ def test_every_kinds_result_writes_as_before(kind):
 
 def test_empty_allocation():
     assert "".join(Allocation([], {}).json_chunks("  ")) == "{}"
+
+
+MIXED = [1.0, 1e-9, 0, -1e-9, 5e-7, True, False, None, "1e-9", "abc", [1e-9], {"a": 1}, 2]
+
+
+@pytest.mark.parametrize("values", [MIXED, [1.0, 1e-9, 3, 5e-7], [1e-9], ["1e-9", 1e-9]])
+def test_a_floor_on_a_field_reports_as_the_floor_on_each_value(values):
+    by_value, by_field = Violations(), Violations()
+    check_at_least(((["users", i, "weight"], v) for i, v in enumerate(values)), 1e-6, by_value)
+    check_field_at_least("users", "weight", values, 1e-6, by_field)
+    assert [str(v) for v in by_field.items] == [str(v) for v in by_value.items]
+
+
+@pytest.mark.parametrize("values", [[1, 2.5, True], [1.0, None], ["1.5", 2], [2**70, -0.0]])
+def test_numbers_of_reads_values_as_numpy_reads_a_list(values):
+    items = [{"x": v} for v in values] + [{}]
+    expected = np.array([*values, 7.0], dtype=float)
+    np.testing.assert_array_equal(numbers_of(items, "x", 7.0), expected)
+
+
+def test_numbers_of_refuses_what_numpy_refuses():
+    with pytest.raises(ValueError):
+        numbers_of([{"x": "abc"}], "x", 0.0)
+
+
+@pytest.mark.parametrize("kind, field", [("drf", "demand"), ("emrf", "split")])
+def test_leontief_arrays_are_each_users_numbers(kind, field):
+    data = KINDS[kind].random_spec(11, users=40)
+    market = load_spec(data).problem.market
+    names = tuple(data["capacity"])
+    users = data["users"]
+    np.testing.assert_array_equal(
+        market.demand, np.array([[u[field].get(r, 0.0) for r in names] for u in users]))
+    assert market.demand.flags.c_contiguous
+    np.testing.assert_array_equal(market.weights, [u.get("weight", 1.0) for u in users])
+    assert market.ids == tuple(u["id"] for u in users)
