@@ -5,6 +5,7 @@ to the text one id per line."""
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 
@@ -22,6 +23,7 @@ from fairalloc.spec import (
     _quick_parse,
     load_spec,
     parse_text,
+    paused_gc,
     read_json,
     strict_parse,
 )
@@ -195,3 +197,23 @@ def test_leontief_arrays_are_each_users_numbers(kind, field):
     assert market.demand.flags.c_contiguous
     np.testing.assert_array_equal(market.weights, [u.get("weight", 1.0) for u in users])
     assert market.ids == tuple(u["id"] for u in users)
+
+
+def test_what_a_paused_collector_saw_made_goes_to_the_oldest_generation():
+    """The next young collections need not walk a parsed spec: it is among the old objects."""
+    with paused_gc():
+        assert not gc.isenabled()
+        made = [{"i": i} for i in range(1000)]
+    assert gc.isenabled()
+    assert not any(o is made for o in gc.get_objects(generation=0))
+    assert any(o is made for o in gc.get_objects(generation=2))
+
+
+def test_a_paused_collector_stays_off_when_it_was_off():
+    gc.disable()
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
