@@ -160,7 +160,7 @@ def _quick_parse(doc: bytes | str) -> Any:
     text, when it has a run of 19 digits or more, when its brackets could nest deeper than
     ``MAX_DEPTH``, or when it has more pairs (colons) than the data orjson made of it (a key
     given twice; a ``\\u`` escape could spell a colon, so text with one goes there too).
-    Each test is a pass in C over the bytes: 10 times faster than the strict parse, and exact
+    Each test is a pass in C over the bytes: several times faster than the strict parse, and exact
     where it answers."""
     try:
         raw = doc if isinstance(doc, bytes) else doc.encode("utf-8")
