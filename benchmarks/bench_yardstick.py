@@ -36,26 +36,29 @@ SLOW = 5.0             # seconds: a command slower than this is run once, else b
 
 @dataclass
 class Run:
-    """One subprocess: wall seconds, peak memory in bytes, exit code."""
+    """One subprocess: wall seconds, peak memory in bytes, exit code, CPU seconds."""
 
     seconds: float
     rss: int
     code: int
+    cpu: float
 
 
 # Runs a Python program (a file, or ``-m module``) and, as it exits, writes its peak resident
-# memory (``VmHWM``) to a file. ``ru_maxrss`` of a child cannot say it: a process keeps the
+# memory (``VmHWM``) and its CPU time (user + system: steadier than wall time on a shared
+# machine) to a file. ``ru_maxrss`` of a child cannot say it: a process keeps the
 # peak of the memory it was forked from across ``exec``, so every child of this (large)
 # process would report at least this process's peak.
 LAUNCHER = """\
-import atexit, runpy, sys
+import atexit, resource, runpy, sys
 peak_file, target = sys.argv[1], sys.argv[2:]
 
 def write_peak():
     with open("/proc/self/status") as fh:
         peak = next(line.split()[1] for line in fh if line.startswith("VmHWM"))
+    cpu = resource.getrusage(resource.RUSAGE_SELF)
     with open(peak_file, "w") as fh:
-        fh.write(peak)
+        fh.write(f"{peak} {cpu.ru_utime + cpu.ru_stime}")
 
 atexit.register(write_peak)
 if target[0] == "-m":
@@ -87,7 +90,8 @@ def run_measured(argv: list[str], out: Path | None = None) -> Run:
             err.seek(0)
             raise RuntimeError(f"exit {done.returncode}: "
                                f"{err.read().decode(errors='replace')[-300:]}")
-        return Run(seconds, int(peak.read()) * 1024, done.returncode)
+        peak_kib, cpu = peak.read().split()
+        return Run(seconds, int(peak_kib) * 1024, done.returncode, float(cpu))
 
 
 def fairalloc_script() -> Path | None:
@@ -97,9 +101,10 @@ def fairalloc_script() -> Path | None:
 
 
 def best(runs: list[Run]) -> Run:
-    """The fastest run, with the smallest peak memory of the runs."""
+    """The fastest run, with the smallest peak memory and CPU time of the runs."""
     fastest = min(runs, key=lambda r: r.seconds)
-    return Run(fastest.seconds, min(r.rss for r in runs), fastest.code)
+    return Run(fastest.seconds, min(r.rss for r in runs), fastest.code,
+               min(r.cpu for r in runs))
 
 
 def reported_time(out: Path) -> str:
@@ -147,8 +152,9 @@ def compare(kind: str, n: int) -> list[Row]:
             f"{label}: {name}", got.seconds, TIME_TARGET * stick.seconds if goal else None,
             repeat,
             f"{got.seconds / stick.seconds:.2f}x the yardstick ({fmt_seconds(stick.seconds)}); "
-            f"max RSS {got.rss / 2**20:,.0f} MiB = {got.rss / stick.rss:.2f}x its "
-            f"{stick.rss / 2**20:,.0f} MiB; exit {got.code}"))
+            f"CPU {fmt_seconds(got.cpu)} = {got.cpu / stick.cpu:.2f}x its "
+            f"{fmt_seconds(stick.cpu)}; max RSS {got.rss / 2**20:,.0f} MiB = "
+            f"{got.rss / stick.rss:.2f}x its {stick.rss / 2**20:,.0f} MiB; exit {got.code}"))
     command_rss = best(runs["`solve --format json`"]).rss
     ratio = command_rss / stick.rss
     rows.append(Row(
@@ -174,7 +180,8 @@ def bench_yardstick(quick: bool) -> list[Table]:
         "text), each as a subprocess on the same random spec (`random_spec`, fixed seed), "
         "standard output to /dev/null, interleaved in one run; wall time and the peak "
         "resident memory (`VmHWM`) each child writes down as it exits (a child's `ru_maxrss` "
-        "would hold this process's peak, from which it was forked). Best of "
+        "would hold this process's peak, from which it was forked), and its CPU time (user + "
+        "system; on a loaded machine wall time is mostly waiting for a core). Best of "
         f"{REPEAT} when the command takes under {SLOW:.0f} s, else one run. Targets from issue "
         f"24: at most {TIME_TARGET:g}x the yardstick's time (the target column) and "
         f"{MEMORY_TARGET:g}x its peak memory, at 1e5 and 1e6 users (smaller sizes: no "
