@@ -23,6 +23,9 @@ Benchmarks (the issue's targets):
 * ``formulation``  the EMRF efficiency LP, literal Pyomo model vs ratio classes;
 * ``cli``          ``fairalloc solve SPEC --format json`` as a subprocess at 1e5 users, and where
                    its time goes (parse, schema, preconditions, solve, each check, JSON);
+* ``yardstick``    ``fairalloc solve SPEC --format json`` (with checks and ``--no-validate``)
+                   against ``yardstick.py`` (read the spec, write as much JSON, both with orjson)
+                   at 1e5 and 1e6 users, drf and emrf: wall time and peak memory of each;
 * ``drf-lp``       the exact DRF (leximin LPs through Pyomo) vs progressive filling;
 * ``etf``          ETF slices: the closed form ``waterfill_slices`` at T = 1e3..1e9 with 1e5 apps,
                    Algorithm 1's heap ``greedy_slices`` at T = 1e4..1e6 (checked slice for slice
@@ -72,6 +75,7 @@ from bench_import import bench_import
 from bench_moldable import bench_moldable
 from bench_studies import bench_studies
 from bench_token import bench_token
+from bench_yardstick import bench_yardstick
 from harness import (
     _WORKDIR,
     FAST,
@@ -90,6 +94,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Table]]] = {
     "emrf": bench_emrf,
     "formulation": bench_formulation,
     "cli": bench_cli,
+    "yardstick": bench_yardstick,
     "drf-lp": bench_drf_lp,
     "etf": bench_etf,
     "moldable": bench_moldable,

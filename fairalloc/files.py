@@ -69,10 +69,10 @@ def read_bytes(source: str | Path) -> bytes:
     return data
 
 
-def read_text(source: str | Path) -> str:
-    """``read_bytes`` as UTF-8 text with universal newlines (as ``open`` reads text):
-    ``UnicodeDecodeError`` when it is not UTF-8."""
-    text = read_bytes(source).decode("utf-8")
+def as_text(data: bytes) -> str:
+    """Bytes (``read_bytes``) as UTF-8 text with universal newlines (as ``open`` reads text):
+    ``UnicodeDecodeError`` when they are not UTF-8."""
+    text = data.decode("utf-8")
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 

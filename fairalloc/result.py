@@ -209,12 +209,19 @@ class Result:
 
     def to_json(self) -> str:
         """The result as indented JSON, the allocation one id per line."""
+        return "".join(self.json_chunks())
+
+    def json_chunks(self) -> Iterator[str]:
+        """``to_json`` in pieces (the allocation a few thousand ids a piece), for a writer that
+        need not hold the whole text."""
         marker = "\u0000allocation\u0000"
         head = {**self.to_dict(allocation=False), "allocation": marker}
         order = ["name", "problem", "method", "status", "objective", "allocation"]
         head = {k: head[k] for k in order} | {k: v for k, v in head.items() if k not in order}
-        text = json.dumps(head, indent=2, allow_nan=False)
-        return text.replace(json.dumps(marker), self.allocation.to_json_lines("  "), 1)
+        before, after = json.dumps(head, indent=2, allow_nan=False).split(json.dumps(marker), 1)
+        yield before
+        yield from self.allocation.json_chunks("  ")
+        yield after
 
 
 class Comparison(list):

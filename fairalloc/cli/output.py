@@ -56,7 +56,11 @@ def emit(result: Result, fmt_name: str, rows: int, latex_width: str = LINEWIDTH)
     if fmt_name == "table":
         render_table(result, console(), rows)
         return
-    text = {"json": lambda: result.to_json() + "\n", "csv": lambda: render_csv(result),
+    if fmt_name == "json":          # in pieces: a million ids' text is never held at once
+        sys.stdout.writelines(result.json_chunks())
+        sys.stdout.write("\n")
+        return
+    text = {"csv": lambda: render_csv(result),
             "markdown": lambda: render_markdown(result, rows),
             "latex": lambda: render_latex(result, rows, latex_width),
             "html": lambda: render_html(result, rows) + "\n"}[fmt_name]()

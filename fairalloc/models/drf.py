@@ -12,14 +12,20 @@ by progressive filling. Two stopping rules:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from operator import itemgetter
 
 import numpy as np
 
 from fairalloc import startup
 from fairalloc.allocation import Allocation, Key
 from fairalloc.errors import Violations
-from fairalloc.models.leontief import Leontief, check_leontief_floors, utilization
-from fairalloc.preconditions import check_names, check_unique_ids
+from fairalloc.models.leontief import (
+    Leontief,
+    check_leontief_floors,
+    leontief_rows,
+    utilization,
+)
+from fairalloc.preconditions import check_names, check_unique_ids, numbers_of
 
 SMALLEST_DEMAND = 1e-9     # of the resource's capacity: at most 1e9 tasks of it fit
 
@@ -49,7 +55,7 @@ class DrfProblem:
         check_unique_ids(users, "users", found)
         check_names(users, "users", "demand", resources, "resource", found)
         check_leontief_floors(data, found)
-        demand = np.array([[u["demand"].get(r, 0.0) for r in resources] for u in users], float)
+        demand = leontief_rows(users, "demand", resources)
         for i in np.flatnonzero(~(demand > 0).any(axis=1)):
             found.add(["users", int(i), "demand"],
                       "must ask for a positive amount of some resource")
@@ -59,7 +65,7 @@ class DrfProblem:
                       f"a positive demand must be at least {SMALLEST_DEMAND:g} of the capacity "
                       f"({SMALLEST_DEMAND * capacity[r]:g}): more tasks than that are beyond the "
                       "solvers' precision")
-        caps = np.array([u.get("max_tasks", np.inf) for u in users], dtype=float)
+        caps = numbers_of(users, "max_tasks", np.inf)
         if not divisible:
             for i in np.flatnonzero(np.isfinite(caps) & (caps != np.floor(caps))):
                 found.add(["users", int(i), "max_tasks"],
@@ -67,11 +73,11 @@ class DrfProblem:
         if found:
             return None
         market = Leontief(
-            ids=tuple(u["id"] for u in users),
+            ids=tuple(map(itemgetter("id"), users)),
             resources=resources,
             capacity=capacity,
             demand=demand,
-            weights=np.array([u.get("weight", 1.0) for u in users], dtype=float),
+            weights=numbers_of(users, "weight", 1.0),
             caps=caps,
             integral=not divisible,
             unit_key="tasks",

@@ -28,6 +28,7 @@ The paper's Example 1 (C = 100/800, rho_1 = 1/9, rho_2 = 4/6, eta = 0.5):
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from operator import itemgetter
 
 import numpy as np
 
@@ -37,12 +38,13 @@ from fairalloc.errors import Violations
 from fairalloc.models.leontief import (
     Leontief,
     check_leontief_floors,
+    leontief_rows,
     per_market,
     row_max,
     row_min,
     utilization,
 )
-from fairalloc.preconditions import check_names, check_unique_ids
+from fairalloc.preconditions import check_names, check_unique_ids, numbers_of, values_of
 
 # emrf's own tolerances, beside drf's and emrf's shared ones (``models.leontief``):
 SPLIT_TOLERANCE = 1e-9   # absolute, on a user's split: its fractions sum to 1 within this
@@ -69,19 +71,20 @@ class EmrfProblem:
         check_unique_ids(users, "users", found)
         check_names(users, "users", "split", devices, "device", found)
         check_leontief_floors(data, found)
-        split = np.array([[u["split"].get(d, 0.0) for d in devices] for u in users], float)
-        given = np.array([sum(u["split"].values()) for u in users], dtype=float)
+        split = leontief_rows(users, "split", devices)
+        given = np.fromiter(map(sum, map(dict.values, values_of(users, "split"))), dtype=float,
+                            count=len(users))
         for i in np.flatnonzero(np.abs(given - 1.0) > SPLIT_TOLERANCE):
             found.add(["users", int(i), "split"],
                       f"fractions must sum to 1 (they sum to {given[i]:.12g})")
         if found:
             return None
         market = Leontief(
-            ids=tuple(u["id"] for u in users),
+            ids=tuple(map(itemgetter("id"), users)),
             resources=devices,
             capacity=np.array([data["capacity"][d] for d in devices], dtype=float),
             demand=split,
-            weights=np.array([u.get("weight", 1.0) for u in users], dtype=float),
+            weights=numbers_of(users, "weight", 1.0),
             caps=np.full(len(users), np.inf),
             unit_key="total",
             bundle_key="devices",

@@ -17,7 +17,12 @@ import numpy as np
 
 from fairalloc.allocation import Allocation, Key, read_allocation
 from fairalloc.errors import Violations
-from fairalloc.preconditions import check_at_least
+from fairalloc.preconditions import (
+    check_at_least,
+    check_field_at_least,
+    numbers_of,
+    values_of,
+)
 
 T = TypeVar("T")
 
@@ -48,8 +53,15 @@ def check_leontief_floors(data: dict, found: Violations) -> None:
     """Capacities and weights of a drf or emrf spec at least their floors."""
     check_at_least(((["capacity", r], v) for r, v in data["capacity"].items()),
                    SMALLEST_CAPACITY, found)
-    check_at_least(((["users", i, "weight"], u.get("weight", 1.0))
-                    for i, u in enumerate(data["users"])), SMALLEST_WEIGHT, found)
+    check_field_at_least("users", "weight", values_of(data["users"], "weight", 1.0),
+                         SMALLEST_WEIGHT, found)
+
+
+def leontief_rows(users: list[dict], field: str, names: tuple[str, ...]) -> np.ndarray:
+    """The users' ``field`` objects (name -> amount) as rows of an array, one column per name
+    (0 where a user names none), built a column at a time."""
+    given = values_of(users, field)
+    return np.column_stack([numbers_of(given, name, 0.0) for name in names])
 
 
 def row_max(a: np.ndarray) -> np.ndarray:
