@@ -206,7 +206,9 @@ def cmd_compare(args) -> int:
     methods = args.methods
     spec = api.load_spec(args.spec)
     _check_fail_on(spec.kind, args.fail_on)
-    rows = api.compare(spec, methods, **_solver_settings(args))
+    with _steps(args, f"compare {spec_title(spec)}") as on_step:
+        rows = api.compare(spec, methods, **_checks(args), **_solver_settings(args),
+                           on_step=on_step)
     results = [r for _, r in rows if isinstance(r, Result)]
     if args.format == "json":
         print(json.dumps([r.to_dict() if isinstance(r, Result) else {"method": m, "error": r}
@@ -229,32 +231,32 @@ def cmd_compare(args) -> int:
     return _exit_status(results, args.fail_on)
 
 
-def _parse_set(text: str) -> tuple[str, list]:
+def _parse_set(text: str, flag: str = "--set") -> tuple[str, list]:
     """``KEY=START:STOP:STEP`` (STOP included) or ``KEY=V1,V2,...`` (each a JSON value, or
-    text): the key and its values."""
+    text): the key and its values (a mistake is ``flag``'s)."""
     key, sep, rng = text.partition("=")
     if not sep or not key or not rng:
-        raise UsageError("--set", f"{text!r}: expected KEY=START:STOP:STEP or KEY=V1,V2,...")
+        raise UsageError(flag, f"{text!r}: expected KEY=START:STOP:STEP or KEY=V1,V2,...")
     if ":" not in rng:
-        return key, [_json_or_text(v) for v in rng.split(",")]
+        return key, [_json_or_text(v, flag) for v in rng.split(",")]
     parts = rng.split(":")
     if len(parts) != 3:
-        raise UsageError("--set", f"{text!r}: expected KEY=START:STOP:STEP or KEY=V1,V2,...")
+        raise UsageError(flag, f"{text!r}: expected KEY=START:STOP:STEP or KEY=V1,V2,...")
     try:
         nums = [int(p) if p.strip().lstrip("-").isdigit() else float(p) for p in parts]
         return key, api.sweep_values(*nums)
     except ValueError as exc:
-        raise UsageError("--set", f"{text!r}: {exc}") from None
+        raise UsageError(flag, f"{text!r}: {exc}") from None
 
 
-def _json_or_text(text: str):
+def _json_or_text(text: str, flag: str = "--set"):
     """A value as JSON reads it (0.5, true, "x", [1, 2]), else the text itself (kepler)."""
     try:
         value = json.loads(text)
     except ValueError:
         return text.strip()
     if isinstance(value, float) and not math.isfinite(value):
-        raise UsageError("--set", f"{text!r}: values must be finite")
+        raise UsageError(flag, f"{text!r}: values must be finite")
     return value
 
 
@@ -301,7 +303,8 @@ def cmd_sweep(args) -> int:
         swept = api.sweep(spec, sets, method=args.method, methods=args.methods,
                           metrics=args.metrics, store=args.store, resume=args.resume,
                           workers=args.workers, cluster=args.cluster,
-                          log=args.verbose or None, **callbacks, **_solver_settings(args))
+                          log=args.verbose or None, **callbacks, **_solver_settings(args),
+                          **_checks(args))
     code = _outcome(swept.study.name, swept.progress, args.store, args)
     if code == 130:
         return code
@@ -402,6 +405,15 @@ def solver_flags(sp: argparse.ArgumentParser, limit_help: str) -> None:
     sp.add_argument("--threads", type=arg.whole(1, 1024), help="HiGHS threads per solve")
 
 
+def check_flags(sp: argparse.ArgumentParser) -> None:
+    """--no-validate and --checks: the checks each method's allocation gets."""
+    sp.add_argument("--no-validate", dest="no_validate", action="store_true",
+                    help="skip the checks")
+    sp.add_argument("--checks", metavar="CHECK[,CHECK]", type=arg.names,
+                    help="only these checks (names as fairalloc list shows them; default: "
+                         "every check of the kind)")
+
+
 def common_flags() -> argparse.ArgumentParser:
     """-v and -q, which every command takes."""
     common = argparse.ArgumentParser(add_help=False)
@@ -426,19 +438,45 @@ def _check_pool(opts) -> None:
                                       "cluster's workers run the tasks")
 
 
+def _progress_bar(opts, field: str) -> Bar:
+    """A progress bar on stderr showing ``field``, left out with -q and when stderr is not a
+    terminal (rich would still write a blank line into a log)."""
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn(field), TimeRemainingColumn())
+    return Bar(*columns, transient=True, console=console,
+               disable=opts.quiet or not console.is_terminal)
+
+
 @contextlib.contextmanager
 def _bar(opts, description: str) -> Iterator[dict]:
-    """A progress bar on stderr (none with -q) while a study runs: the run's ``on_start``
-    and ``on_row`` callbacks that move it."""
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[errors]} errors"), TimeRemainingColumn())
-    with Bar(*columns, transient=True, console=Console(stderr=True),
-             disable=opts.quiet) as bar:
+    """A progress bar on stderr (``_progress_bar``) while a study runs: the run's
+    ``on_start`` and ``on_row`` callbacks that move it."""
+    with _progress_bar(opts, "{task.fields[errors]} errors") as bar:
         task = bar.add_task(description, total=None, errors=0)
         yield {"on_start": lambda p: bar.update(task, total=p.total, completed=p.skipped),
                "on_row": lambda row: bar.update(task, advance=1,
                                                 errors=bar.tasks[0].fields["errors"]
                                                 + (row["status"] == "error"))}
+
+
+@contextlib.contextmanager
+def _steps(opts, description: str) -> Iterator:
+    """A progress bar on stderr (``_progress_bar``) moved by the API's ``on_step(what,
+    done, total)`` callback, which this yields."""
+    with _progress_bar(opts, "{task.fields[what]}") as bar:
+        task = bar.add_task(description, total=None, what="")
+        yield lambda what, done, total: bar.update(task, completed=done, total=total,
+                                                   what=what)
+
+
+def _checks(args) -> dict:
+    """The checks a command runs: ``--no-validate`` and ``--checks`` as API keywords."""
+    if args.no_validate and args.checks:
+        raise UsageError("--checks", "give --checks or --no-validate, not both")
+    if args.no_validate and getattr(args, "fail_on", None):
+        raise UsageError("--fail-on", "needs the checks: drop --no-validate")
+    return {"validate": not args.no_validate, "checks": args.checks}
 
 
 def _outcome(name: str, progress, path: str | None, opts) -> int:
@@ -662,8 +700,13 @@ def cmd_import(args) -> int:
 def cmd_report(args) -> int:
     """One document for a spec (every method, verdicts with witnesses, figures, the notes on
     the paper) or a study store (summary and plots): HTML, or Markdown with figure files."""
-    doc = api.report(args.source, methods=args.methods, study=args.study,
-                     time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads)
+    if args.sweep and args.no_sweep:
+        raise UsageError("--sweep", "give --sweep or --no-sweep, not both")
+    sweep = False if args.no_sweep else _parse_set(args.sweep, "--sweep") if args.sweep else None
+    with _steps(args, f"report {args.source}") as on_step:
+        doc = api.report(args.source, methods=args.methods, study=args.study,
+                         time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads,
+                         sweep=sweep, on_step=on_step, **_checks(args))
     written = api.write_report(doc, args.output, args.format)
     _note(args, f"report written to {args.output}"
           + (f" (figures in {written[1].parent})" if len(written) > 1 else ""))
@@ -823,6 +866,7 @@ def parser() -> argparse.ArgumentParser:
     gates(sp)
     sp = add("compare", cmd_compare, "every method of the kind side by side")
     sp.add_argument("--methods", type=arg.names, help="comma-separated subset, e.g. lp,wfq")
+    check_flags(sp)
     output(sp, rows=False, formats=SUMMARY_FORMATS)
     gates(sp)
     sp = add("validate", cmd_validate, "check an allocation (from --allocation, or solved)")
@@ -844,6 +888,7 @@ def parser() -> argparse.ArgumentParser:
                     help="several methods, side by side in the table and overlaid in the plot")
     sp.add_argument("--metrics", type=arg.names,
                     help="comma-separated metric names or patterns (utilization.*)")
+    check_flags(sp)
     sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
     latex_flag(sp)
     gates(sp, limit=False)          # --time-limit is among the execution flags
@@ -888,6 +933,13 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--methods", type=arg.names, help="a spec's methods to compare (default "
                                                         "all)")
     sp.add_argument("--study", type=arg.name, help="the study, when the store holds several")
+    check_flags(sp)
+    sp.add_argument("--sweep", metavar="KEY=START:STOP:STEP|KEY=V1,V2,...",
+                    help="a spec's trade-off figure sweeps KEY over these values (default: "
+                         "the kind's own sweep, e.g. phi=0:1:0.1 for etf); without --checks "
+                         "its points are not probed for strategy-proofness")
+    sp.add_argument("--no-sweep", dest="no_sweep", action="store_true",
+                    help="no trade-off sweep (its figure left out)")
     solver_flags(sp, "a method that takes a limit (the exact ones)")
     kinds = sorted(KINDS)
     sp = add("import", cmd_import, "build a spec from a table (CSV or Parquet), one row a "
