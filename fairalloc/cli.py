@@ -574,14 +574,13 @@ def cmd_study_run(args) -> int:
                              **_solver_settings(args))
     study = done.study
     code = _outcome(study.name, done.progress, path, args)
-    if code == 130 or args.quiet:
+    if code == 130:
         return code
     by = [k for k, _ in study.grid] + ["method"]
     records = summarise(done.rows, by, ["ratio"], methods=list(study.methods))
     _print_summary(study_title(study.name, study.kind, study.reference), records, by,
                    ["ratio"], "table", {"ratio": ratio_label(study.reference)})
-    print(f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet",
-          file=sys.stderr)
+    _note(args, f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet")
     return code
 
 

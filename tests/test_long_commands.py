@@ -125,3 +125,12 @@ def test_bad_check_and_sweep_flags_exit_2(tmp_path, capsys, monkeypatch, argv, m
     code, _, err = cli(capsys, *argv)
     assert code == 2 and message in err and "Traceback" not in err
     assert not (tmp_path / "x.html").exists()
+
+
+def test_study_run_quiet_keeps_the_summary_on_stdout(tmp_path, capsys):
+    study = {"study": "quiet", "kind": "drf", "seed": 1, "methods": ["lp"],
+             "instances": {"generate": {"users": 3}, "count": 2}}
+    (tmp_path / "quiet.json").write_text(json.dumps(study))
+    code, out, err = cli(capsys, "study", "run", str(tmp_path / "quiet.json"), "--store",
+                         str(tmp_path / "quiet.duckdb"), "--workers", "1", "-q")
+    assert code == 0 and "quiet" in out and "lp" in out and err == ""
