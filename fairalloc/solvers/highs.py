@@ -147,6 +147,19 @@ SHORTEST_LIMIT = 1e-3      # seconds: HiGHS's time_limit is never set below this
 PRICING_TOL = 1e-9         # column generation: a reduced cost above this x max(1, |cost|) improves
 
 
+def deadline(time_limit: float | None) -> float | None:
+    """The ``time.perf_counter()`` reading by which a method given ``time_limit`` seconds must
+    be done (None: no limit). A method takes it first thing, so that the limit covers all of it
+    (its heuristics, searches and model building too), not only its HiGHS runs."""
+    return None if time_limit is None else time.perf_counter() + float(time_limit)
+
+
+def seconds_left(until: float | None) -> float | None:
+    """What a solve may still take before ``until`` (``deadline``): 0 once it has passed
+    (HiGHS then stops at once, ``SHORTEST_LIMIT``), None without a limit."""
+    return None if until is None else max(0.0, until - time.perf_counter())
+
+
 def _proven(status: str, gap: float | None, asked: float | None) -> str:
     """``optimal`` only within the method's own relative gap: a MILP that stopped above it (a
     caller's looser ``mip_gap``, or HiGHS's absolute gap on an objective of small magnitude)
