@@ -59,7 +59,13 @@ from fairalloc.result import FAILED, MARKS, Result, check_column
 from fairalloc.solvers import highs
 from fairalloc.spec import schema, set_path, template
 from fairalloc.studies.run import parse_cluster
-from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
+from fairalloc.studies.summary import (
+    TIME_NOTE,
+    ratio_label,
+    study_title,
+    summarise,
+    summary_cells,
+)
 from fairalloc.studies.sweep import spec_title, stem
 from fairalloc.version import __version__
 
@@ -560,7 +566,8 @@ def _print_summary(title: str, records: list[dict], by: list[str], values: list[
     _print_rows(title, header, body, fmt_name,
                 "; ".join(filter(None, [value_note, "95% CI: bootstrap interval of the mean; "
                                         "rows that did not solve (or whose reference is "
-                                        "unproven) are counted apart", abbreviations(header)])),
+                                        "unproven) are counted apart", TIME_NOTE,
+                                        abbreviations(header)])),
                 latex_width)
 
 

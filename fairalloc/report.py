@@ -45,7 +45,13 @@ from fairalloc.render import (
 from fairalloc.result import Result, check_column
 from fairalloc.spec import build, paper_notes, set_path
 from fairalloc.studies.store import Store
-from fairalloc.studies.summary import ratio_label, study_title, summarise, summary_cells
+from fairalloc.studies.summary import (
+    TIME_NOTE,
+    ratio_label,
+    study_title,
+    summarise,
+    summary_cells,
+)
 from fairalloc.studies.sweep import run_sweep, spec_study
 from fairalloc.version import __version__
 
@@ -349,7 +355,7 @@ def store_report(path: str, study: str | None = None) -> Document:
         Heading("Summary"),
         Table(header, body, note="; ".join(filter(None, [
             f"ratio: {labels['ratio']}", "95% CI: bootstrap interval of the mean; rows that "
-            "did not solve (or whose reference is unproven) are counted apart",
+            "did not solve (or whose reference is unproven) are counted apart", TIME_NOTE,
             abbreviations(header)])), ident="summary"),
         Heading("Figures"),
         _figure("study", title, lambda p: plots.study(rows, by, ["ratio"], labels, title, p,
