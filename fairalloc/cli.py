@@ -359,20 +359,35 @@ def _print_rows(title: str, header: list[str], body: list[list[str]], fmt_name: 
     print_table(_console(), header, body, title, note)
 
 
+class DefaultsHelp(argparse.HelpFormatter):
+    """``--help`` that shows an option's default (argparse's ArgumentDefaultsHelpFormatter
+    also shows the defaults that say nothing: None, False, [])."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        if text == argparse.SUPPRESS or "%(default)" in (text or "") or \
+                action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        return f"{text} (default: %(default)s)" if text else "default: %(default)s"
+
+
 def _experiment_parser(kind_name: str, experiment) -> argparse.ArgumentParser:
     """``fairalloc experiment KIND``'s own flags: the experiment's parameters, then the ones
     every experiment has (those of ``study run`` among them)."""
     sp = argparse.ArgumentParser(prog=f"fairalloc experiment {kind_name}",
-                                 description=experiment.summary, parents=[common_flags()])
+                                 description=experiment.summary, parents=[common_flags()],
+                                 formatter_class=DefaultsHelp)
     for p in experiment.parameters:
         sp.add_argument(f"--{p.name.replace('_', '-')}", dest=p.name, type=p.type,
                         default=p.default, choices=p.choices, help=p.help)
-    sp.add_argument("--seed", type=arg.whole(0, 2**63 - 1), default=1)
+    sp.add_argument("--seed", type=arg.whole(0, 2**63 - 1), default=1,
+                    help="the study's seed (every instance's seed is drawn from it)")
     sp.add_argument("--methods", type=arg.names,
                     help="comma-separated subset (default: the preset's)")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="box plots of the values per method")
-    sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table",
+                    help="what to print on standard output")
     latex_flag(sp)
     _execution_flags(sp, store_help="also keep the rows in this DuckDB file (default: in "
                                     "memory only)")
@@ -833,7 +848,7 @@ def _nested(commands: dict[str, argparse.ArgumentParser]) -> list[str]:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="fairalloc",
+        prog="fairalloc", formatter_class=DefaultsHelp,
         description="Fair and efficient sharing of heterogeneous compute: "
                     "JSON spec -> model -> solve -> validate.")
     p.add_argument("--version", action="version", version=f"fairalloc {__version__}")
@@ -842,14 +857,16 @@ def parser() -> argparse.ArgumentParser:
     common = common_flags()
 
     def add(name: str, func, help_text: str, spec: bool = True) -> argparse.ArgumentParser:
-        sp = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+        sp = sub.add_parser(name, help=help_text, description=help_text, parents=[common],
+                            formatter_class=DefaultsHelp)
         sp.set_defaults(func=func, reads={"spec": "SPEC"} if spec else {}, writes={})
         if spec:
             sp.add_argument("spec", help="spec file (JSON), or - for standard input")
         return sp
 
     def output(sp, rows: bool = True, formats: tuple = FORMATS) -> None:
-        sp.add_argument("--format", choices=formats, default="table")
+        sp.add_argument("--format", choices=formats, default="table",
+                        help="what to print on standard output")
         latex_flag(sp)
         if rows:
             sp.add_argument("--rows", type=arg.whole(0), default=25,
@@ -895,7 +912,8 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--metrics", type=arg.names,
                     help="comma-separated metric names or patterns (utilization.*)")
     check_flags(sp)
-    sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table",
+                    help="what to print on standard output")
     latex_flag(sp)
     gates(sp, limit=False)          # --time-limit is among the execution flags
     _execution_flags(sp, store_help="also keep the rows (each with its whole result) in this "
@@ -918,7 +936,8 @@ def parser() -> argparse.ArgumentParser:
                     help="method for the policy (default: the spec's)")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="the policy and the mechanisms' metrics")
-    sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table",
+                    help="what to print on standard output")
     latex_flag(sp)
     _execution_flags(sp, store_help="also keep the row (with its whole result) in this DuckDB "
                                     "file (default: in memory only)")
@@ -982,7 +1001,8 @@ def parser() -> argparse.ArgumentParser:
     sp.add_argument("--copy", metavar="DIR", type=arg.folder_to_make,
                     help="copy them into DIR (made if missing), keeping their folders")
     sp.add_argument("--force", action="store_true", help="with --copy: overwrite files")
-    sp.add_argument("--format", choices=("table", "markdown", "csv"), default="table")
+    sp.add_argument("--format", choices=("table", "markdown", "csv"), default="table",
+                    help="what to print on standard output")
     sp = add("completion", cmd_completion, "print a shell completion script: "
              'eval "$(fairalloc completion bash)"', spec=False)
     sp.add_argument("shell", choices=("bash", "zsh"))
@@ -995,7 +1015,8 @@ def _study_parsers(parent: argparse.ArgumentParser) -> None:
     common = common_flags()
 
     def add(name: str, func, help_text: str) -> argparse.ArgumentParser:
-        sp = sub.add_parser(name, help=help_text, description=help_text, parents=[common])
+        sp = sub.add_parser(name, help=help_text, description=help_text, parents=[common],
+                            formatter_class=DefaultsHelp)
         sp.set_defaults(func=func, reads={}, writes={})
         return sp
 
@@ -1013,7 +1034,8 @@ def _study_parsers(parent: argparse.ArgumentParser) -> None:
                     help="columns to group by (default: the grid's keys and method)")
     sp.add_argument("--values", type=arg.names, metavar="COLUMNS",
                     help="columns to summarise (default: ratio; e.g. metric.makespan,time_s)")
-    sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table")
+    sp.add_argument("--format", choices=SUMMARY_FORMATS, default="table",
+                    help="what to print on standard output")
     latex_flag(sp)
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="box plots per method, and the mean against each numeric grid key")

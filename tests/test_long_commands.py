@@ -5,12 +5,14 @@ standard output."""
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import pytest
 from clitools import ROOT, cli
 
 from fairalloc import api, checks
+from fairalloc import cli as cli_module
 from fairalloc.errors import ArgumentError
 
 SPECS = ROOT / "specs"
@@ -134,3 +136,28 @@ def test_study_run_quiet_keeps_the_summary_on_stdout(tmp_path, capsys):
     code, out, err = cli(capsys, "study", "run", str(tmp_path / "quiet.json"), "--store",
                          str(tmp_path / "quiet.duckdb"), "--workers", "1", "-q")
     assert code == 0 and "quiet" in out and "lp" in out and err == ""
+
+
+def parsers() -> dict:
+    """Every command's parser (``study run`` and each kind's ``experiment KIND`` too)."""
+    found, todo = {}, [("fairalloc", cli_module.parser())]
+    while todo:
+        name, p = todo.pop()
+        found[name] = p
+        todo += [(f"{name} {sub}", sp) for sub, sp in cli_module._subcommands(p).items()]
+    for kind in api.kinds_with("experiment"):
+        found[f"experiment {kind}"] = cli_module._experiment_parser(kind,
+                                                                    api.experiment_of(kind))
+    return found
+
+
+def test_help_shows_every_default():
+    for name, p in parsers().items():
+        text = " ".join(p.format_help().split())
+        for action in p._actions:
+            if action.option_strings and action.default not in (None, False, [],
+                                                                 argparse.SUPPRESS):
+                shown = f"(default: {action.default})"
+                assert shown in text or f"default: {action.default}" in text, \
+                    (name, action.option_strings)
+    assert "(default: 25)" in " ".join(parsers()["fairalloc solve"].format_help().split())
