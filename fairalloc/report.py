@@ -52,7 +52,7 @@ from fairalloc.studies.summary import (
     summarise,
     summary_cells,
 )
-from fairalloc.studies.sweep import run_sweep, spec_study
+from fairalloc.studies.sweep import run_sweep, solver_edits, spec_study
 from fairalloc.version import __version__
 
 
@@ -132,6 +132,10 @@ def _figure(name: str, caption: str, draw: Callable[[str], Any]) -> Block:
 # (the ETF report spent 137 of its 154 s probing the MILP along the sweep); the verdict matrix
 # still has them for the spec itself.
 PROBES = ("strategy_proofness",)
+# Seconds for a method that takes a limit, when neither the caller nor the spec sets one: a
+# report is read, not waited for (moldable exact's own default, 60 s, made gpu-mix's report
+# take 61 s); a method stopped by it shows status time_limit with its gap.
+REPORT_TIME_LIMIT = 10.0
 
 
 @dataclass(frozen=True)
@@ -163,9 +167,11 @@ def spec_report(spec, methods: Sequence[str] | None = None,
                 sweep: tuple[str, list] | bool | None = None,
                 on_step: engine.Step | None = None) -> Document:
     """The report of a spec: every method (or ``methods``) solved and checked (every check,
-    or those in ``checks``; ``[]``: none). ``sweep``: the trade-off figure's sweep, (key,
-    values); None: the kind's ``tradeoff_sweep``; False: no sweep. ``on_step`` sees each
-    method, each sweep row and the figures start (``engine.Step``)."""
+    or those in ``checks``; ``[]``: none), a method that takes a limit given ``time_limit``
+    seconds, else the spec's ``options.time_limit``, else ``REPORT_TIME_LIMIT``. ``sweep``:
+    the trade-off figure's sweep, (key, values); None: the kind's ``tradeoff_sweep``; False:
+    no sweep. ``on_step`` sees each method, each sweep row and the figures start
+    (``engine.Step``)."""
     kind = KINDS[spec.kind]
     title = spec.name or (Path(spec.source).name if spec.source not in (None, "<stdin>")
                           else spec.kind)
@@ -181,12 +187,13 @@ def spec_report(spec, methods: Sequence[str] | None = None,
             nonlocal progress
             progress = progress.starting(what)
 
-    compared = engine.compare(spec, names, engine.SolverSettings(time_limit=time_limit),
+    limit = report_time_limit(spec, time_limit)
+    compared = engine.compare(spec, names, engine.SolverSettings(time_limit=limit),
                               checks=checks, on_step=method_step)
     results = [(m, r) for m, r in compared if isinstance(r, Result)]
     progress = Steps(on_step, progress.done + len(results) * points + 1, progress.done)
     doc.blocks += [Heading("The spec"), Code(json.dumps(spec.raw, indent=2))]
-    doc.blocks += _methods(compared, kind)
+    doc.blocks += _methods(compared, kind, limit)
     doc.blocks += _verdicts(results)
     doc.blocks += _metrics(results)
     shown = next((r for m, r in results if m == kind.exact), None) or \
@@ -196,7 +203,7 @@ def spec_report(spec, methods: Sequence[str] | None = None,
         table = next(t for t in result_tables(shown, rows) if t[0] == "allocation")
         doc.blocks.append(Table(table[1], table[2], note=table[3], ident="allocation"))
     figures = _spec_figures(spec, kind, shown, [m for m, _ in results], title, swept,
-                            sweep_checks(kind, checks), progress)
+                            sweep_checks(kind, checks), limit, progress)
     if figures:
         doc.blocks += [Heading("Figures"), *figures]
     notes = re.sub(r"\A# .*\n+", "", paper_notes(spec.kind))   # its title: the heading here
@@ -206,6 +213,14 @@ def spec_report(spec, methods: Sequence[str] | None = None,
     if on_step:
         on_step("done", progress.total, progress.total)
     return doc
+
+
+def report_time_limit(spec, time_limit: float | None) -> float:
+    """The seconds each method that takes a limit gets in a report: ``time_limit``, else the
+    spec's ``options.time_limit``, else ``REPORT_TIME_LIMIT``."""
+    if time_limit is not None:
+        return float(time_limit)
+    return float(spec.options.get("time_limit", REPORT_TIME_LIMIT))
 
 
 def tradeoff_sweep(kind, sweep: tuple[str, list] | bool | None) -> tuple[str, list] | None:
@@ -235,12 +250,13 @@ def _reference(kind) -> list[Block]:
     return [Heading("Reference"), Notes(kind.reference)]
 
 
-def _methods(compared, kind) -> list[Block]:
+def _methods(compared, kind, limit: float) -> list[Block]:
     header, body, notes = comparison(compared, kind.exact, kind.sense)
     return [Heading("Methods side by side"),
             Table(header, body, note="; ".join(
                 [f"ratio: objective against the exact method's ({kind.sense}imise; 1 = as "
-                 "good, above 1 worse); gap and bound: the exact solver's", *notes]),
+                 "good, above 1 worse); gap and bound: the exact solver's",
+                 f"a method that takes a time limit had {limit:g} s (--time-limit)", *notes]),
                   ident="comparison")]
 
 
@@ -284,7 +300,7 @@ def _metrics(results: list[tuple[str, Result]]) -> list[Block]:
 
 
 def _spec_figures(spec, kind, shown: Result | None, methods: list[str], title: str,
-                  swept: tuple[str, list] | None, checks: list[str],
+                  swept: tuple[str, list] | None, checks: list[str], limit: float,
                   progress: Steps) -> list[Block]:
     out: list[Block] = []
     if kind.plot is not None and shown is not None:
@@ -298,7 +314,8 @@ def _spec_figures(spec, kind, shown: Result | None, methods: list[str], title: s
                            lambda path: simulation.plot(
                                spec.problem, shown.allocation, shown.metrics, title, path)))
     if swept is not None and methods:
-        out.append(_tradeoff_figure(spec, kind, methods, title, swept, checks, progress))
+        out.append(_tradeoff_figure(spec, kind, methods, title, swept, checks, limit,
+                                    progress))
     else:
         progress.starting("figures")
     return out
@@ -309,9 +326,10 @@ def _titled(result: Result, title: str) -> Result:
 
 
 def _tradeoff_figure(spec, kind, methods: list[str], title: str, sweep: tuple[str, list],
-                     checks: list[str], progress: Steps) -> Block:
+                     checks: list[str], limit: float, progress: Steps) -> Block:
     """The trade-off: the spec solved along ``sweep`` (key, values) by every method that
-    applies, each point checked by ``checks``, as ``fairalloc sweep --plot`` draws it."""
+    applies (``limit`` seconds each), each point checked by ``checks``, as ``fairalloc sweep
+    --plot`` draws it."""
     key, values = sweep
     skipped = [name for name in kind.check_names() if name not in checks]
     caption = f"the trade-off along {key}" + (
@@ -322,7 +340,8 @@ def _tradeoff_figure(spec, kind, methods: list[str], title: str, sweep: tuple[st
         progress.starting("figures")
         return Text(f"{caption}: not drawn ({exc.violations[0]})", "note")
     data = spec_study(spec, f"the trade-off along {key}", {key: values}, methods,
-                      list(kind.sweep_metrics), checks, keep_results=False)
+                      list(kind.sweep_metrics), checks, keep_results=False,
+                      edits=solver_edits(time_limit=limit))
 
     def row_step(row: dict) -> None:
         nonlocal progress

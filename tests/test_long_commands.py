@@ -11,9 +11,11 @@ import json
 import pytest
 from clitools import ROOT, cli
 
-from fairalloc import api, checks
+from fairalloc import api, checks, engine, report
 from fairalloc import cli as cli_module
+from fairalloc.engine import SolverSettings
 from fairalloc.errors import ArgumentError
+from fairalloc.solvers import highs
 
 SPECS = ROOT / "specs"
 ETF = str(SPECS / "etf" / "example.json")
@@ -161,3 +163,32 @@ def test_help_shows_every_default():
                 assert shown in text or f"default: {action.default}" in text, \
                     (name, action.option_strings)
     assert "(default: 25)" in " ".join(parsers()["fairalloc solve"].format_help().split())
+
+
+def test_the_checks_re_run_on_one_thread_unless_threads_were_asked_for():
+    def threads(settings: SolverSettings) -> int | None:
+        with settings.checking() as chosen:
+            return chosen.threads
+
+    assert threads(SolverSettings()) == engine.CHECK_THREADS == 1
+    assert threads(SolverSettings(threads=2)) == 2
+    with highs.settings(threads=2):          # api.report's block around the compare
+        assert threads(SolverSettings()) == 2
+    assert highs.asked_threads() is None
+
+
+def test_a_reports_methods_get_a_time_limit(monkeypatch):
+    given = []
+    compare = engine.compare
+
+    def recorded(spec, methods, settings, *args, **kwargs):
+        given.append(settings.time_limit)
+        return compare(spec, methods, settings, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "compare", recorded)
+    api.report(ETF, methods=["waterfill"], sweep=False)
+    api.report(ETF, methods=["waterfill"], sweep=False, time_limit=3)
+    spec = api.load_spec(ETF)
+    spec.raw["options"] = {"time_limit": 7}
+    api.report(dict(spec.raw), methods=["waterfill"], sweep=False)
+    assert given == [report.REPORT_TIME_LIMIT, 3, 7]

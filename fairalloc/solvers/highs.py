@@ -104,6 +104,11 @@ def settings(*, threads: int | None = None, mip_gap: float | None = None,
         _SETTINGS.reset(token)
 
 
+def asked_threads() -> int | None:
+    """The threads the current ``settings`` block asks for (None: HiGHS's default)."""
+    return _SETTINGS.get().threads
+
+
 def log_stream() -> TextIO | None:
     """Where the solver log goes inside the current ``settings`` block (None: nowhere); a
     method that searches by itself writes its progress there too."""
