@@ -40,6 +40,7 @@ Benchmarks (the issue's targets):
                    ``mean-field-lp`` vs ``mean-field`` on the KMeans-vs-PageRank spec.
 * ``hetero``       max-min at 1e3 and 1e4 jobs x 3 types, leximin at 1e2 and 1e3 jobs.
 * ``import``       ``fairalloc import drf`` of 1e5 and 1e6-row traces, CSV and Parquet.
+* ``report``       ``fairalloc report`` of every shipped example spec (target: 20 s each).
 * ``studies``      per-task overhead of 1,000 tiny solves (in process, local pool, Dask
                    LocalCluster of 2), one worker to two on ~0.2 s tasks, store rows/s.
 
@@ -73,6 +74,7 @@ from bench_etf import bench_etf
 from bench_hetero import bench_hetero
 from bench_import import bench_import
 from bench_moldable import bench_moldable
+from bench_report import bench_report
 from bench_studies import bench_studies
 from bench_token import bench_token
 from bench_yardstick import bench_yardstick
@@ -103,6 +105,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Table]]] = {
     "studies": bench_studies,
     "import": bench_import,
     "hetero": bench_hetero,
+    "report": bench_report,
 }
 
 

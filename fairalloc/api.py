@@ -25,7 +25,7 @@ from fairalloc.replay.engine import Progress as ReplayProgress
 from fairalloc.replay.run import ReplayRun, play
 from fairalloc.report import Document
 from fairalloc.result import Comparison, Result
-from fairalloc.spec import Spec, build, load_spec, plain, read_json, schema
+from fairalloc.spec import Spec, build, load_spec, plain, read_json, schema, set_path
 from fairalloc.studies.plan import Study, load_study
 from fairalloc.studies.run import Progress, parse_cluster
 from fairalloc.studies.run import run_study as run
@@ -106,11 +106,16 @@ def validate(spec: SpecLike, allocation: Any = None, method: str | None = None) 
 
 
 def compare(spec: SpecLike, methods: Sequence[str] | None = None, *,
+            validate: bool = True, checks: Collection[str] | None = None,
             time_limit: float | None = None, mip_gap: float | None = None,
-            threads: int | None = None, log: bool | TextIO | None = None) -> Comparison:
+            threads: int | None = None, log: bool | TextIO | None = None,
+            on_step: Callable[[str, int, int], None] | None = None) -> Comparison:
     """Solve with every method (or ``methods``) of the spec's kind, exact method first
     (``time_limit``: seconds for each method that takes a limit; ``mip_gap``, ``threads``,
-    ``log`` as for :func:`solve`).
+    ``log`` as for :func:`solve`), and run every check on each allocation, or those named in
+    ``checks`` (an unknown name is an :class:`ArgumentError`), or none with
+    ``validate=False``. ``on_step(what, done, total)`` is called as each method starts (the
+    method's name, the methods finished) and once at the end with ``done == total``.
 
     Returns a :class:`~fairalloc.result.Comparison`: a list of (method, Result) pairs (a
     method that does not apply to this spec gives (method, reason) instead) that a notebook
@@ -119,7 +124,22 @@ def compare(spec: SpecLike, methods: Sequence[str] | None = None, *,
     if isinstance(methods, str) or not (methods is None or isinstance(methods, Sequence)):
         raise TypeError(f"methods is a list of method names, not a {type(methods).__name__}")
     settings = SolverSettings(time_limit, mip_gap, threads, log)
-    return engine.compare(_spec(spec), methods, settings)
+    spec = _spec(spec)
+    return engine.compare(spec, methods, settings, validate,
+                          _chosen_checks(spec, checks, validate), on_step)
+
+
+def _chosen_checks(spec: Spec, checks: Collection[str] | None,
+                  validate: bool) -> list[str] | None:
+    """The checks a run makes: none without ``validate``, else ``checks`` (None: every one),
+    each name checked against the kind's (:class:`ArgumentError` naming ``checks``)."""
+    if not validate:
+        return []
+    try:
+        engine.check_names(KINDS[spec.kind], checks)
+    except ValueError as exc:
+        raise ArgumentError("checks", str(exc)) from None
+    return None if checks is None else list(checks)
 
 
 def sweep(
@@ -131,7 +151,8 @@ def sweep(
     on_start: Callable[[Progress], None] | None = None,
     on_row: Callable[[dict], None] | None = None, time_limit: float | None = None,
     mip_gap: float | None = None, threads: int | None = None,
-    log: bool | TextIO | None = None,
+    log: bool | TextIO | None = None, validate: bool = True,
+    checks: Collection[str] | None = None,
 ) -> Sweep:
     """Re-solve the spec with the value at ``key`` (e.g. ``knob``, ``users[0].weight``) set to
     each of ``values`` (or with ``key`` a dict of key -> values: every combination), by
@@ -142,7 +163,8 @@ def sweep(
     (the progress a caller shows), ``on_step`` each (value, Result). ``metrics``: the
     metrics kept as columns (names or patterns; default: the kind's sweep metrics).
     ``time_limit``, ``mip_gap``, ``threads`` and ``log`` as for :func:`solve` (a log stream
-    needs the tasks in this process: ``workers=1``).
+    needs the tasks in this process: ``workers=1``). ``checks`` and ``validate`` choose the
+    checks each row makes, as for :func:`compare`.
 
     Returns a :class:`Sweep`: its ``rows`` (column -> array, as a study's), ``results`` (each
     row's result object) and ``records()`` (what ``fairalloc sweep --format json`` prints);
@@ -163,6 +185,7 @@ def sweep(
     chosen = [method_of(base, m) for m in ([method] if methods is None else methods)]
     data = spec_study(base, f"sweep of {' × '.join(grid)}", grid, chosen,
                       list(KINDS[base.kind].sweep_metrics) if metrics is None else metrics,
+                      _chosen_checks(base, checks, validate),
                       edits=solver_edits(time_limit, mip_gap, threads))
     return _run_sweep(base, data, store, resume, workers, cluster, log, on_start,
                       _stepper(list(grid), on_step, on_row))
@@ -454,13 +477,23 @@ def study_frame(store: str | Path, study: str | None = None) -> Any:
 
 def report(source: SpecLike, *, methods: Sequence[str] | None = None,
            study: str | None = None, time_limit: float | None = None,
-           mip_gap: float | None = None, threads: int | None = None) -> Document:
+           mip_gap: float | None = None, threads: int | None = None,
+           validate: bool = True, checks: Collection[str] | None = None,
+           sweep: tuple[str, Iterable[Any]] | bool | None = None,
+           on_step: Callable[[str, int, int], None] | None = None) -> Document:
     """The report of a spec (every method, or ``methods``, side by side, the verdict matrix
     with witnesses, metrics, figures, the notes on its paper) or of a study store (a
     ``.duckdb`` file: its summary and plots; ``study`` names one when it holds several), as
     ``fairalloc report`` makes it; :func:`write_report` writes it. ``time_limit``, ``mip_gap``
     and ``threads`` as for :func:`compare`; they and ``methods`` are for a spec only
     (:class:`ArgumentError`), as ``study`` is for a store.
+
+    A spec's checks: every one, or those in ``checks``, or none with ``validate=False``.
+    Its trade-off figure re-solves the spec along ``sweep``, a (key, values) pair (None: the
+    kind's own sweep, e.g. ``phi`` from 0 to 1 for etf; False: no sweep), each point checked
+    by ``checks`` when given, else by every check but strategy-proofness (whose probe re-runs
+    the method up to 24 times a point; the verdict matrix has it for the spec). ``on_step(what,
+    done, total)`` sees the work go: each method, each row of the sweep, the figures.
 
     >>> doc = report("specs/emrf/example1-knob0.5.json", methods=["lp"])
     >>> doc.title, [b.text for b in doc.blocks if type(b).__name__ == "Heading"][:2]
@@ -470,12 +503,36 @@ def report(source: SpecLike, *, methods: Sequence[str] | None = None,
         if methods or time_limit or mip_gap is not None or threads:
             raise ArgumentError("methods", "a study's report shows its stored rows; solver "
                                            "and method flags are for a spec's report")
+        if checks is not None or not validate or sweep is not None:
+            raise ArgumentError("checks" if checks is not None or not validate else "sweep",
+                                "a study's report shows its stored rows; checks and the "
+                                "trade-off sweep are for a spec's report")
         return reports.store_report(str(source), study)
     if study:
         raise ArgumentError("study", "names a study in a store, not in a spec")
     spec = _spec(source)
+    chosen = _chosen_checks(spec, checks, validate)
+    if sweep not in (None, True, False):
+        sweep = _report_sweep(spec, sweep)
     with SolverSettings(mip_gap=mip_gap, threads=threads).solving():
-        return reports.spec_report(spec, methods, time_limit)
+        return reports.spec_report(spec, methods, time_limit, checks=chosen, sweep=sweep,
+                                   on_step=on_step)
+
+
+def _report_sweep(spec: Spec, sweep: Any) -> tuple[str, list]:
+    """A report's ``sweep`` as (key, values), the spec taking its first value at the key
+    (:class:`ArgumentError` otherwise)."""
+    if not (isinstance(sweep, tuple) and len(sweep) == 2 and isinstance(sweep[0], str)):
+        raise ArgumentError("sweep", f"a (key, values) pair, True, False or None, not "
+                                     f"{sweep!r:.60}")
+    key, values = sweep[0], list(sweep[1])
+    if not values:
+        raise ArgumentError("sweep", f"{key}: no values to sweep")
+    try:
+        build(set_path(spec.raw, key, values[0]), spec.source)
+    except SpecError as exc:
+        raise ArgumentError("sweep", f"{key}={values[0]!r}: {exc.violations[0]}") from None
+    return key, values
 
 
 def write_report(doc: Document, output: str | Path, format: str | None = None) -> list[Path]:

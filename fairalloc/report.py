@@ -47,6 +47,7 @@ from fairalloc.spec import build, paper_notes, set_path
 from fairalloc.studies import plots as study_plots
 from fairalloc.studies.store import Store
 from fairalloc.studies.summary import (
+    TIME_NOTE,
     default_by,
     study_summary,
     study_title,
@@ -54,7 +55,7 @@ from fairalloc.studies.summary import (
     summary_cells,
     value_labels,
 )
-from fairalloc.studies.sweep import run_sweep, spec_study
+from fairalloc.studies.sweep import run_sweep, solver_edits, spec_study
 from fairalloc.version import __version__
 
 
@@ -129,18 +130,73 @@ def _figure(name: str, caption: str, draw: Callable[[str], Any]) -> Block:
 
 # --- a spec ----------------------------------------------------------------------------------
 
+# Checks that re-run the method on misreports (up to ``checks.PROBE_RUNS`` re-runs each): the
+# automatic trade-off sweep leaves them out at every point, where they cost 20 times the rest
+# (the ETF report spent 137 of its 154 s probing the MILP along the sweep); the verdict matrix
+# still has them for the spec itself.
+PROBES = ("strategy_proofness",)
+# Seconds for a method that takes a limit, when neither the caller nor the spec sets one: a
+# report is read, not waited for (moldable exact's own default, 60 s, made gpu-mix's report
+# take 61 s); a method stopped by it shows status time_limit with its gap.
+REPORT_TIME_LIMIT = 10.0
+
+
+@dataclass(frozen=True)
+class Steps:
+    """A report's steps for ``on_step(what, done, total)`` (``engine.Step``): each method
+    compared, each row of the trade-off sweep, then the figures."""
+
+    on_step: engine.Step | None
+    total: int
+    done: int = 0
+
+    def starting(self, what: str) -> Steps:
+        """Step ``what`` starting: the steps once it is done."""
+        if self.on_step:
+            self.on_step(what, self.done, self.total)
+        return Steps(self.on_step, self.total, self.done + 1)
+
+    def finished(self, what: str) -> Steps:
+        """Step ``what`` done (a sweep's row, seen when it arrives): the steps after it."""
+        after = Steps(self.on_step, self.total, self.done + 1)
+        if self.on_step:
+            self.on_step(what, after.done, self.total)
+        return after
+
+
 def spec_report(spec, methods: Sequence[str] | None = None,
-                time_limit: float | None = None, rows: int = 50) -> Document:
-    """The report of a spec: every method (or ``methods``) solved and checked."""
+                time_limit: float | None = None, rows: int = 50, *,
+                checks: Sequence[str] | None = None,
+                sweep: tuple[str, list] | bool | None = None,
+                on_step: engine.Step | None = None) -> Document:
+    """The report of a spec: every method (or ``methods``) solved and checked (every check,
+    or those in ``checks``; ``[]``: none), a method that takes a limit given ``time_limit``
+    seconds, else the spec's ``options.time_limit``, else ``REPORT_TIME_LIMIT``. ``sweep``:
+    the trade-off figure's sweep, (key, values); None: the kind's ``tradeoff_sweep``; False:
+    no sweep. ``on_step`` sees each method, each sweep row and the figures start
+    (``engine.Step``)."""
     kind = KINDS[spec.kind]
     title = spec.name or (Path(spec.source).name if spec.source not in (None, "<stdin>")
                           else spec.kind)
     when = dt.datetime.now().astimezone().isoformat(timespec="seconds")
     doc = Document(title, f"{spec.kind}: {kind.summary} — fairalloc {__version__}, {when}")
-    compared = engine.compare(spec, methods, engine.SolverSettings(time_limit=time_limit))
+    swept = tradeoff_sweep(kind, sweep)
+    names = engine.compared_methods(kind, methods)
+    points = len(swept[1]) if swept else 0
+    progress = Steps(on_step, len(names) * (1 + points) + 1)
+
+    def method_step(what: str, done: int, total: int) -> None:
+        if what != "done":
+            nonlocal progress
+            progress = progress.starting(what)
+
+    limit = report_time_limit(spec, time_limit)
+    compared = engine.compare(spec, names, engine.SolverSettings(time_limit=limit),
+                              checks=checks, on_step=method_step)
     results = [(m, r) for m, r in compared if isinstance(r, Result)]
+    progress = Steps(on_step, progress.done + len(results) * points + 1, progress.done)
     doc.blocks += [Heading("The spec"), Code(json.dumps(spec.raw, indent=2))]
-    doc.blocks += _methods(compared, kind)
+    doc.blocks += _methods(compared, kind, limit)
     doc.blocks += _verdicts(results)
     doc.blocks += _metrics(results)
     shown = next((r for m, r in results if m == kind.exact), None) or \
@@ -149,14 +205,45 @@ def spec_report(spec, methods: Sequence[str] | None = None,
         doc.blocks.append(Heading(f"Allocation: {shown.method}"))
         table = next(t for t in result_tables(shown, rows) if t[0] == "allocation")
         doc.blocks.append(Table(table[1], table[2], note=table[3], ident="allocation"))
-    figures = _spec_figures(spec, kind, shown, [m for m, _ in results], title)
+    figures = _spec_figures(spec, kind, shown, [m for m, _ in results], title, swept,
+                            sweep_checks(kind, checks), limit, progress)
     if figures:
         doc.blocks += [Heading("Figures"), *figures]
     notes = re.sub(r"\A# .*\n+", "", paper_notes(spec.kind))   # its title: the heading here
     if notes:
         doc.blocks += [Heading("Notes on the paper"), Notes(notes)]
     doc.blocks += _reference(kind)
+    if on_step:
+        on_step("done", progress.total, progress.total)
     return doc
+
+
+def report_time_limit(spec, time_limit: float | None) -> float:
+    """The seconds each method that takes a limit gets in a report: ``time_limit``, else the
+    spec's ``options.time_limit``, else ``REPORT_TIME_LIMIT``."""
+    if time_limit is not None:
+        return float(time_limit)
+    return float(spec.options.get("time_limit", REPORT_TIME_LIMIT))
+
+
+def tradeoff_sweep(kind, sweep: tuple[str, list] | bool | None) -> tuple[str, list] | None:
+    """The report's trade-off sweep, (key, values): ``sweep`` itself, the kind's
+    ``tradeoff_sweep`` for None (when it has one), none for False."""
+    if sweep is False or (sweep is None and kind.tradeoff_sweep is None):
+        return None
+    if sweep is None or sweep is True:
+        key, start, stop, step = kind.tradeoff_sweep
+        return key, engine.sweep_values(start, stop, step)
+    key, values = sweep
+    return key, list(values)
+
+
+def sweep_checks(kind, checks: Sequence[str] | None) -> list[str]:
+    """The checks at each point of the trade-off sweep: ``checks`` when given, else every
+    check of the kind but the probes (``PROBES``)."""
+    if checks is not None:
+        return list(checks)
+    return [name for name in kind.check_names() if name not in PROBES]
 
 
 def _reference(kind) -> list[Block]:
@@ -166,12 +253,13 @@ def _reference(kind) -> list[Block]:
     return [Heading("Reference"), Notes(kind.reference)]
 
 
-def _methods(compared, kind) -> list[Block]:
+def _methods(compared, kind, limit: float) -> list[Block]:
     header, body, notes = comparison(compared, kind.exact, kind.sense)
     return [Heading("Methods side by side"),
             Table(header, body, note="; ".join(
                 [f"ratio: objective against the exact method's ({kind.sense}imise; 1 = as "
-                 "good, above 1 worse); gap and bound: the exact solver's", *notes]),
+                 "good, above 1 worse); gap and bound: the exact solver's",
+                 f"a method that takes a time limit had {limit:g} s (--time-limit)", *notes]),
                   ident="comparison")]
 
 
@@ -214,8 +302,9 @@ def _metrics(results: list[tuple[str, Result]]) -> list[Block]:
                                       ident="metrics")]
 
 
-def _spec_figures(spec, kind, shown: Result | None, methods: list[str], title: str
-                  ) -> list[Block]:
+def _spec_figures(spec, kind, shown: Result | None, methods: list[str], title: str,
+                  swept: tuple[str, list] | None, checks: list[str], limit: float,
+                  progress: Steps) -> list[Block]:
     out: list[Block] = []
     if kind.plot is not None and shown is not None:
         out.append(_figure("result", f"{shown.method}'s result",
@@ -227,8 +316,11 @@ def _spec_figures(spec, kind, shown: Result | None, methods: list[str], title: s
         out.append(_figure("simulation", f"{shown.method}'s policy, simulated",
                            lambda path: simulation.plot(
                                spec.problem, shown.allocation, shown.metrics, title, path)))
-    if kind.tradeoff_sweep is not None:
-        out.append(_tradeoff_figure(spec, kind, methods, title))
+    if swept is not None and methods:
+        out.append(_tradeoff_figure(spec, kind, methods, title, swept, checks, limit,
+                                    progress))
+    else:
+        progress.starting("figures")
     return out
 
 
@@ -236,23 +328,34 @@ def _titled(result: Result, title: str) -> Result:
     return dataclasses.replace(result, name=title)
 
 
-def _tradeoff_figure(spec, kind, methods: list[str], title: str) -> Block:
-    """The kind's trade-off: the spec solved along its ``tradeoff_sweep`` by every method that
-    applies, as ``fairalloc sweep --plot`` draws it."""
-    key, start, stop, step = kind.tradeoff_sweep
-    caption = f"the trade-off along {key}"
+def _tradeoff_figure(spec, kind, methods: list[str], title: str, sweep: tuple[str, list],
+                     checks: list[str], limit: float, progress: Steps) -> Block:
+    """The trade-off: the spec solved along ``sweep`` (key, values) by every method that
+    applies (``limit`` seconds each), each point checked by ``checks``, as ``fairalloc sweep
+    --plot`` draws it."""
+    key, values = sweep
+    skipped = [name for name in kind.check_names() if name not in checks]
+    caption = f"the trade-off along {key}" + (
+        f" (not checked at each point: {', '.join(skipped)})" if skipped else "")
     try:
-        build(set_path(spec.raw, key, start), spec.source)
+        build(set_path(spec.raw, key, values[0]), spec.source)
     except SpecError as exc:
+        progress.starting("figures")
         return Text(f"{caption}: not drawn ({exc.violations[0]})", "note")
-    data = spec_study(spec, caption,
-                      {key: {"start": start, "stop": stop, "step": step}}, methods,
-                      list(kind.sweep_metrics), keep_results=False)
+    data = spec_study(spec, f"the trade-off along {key}", {key: values}, methods,
+                      list(kind.sweep_metrics), checks, keep_results=False,
+                      edits=solver_edits(time_limit=limit))
+
+    def row_step(row: dict) -> None:
+        nonlocal progress
+        progress = progress.finished(f"sweep of {key}: {row['method']}")
+
     with Store(None) as store:      # in this process: the caller's solver settings hold
-        swept = run_sweep(spec, data, store, workers=1)
-    rows, names, checks = swept.rows, swept.metric_names, swept.check_columns
+        swept = run_sweep(spec, data, store, workers=1, on_row=row_step)
+    progress.starting("figures")
+    rows, names, columns = swept.rows, swept.metric_names, swept.check_columns
     return _figure(f"sweep-{key}", caption,
-                   lambda path: plots.sweep(rows, key, names, checks, path, title, kind))
+                   lambda path: plots.sweep(rows, key, names, columns, path, title, kind))
 
 
 # --- a study store ---------------------------------------------------------------------------
@@ -276,7 +379,7 @@ def store_report(path: str, study: str | None = None) -> Document:
         Heading("Summary"),
         Table(header, body, note="; ".join(filter(None, [
             f"ratio: {labels['ratio']}", "95% CI: bootstrap interval of the mean; rows that "
-            "did not solve (or whose reference is unproven) are counted apart",
+            "did not solve (or whose reference is unproven) are counted apart", TIME_NOTE,
             abbreviations(header)])), ident="summary"),
         Heading("Figures"),
         _figure("study", title, lambda p: study_plots.study(rows, by, ["ratio"], labels, title,

@@ -17,7 +17,7 @@ import sys
 
 from fairalloc.arguments import UsageError
 from fairalloc.cli import completion, files, replay, report, solving, studies
-from fairalloc.cli.options import Commands, refuse_overwrite
+from fairalloc.cli.options import Commands, DefaultsHelp, refuse_overwrite
 from fairalloc.errors import ArgumentError, OutputError, SolverError, SpecError, StoreError
 from fairalloc.solvers import highs
 from fairalloc.version import __version__
@@ -29,7 +29,7 @@ FLAGS = {"mapping": "--map", "sets": "--set", "kind": "KIND"}   # API argument -
 def parser() -> argparse.ArgumentParser:
     """The whole command line: every group's commands."""
     p = argparse.ArgumentParser(
-        prog="fairalloc",
+        prog="fairalloc", formatter_class=DefaultsHelp,
         description="Fair and efficient sharing of heterogeneous compute: "
                     "JSON spec -> model -> solve -> validate.")
     p.add_argument("--version", action="version", version=f"fairalloc {__version__}")

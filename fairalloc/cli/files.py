@@ -54,7 +54,8 @@ def register(commands: Commands) -> None:
     sp.add_argument("--copy", metavar="DIR", type=arg.folder_to_make,
                     help="copy them into DIR (made if missing), keeping their folders")
     sp.add_argument("--force", action="store_true", help="with --copy: overwrite files")
-    sp.add_argument("--format", choices=("table", "markdown", "csv"), default="table")
+    sp.add_argument("--format", choices=("table", "markdown", "csv"), default="table",
+                    help="what to print on standard output")
 
 
 def cmd_import(args) -> int:

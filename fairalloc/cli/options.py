@@ -11,12 +11,25 @@ from dataclasses import dataclass, field
 
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
+from fairalloc.engine import sweep_values
 from fairalloc.files import same_file
 from fairalloc.registry import KINDS
 from fairalloc.render import LINEWIDTH
 from fairalloc.studies.run import parse_cluster
 
 FORMATS = ("table", "json", "markdown", "csv", "latex", "html")
+
+
+class DefaultsHelp(argparse.HelpFormatter):
+    """``--help`` that shows an option's default (argparse's ArgumentDefaultsHelpFormatter
+    also shows the defaults that say nothing: None, False, [])."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        if text == argparse.SUPPRESS or "%(default)" in (text or "") or \
+                action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        return f"{text} (default: %(default)s)" if text else "default: %(default)s"
 
 
 def common_flags() -> argparse.ArgumentParser:
@@ -44,7 +57,7 @@ class Commands:
         Each command's ``reads`` and ``writes`` (argument -> its name in messages) let ``main``
         refuse an output that is one of the inputs."""
         sp = self.sub.add_parser(name, help=help_text, description=help_text,
-                                 parents=[self.common])
+                                 parents=[self.common], formatter_class=DefaultsHelp)
         sp.set_defaults(func=func, reads={"spec": "SPEC"} if spec else {}, writes={})
         if spec:
             sp.add_argument("spec", help="spec file (JSON), or - for standard input")
@@ -59,7 +72,8 @@ class Commands:
 def format_flags(sp: argparse.ArgumentParser, rows: bool = True,
                  formats: tuple = FORMATS) -> None:
     """--format, and --rows: the allocation rows a table shows."""
-    sp.add_argument("--format", choices=formats, default="table")
+    sp.add_argument("--format", choices=formats, default="table",
+                    help="what to print on standard output")
     latex_flag(sp)
     if rows:
         sp.add_argument("--rows", type=arg.whole(0), default=25,
@@ -82,6 +96,24 @@ def gate_flags(sp: argparse.ArgumentParser, limit: bool = True) -> None:
     sp.add_argument("--fail-on", dest="fail_on", metavar="CHECK[,CHECK]", type=arg.names,
                     help="exit 3 when one of these checks fails (names as results show "
                          "them; bound: every method's own bound)")
+
+
+def check_flags(sp: argparse.ArgumentParser) -> None:
+    """--no-validate and --checks: the checks each method's allocation gets."""
+    sp.add_argument("--no-validate", dest="no_validate", action="store_true",
+                    help="skip the checks")
+    sp.add_argument("--checks", metavar="CHECK[,CHECK]", type=arg.names,
+                    help="only these checks (names as fairalloc list shows them; default: "
+                         "every check of the kind)")
+
+
+def checks_of(args) -> dict:
+    """The checks a command runs: ``--no-validate`` and ``--checks`` as API keywords."""
+    if args.no_validate and args.checks:
+        raise UsageError("--checks", "give --checks or --no-validate, not both")
+    if args.no_validate and getattr(args, "fail_on", None):
+        raise UsageError("--fail-on", "needs the checks: drop --no-validate")
+    return {"validate": not args.no_validate, "checks": args.checks}
 
 
 def solver_flags(sp: argparse.ArgumentParser, limit_help: str) -> None:
@@ -150,12 +182,30 @@ def refuse_overwrite(writes: dict[str, str | None], reads: dict[str, str | None]
                                          f"would destroy it; name another file")
 
 
-def json_or_text(text: str):
+def json_or_text(text: str, flag: str = "--set"):
     """A value as JSON reads it (0.5, true, "x", [1, 2]), else the text itself (kepler)."""
     try:
         value = json.loads(text)
     except ValueError:
         return text.strip()
     if isinstance(value, float) and not math.isfinite(value):
-        raise UsageError("--set", f"{text!r}: values must be finite")
+        raise UsageError(flag, f"{text!r}: values must be finite")
     return value
+
+
+def parse_set(text: str, flag: str = "--set") -> tuple[str, list]:
+    """``KEY=START:STOP:STEP`` (STOP included) or ``KEY=V1,V2,...`` (each a JSON value, or
+    text): the key and its values (a mistake is ``flag``'s)."""
+    key, sep, rng = text.partition("=")
+    if not sep or not key or not rng:
+        raise UsageError(flag, f"{text!r}: expected KEY=START:STOP:STEP or KEY=V1,V2,...")
+    if ":" not in rng:
+        return key, [json_or_text(v, flag) for v in rng.split(",")]
+    parts = rng.split(":")
+    if len(parts) != 3:
+        raise UsageError(flag, f"{text!r}: expected KEY=START:STOP:STEP or KEY=V1,V2,...")
+    try:
+        nums = [int(p) if p.strip().lstrip("-").isdigit() else float(p) for p in parts]
+        return key, sweep_values(*nums)
+    except ValueError as exc:
+        raise UsageError(flag, f"{text!r}: {exc}") from None

@@ -27,7 +27,7 @@ from fairalloc.render import (
     table_text,
 )
 from fairalloc.result import FAILED, MARKS, Result, check_column
-from fairalloc.studies.summary import summary_cells
+from fairalloc.studies.summary import TIME_NOTE, summary_cells
 
 
 def console() -> Console:
@@ -142,7 +142,8 @@ def print_summary(title: str, records: list[dict], by: list[str], values: list[s
     print_rows(title, header, body, fmt_name,
                "; ".join(filter(None, [value_note, "95% CI: bootstrap interval of the mean; "
                                        "rows that did not solve (or whose reference is "
-                                       "unproven) are counted apart", abbreviations(header)])),
+                                       "unproven) are counted apart", TIME_NOTE,
+                                       abbreviations(header)])),
                latex_width)
 
 
@@ -158,19 +159,36 @@ def _flat(record: dict) -> dict:
     return out
 
 
+def progress_bar(opts, field: str) -> Bar:
+    """A progress bar on stderr showing ``field``, left out with -q and when stderr is not a
+    terminal (rich would still write a blank line into a log)."""
+    shown_on = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn(field), TimeRemainingColumn())
+    return Bar(*columns, transient=True, console=shown_on,
+               disable=opts.quiet or not shown_on.is_terminal)
+
+
 @contextlib.contextmanager
 def bar(opts, description: str) -> Iterator[dict]:
-    """A progress bar on stderr (none with -q) while a study runs: the run's ``on_start``
-    and ``on_row`` callbacks that move it."""
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[errors]} errors"), TimeRemainingColumn())
-    with Bar(*columns, transient=True, console=Console(stderr=True),
-             disable=opts.quiet) as shown:
+    """A progress bar on stderr (``progress_bar``) while a study runs: the run's
+    ``on_start`` and ``on_row`` callbacks that move it."""
+    with progress_bar(opts, "{task.fields[errors]} errors") as shown:
         task = shown.add_task(description, total=None, errors=0)
         yield {"on_start": lambda p: shown.update(task, total=p.total, completed=p.skipped),
                "on_row": lambda row: shown.update(task, advance=1,
                                                   errors=shown.tasks[0].fields["errors"]
                                                   + (row["status"] == "error"))}
+
+
+@contextlib.contextmanager
+def steps(opts, description: str) -> Iterator:
+    """A progress bar on stderr (``progress_bar``) moved by the API's ``on_step(what,
+    done, total)`` callback, which this yields."""
+    with progress_bar(opts, "{task.fields[what]}") as shown:
+        task = shown.add_task(description, total=None, what="")
+        yield lambda what, done, total: shown.update(task, completed=done, total=total,
+                                                     what=what)
 
 
 def outcome(name: str, progress, path: str | None, opts) -> int:

@@ -20,7 +20,8 @@ def register(commands: Commands) -> None:
     sp = commands.add("replay", cmd_replay, "replay a kind's policy over time on a trace of "
                       "arriving jobs (fairalloc new replay)", spec=False)
     sp.add_argument("spec", metavar="FILE", help="replay document (JSON)")
-    sp.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    sp.add_argument("--format", choices=("text", "json", "csv"), default="text",
+                    help="what to print on standard output")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="the JCT CDF and the utilisation over time")
     sp.set_defaults(reads={"spec": "FILE"}, writes={"plot": "--plot"})

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fairalloc import api
 from fairalloc import arguments as arg
-from fairalloc.cli.options import Commands, solver_flags
-from fairalloc.cli.output import note
+from fairalloc.arguments import UsageError
+from fairalloc.cli.options import Commands, check_flags, checks_of, parse_set, solver_flags
+from fairalloc.cli.output import note, steps
 
 
 def register(commands: Commands) -> None:
@@ -23,14 +24,26 @@ def register(commands: Commands) -> None:
     sp.add_argument("--methods", type=arg.names, help="a spec's methods to compare (default "
                                                         "all)")
     sp.add_argument("--study", type=arg.name, help="the study, when the store holds several")
+    check_flags(sp)
+    sp.add_argument("--sweep", metavar="KEY=START:STOP:STEP|KEY=V1,V2,...",
+                    help="a spec's trade-off figure sweeps KEY over these values (default: "
+                         "the kind's own sweep, e.g. phi=0:1:0.1 for etf); without --checks "
+                         "its points are not probed for strategy-proofness")
+    sp.add_argument("--no-sweep", dest="no_sweep", action="store_true",
+                    help="no trade-off sweep (its figure left out)")
     solver_flags(sp, "a method that takes a limit (the exact ones)")
 
 
 def cmd_report(args) -> int:
     """One document for a spec (every method, verdicts with witnesses, figures, the notes on
     the paper) or a study store (summary and plots): HTML, or Markdown with figure files."""
-    doc = api.report(args.source, methods=args.methods, study=args.study,
-                     time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads)
+    if args.sweep and args.no_sweep:
+        raise UsageError("--sweep", "give --sweep or --no-sweep, not both")
+    sweep = False if args.no_sweep else parse_set(args.sweep, "--sweep") if args.sweep else None
+    with steps(args, f"report {args.source}") as on_step:
+        doc = api.report(args.source, methods=args.methods, study=args.study,
+                         time_limit=args.time_limit, mip_gap=args.mip_gap, threads=args.threads,
+                         sweep=sweep, on_step=on_step, **checks_of(args))
     written = api.write_report(doc, args.output, args.format)
     note(args, f"report written to {args.output}"
          + (f" (figures in {written[1].parent})" if len(written) > 1 else ""))

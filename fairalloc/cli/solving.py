@@ -13,12 +13,14 @@ from fairalloc.cli.options import (
     FORMATS,
     Commands,
     check_fail_on,
+    check_flags,
     check_pool,
+    checks_of,
     execution_flags,
     format_flags,
     gate_flags,
-    json_or_text,
     latex_flag,
+    parse_set,
     solver_settings,
 )
 from fairalloc.cli.output import (
@@ -31,6 +33,7 @@ from fairalloc.cli.output import (
     note,
     outcome,
     print_rows,
+    steps,
     stored_number,
     verdict_cell,
 )
@@ -61,6 +64,7 @@ def register(commands: Commands) -> None:
     gate_flags(sp)
     sp = commands.add("compare", cmd_compare, "every method of the kind side by side")
     sp.add_argument("--methods", type=arg.names, help="comma-separated subset, e.g. lp,wfq")
+    check_flags(sp)
     format_flags(sp, rows=False)
     gate_flags(sp)
     sp = commands.add("validate", cmd_validate,
@@ -84,7 +88,9 @@ def register(commands: Commands) -> None:
                     help="several methods, side by side in the table and overlaid in the plot")
     sp.add_argument("--metrics", type=arg.names,
                     help="comma-separated metric names or patterns (utilization.*)")
-    sp.add_argument("--format", choices=FORMATS, default="table")
+    check_flags(sp)
+    sp.add_argument("--format", choices=FORMATS, default="table",
+                    help="what to print on standard output")
     latex_flag(sp)
     gate_flags(sp, limit=False)          # --time-limit is among the execution flags
     execution_flags(sp, store_help="also keep the rows (each with its whole result) in this "
@@ -128,7 +134,9 @@ def cmd_validate(args) -> int:
 def cmd_compare(args) -> int:
     spec = api.load_spec(args.spec)
     check_fail_on(spec.kind, args.fail_on)
-    rows = api.compare(spec, args.methods, **solver_settings(args))
+    with steps(args, f"compare {spec_title(spec)}") as on_step:
+        rows = api.compare(spec, args.methods, **checks_of(args), **solver_settings(args),
+                           on_step=on_step)
     results = [r for _, r in rows if isinstance(r, Result)]
     if args.format == "json":
         print(json.dumps([r.to_dict() if isinstance(r, Result) else {"method": m, "error": r}
@@ -162,7 +170,7 @@ def _check_mark(result: Result, column: str, style: str) -> str:
 def cmd_sweep(args) -> int:
     """Re-solve one spec with keys varied: a study with the spec as its base instance, the
     keys as its grid (several: every combination) and one or more methods, shown row by row."""
-    sets = dict(_parse_set(text) for text in args.set)
+    sets = dict(parse_set(text) for text in args.set)
     spec = api.load_spec(args.spec)
     for key, values in sets.items():
         try:
@@ -180,7 +188,8 @@ def cmd_sweep(args) -> int:
         swept = api.sweep(spec, sets, method=args.method, methods=args.methods,
                           metrics=args.metrics, store=args.store, resume=args.resume,
                           workers=args.workers, cluster=args.cluster,
-                          log=args.verbose or None, **callbacks, **solver_settings(args))
+                          log=args.verbose or None, **callbacks, **solver_settings(args),
+                          **checks_of(args))
     code = outcome(swept.study.name, swept.progress, args.store, args)
     if code == 130:
         return code
@@ -230,21 +239,3 @@ def _verdict_cells(rows: dict, i: int, checks: list[str], style: str) -> list[st
                  and check_column(name.removeprefix("check.")) == column]
         out.append(verdict_cell(*found[0], style) if found else "")
     return out
-
-
-def _parse_set(text: str) -> tuple[str, list]:
-    """``KEY=START:STOP:STEP`` (STOP included) or ``KEY=V1,V2,...`` (each a JSON value, or
-    text): the key and its values."""
-    key, sep, rng = text.partition("=")
-    if not sep or not key or not rng:
-        raise UsageError("--set", f"{text!r}: expected KEY=START:STOP:STEP or KEY=V1,V2,...")
-    if ":" not in rng:
-        return key, [json_or_text(v) for v in rng.split(",")]
-    parts = rng.split(":")
-    if len(parts) != 3:
-        raise UsageError("--set", f"{text!r}: expected KEY=START:STOP:STEP or KEY=V1,V2,...")
-    try:
-        nums = [int(p) if p.strip().lstrip("-").isdigit() else float(p) for p in parts]
-        return key, api.sweep_values(*nums)
-    except ValueError as exc:
-        raise UsageError("--set", f"{text!r}: {exc}") from None

@@ -13,6 +13,7 @@ from fairalloc.arguments import UsageError
 from fairalloc.cli.options import (
     FORMATS,
     Commands,
+    DefaultsHelp,
     check_pool,
     common_flags,
     execution_flags,
@@ -46,7 +47,8 @@ def register(commands: Commands) -> None:
                     help="method for the policy (default: the spec's)")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="the policy and the mechanisms' metrics")
-    sp.add_argument("--format", choices=FORMATS, default="table")
+    sp.add_argument("--format", choices=FORMATS, default="table",
+                    help="what to print on standard output")
     latex_flag(sp)
     execution_flags(sp, store_help="also keep the row (with its whole result) in this DuckDB "
                                    "file (default: in memory only)")
@@ -71,7 +73,8 @@ def _register_study(commands: Commands) -> None:
                          "study's seed keys left out)")
     sp.add_argument("--values", type=arg.names, metavar="COLUMNS",
                     help="columns to summarise (default: ratio; e.g. metric.makespan,time_s)")
-    sp.add_argument("--format", choices=FORMATS, default="table")
+    sp.add_argument("--format", choices=FORMATS, default="table",
+                    help="what to print on standard output")
     latex_flag(sp)
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="box plots per method, and the mean against each numeric grid key "
@@ -133,16 +136,19 @@ def _experiment_parser(kind_name: str, experiment) -> argparse.ArgumentParser:
     """``fairalloc experiment KIND``'s own flags: the experiment's parameters, then the ones
     every experiment has (those of ``study run`` among them)."""
     sp = argparse.ArgumentParser(prog=f"fairalloc experiment {kind_name}",
-                                 description=experiment.summary, parents=[common_flags()])
+                                 description=experiment.summary, parents=[common_flags()],
+                                 formatter_class=DefaultsHelp)
     for p in experiment.parameters:
         sp.add_argument(f"--{p.name.replace('_', '-')}", dest=p.name, type=p.type,
                         default=p.default, choices=p.choices, help=p.help)
-    sp.add_argument("--seed", type=arg.whole(0, 2**63 - 1), default=1)
+    sp.add_argument("--seed", type=arg.whole(0, 2**63 - 1), default=1,
+                    help="the study's seed (every instance's seed is drawn from it)")
     sp.add_argument("--methods", type=arg.names,
                     help="comma-separated subset (default: the preset's)")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="box plots of the values per method")
-    sp.add_argument("--format", choices=FORMATS, default="table")
+    sp.add_argument("--format", choices=FORMATS, default="table",
+                    help="what to print on standard output")
     latex_flag(sp)
     execution_flags(sp, store_help="also keep the rows in this DuckDB file (default: in "
                                    "memory only)")
@@ -196,12 +202,11 @@ def cmd_study_run(args) -> int:
                              cluster=args.cluster, log=args.verbose or None, **callbacks,
                              **solver_settings(args))
     code = outcome(done.study.name, done.progress, path, args)
-    if code == 130 or args.quiet:
+    if code == 130:
         return code
     found = done.summary()
     print_summary(found.title, found.records, found.by, found.values, "table", found.labels)
-    print(f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet",
-          file=sys.stderr)
+    note(args, f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet")
     return code
 
 

@@ -41,7 +41,7 @@ from fairalloc.models.accelos import (
     weighted_dominant_share,
 )
 from fairalloc.result import Solution
-from fairalloc.solvers.highs import solve_program
+from fairalloc.solvers.highs import deadline, seconds_left, solve_program
 
 GREEDY_ORDERS = ("dominant-share", "round-robin")
 BISECTIONS = 40       # on the level of the greedy's bulk first steps
@@ -167,10 +167,12 @@ def ilp(p: AccelosProblem, time_limit: float | None = None) -> Solution:
     bisection on the level, tested against enumeration and against the max-min ILP
     ``max_min_program``, which HiGHS took 0.06-12 s to prove at 100-1,000 kernels where the
     bisection takes milliseconds); round 2 keeps every kernel at or above t* (``keep_level``:
-    whole-group lower bounds, exact) and maximises the threads in use (a HiGHS ILP)."""
+    whole-group lower bounds, exact) and maximises the threads in use (a HiGHS ILP).
+    ``time_limit`` covers both rounds: the ILP gets what round 1 left."""
+    until = deadline(time_limit)
     level, _ = max_min_level(p)
-    second = solve_program(threads_program(p, keep_level(p, level)), time_limit=time_limit,
-                           mip_gap=0.0)
+    program = threads_program(p, keep_level(p, level))
+    second = solve_program(program, time_limit=seconds_left(until), mip_gap=0.0)
     if second.x is None:
         raise SolverError(f"accelos threads ILP: HiGHS says {second.status} with no "
                           f"allocation")

@@ -6,7 +6,6 @@ the same allocation for divisible tasks (a property test checks it on random ins
 
 from __future__ import annotations
 
-import time
 from operator import le, sub
 
 import numpy as np
@@ -18,7 +17,14 @@ from fairalloc.models.drf import DrfProblem, leximin_model
 from fairalloc.models.leontief import BINDING_DUAL, DUAL, TIE, Leontief
 from fairalloc.models.program import SparseRows
 from fairalloc.result import Solution
-from fairalloc.solvers.highs import INF, load_matrix, run_loaded, solve_pyomo
+from fairalloc.solvers.highs import (
+    INF,
+    deadline,
+    load_matrix,
+    run_loaded,
+    seconds_left,
+    solve_pyomo,
+)
 
 
 def fill_divisible(market: Leontief, stop: bool = False) -> np.ndarray:
@@ -224,17 +230,16 @@ def leximin_lp(problem: DrfProblem, time_limit: float | None = None,
     if not problem.divisible:
         raise does_not_apply("divisible", "method 'lp' needs divisible: true "
                                    "(for whole tasks use progressive-filling)")
+    until = deadline(time_limit)      # the limit covers building the rounds' model too
     m = problem.market
     rate = m.weights / m.dominant()
     cap_level = m.caps / rate
     lp = MatrixRounds(problem) if formulation == "matrix" else PyomoRounds(problem)
     x = np.zeros(m.n)
     frozen = np.zeros(m.n, dtype=bool)
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
     solves, cap_solves, status, proven = 0, 0, "optimal", False
     while not frozen.all():
-        left = None if deadline is None else deadline - time.perf_counter()
-        report, t, level_dual, cap_dual = lp.solve(left)
+        report, t, level_dual, cap_dual = lp.solve(seconds_left(until))
         solves += 1
         if report.status != "optimal":
             if report.status == "time_limit":

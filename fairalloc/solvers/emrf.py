@@ -17,8 +17,6 @@ vertex the solver happens to return.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from fairalloc.errors import SolverError
@@ -32,14 +30,14 @@ from fairalloc.models.emrf import (
 )
 from fairalloc.models.leontief import DUAL, Leontief
 from fairalloc.result import Solution
-from fairalloc.solvers.highs import INF, solve_pyomo, solve_wide
+from fairalloc.solvers.highs import INF, deadline, seconds_left, solve_pyomo, solve_wide
 
 LITERAL_UP_TO = 100
 
 
 def fairest_optimum(
     split: np.ndarray, shares: np.ndarray, residual: np.ndarray, optimum: float,
-    time_limit: float | None = None,
+    until: float | None = None,
 ) -> np.ndarray:
     """Class totals y_c on the LP's optimal face that lexicographically maximise y_c / S_c.
 
@@ -49,12 +47,11 @@ def fairest_optimum(
     rows whatever k is. A z_c with a non-zero reduced cost is 0 in every optimum (complementary
     slackness), so its class cannot rise above t: it freezes at t S_c. t's own reduced cost is
     zero, so each round freezes at least one class; classes off the optimal face freeze at 0 in
-    the first round, leaving few rounds.
+    the first round, leaving few rounds. ``until``: the method's ``deadline``.
     """
     k, D = split.shape
     y = np.zeros(k)
     free = np.ones(k, dtype=bool)
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
     while free.any():
         idx = np.flatnonzero(free)
         held = y[~free] @ split[~free]                      # devices used by frozen classes
@@ -67,9 +64,8 @@ def fairest_optimum(
         upper = np.append(np.maximum(residual - held, 0.0), INF)
         cost = np.zeros(len(idx) + 1)
         cost[-1] = 1.0
-        left = None if deadline is None else deadline - time.perf_counter()
         report = solve_wide(cost, rows, lower, upper, np.full(len(idx) + 1, INF),
-                            keep=np.array([len(idx)]), time_limit=left)
+                            keep=np.array([len(idx)]), time_limit=seconds_left(until))
         if report.status != "optimal":
             raise SolverError(f"EMRF fairest-optimum round: HiGHS says {report.status}")
         t = max(report.x[-1], 0.0)          # t >= 0 is its bound: -1e-14 is HiGHS's noise
@@ -84,9 +80,10 @@ def fairest_optimum(
 
 def efficiency_allocation(
     m: Leontief, residual: np.ndarray, formulation: str = "auto",
-    time_limit: float | None = None,
+    until: float | None = None,
 ) -> tuple[np.ndarray, float, str]:
-    """F'_i: the efficiency LP (15)-(17) on the residual capacity, fairest optimum chosen.
+    """F'_i: the efficiency LP (15)-(17) on the residual capacity, fairest optimum chosen, by
+    ``until`` (the method's ``deadline``).
 
     Returns (F', optimum of (15), formulation used). The LPs are solved in units of the
     largest capacity: HiGHS's tolerances are absolute (1e-7), so at capacities of 1e9 its
@@ -100,22 +97,25 @@ def efficiency_allocation(
     shares = np.bincount(classes.label, weights=S, minlength=classes.count) / unit
     literal = formulation == "literal" or (formulation == "auto" and m.n <= LITERAL_UP_TO)
     if literal:
-        report = solve_pyomo(efficiency_model(m, room), time_limit=time_limit)
+        model = efficiency_model(m, room)
+        report = solve_pyomo(model, time_limit=seconds_left(until))
         used = "literal (Pyomo, one variable per user)"
     else:
         report = solve_wide(np.ones(classes.count), split.T, np.full(len(room), -INF),
-                            room, np.full(classes.count, INF), time_limit=time_limit)
+                            room, np.full(classes.count, INF), time_limit=seconds_left(until))
         used = "ratio classes (highspy, one variable per class)"
     if report.status != "optimal":
         raise SolverError(f"EMRF efficiency LP: HiGHS says {report.status}")
-    y = fairest_optimum(split, shares, room, report.objective, time_limit)
+    y = fairest_optimum(split, shares, room, report.objective, until)
     extra = S * (y / shares)[classes.label]
     return extra, float(report.objective) * unit, used
 
 
 def knob_policy(problem: EmrfProblem, formulation: str = "auto",
                 time_limit: float | None = None) -> Solution:
-    """EMRF: F_i = eta F_i^max + F'_i (eq. 10) with F' from the efficiency LP (15)-(17)."""
+    """EMRF: F_i = eta F_i^max + F'_i (eq. 10) with F' from the efficiency LP (15)-(17);
+    ``time_limit`` covers the whole method (every LP of it)."""
+    until = deadline(time_limit)
     m = problem.market
     knob = problem.effective_knob()
     metrics = {"knob": knob}
@@ -129,7 +129,7 @@ def knob_policy(problem: EmrfProblem, formulation: str = "auto",
                         "shown: DRF (knob 1), the fairest EMRF allocation"},
         )
     residual = residual_capacity(m, knob)
-    extra, optimum, used = efficiency_allocation(m, residual, formulation, time_limit)
+    extra, optimum, used = efficiency_allocation(m, residual, formulation, until)
     total = knob * drf_ceiling(m) + extra
     metrics["efficiency_lp_optimum"] = optimum
     for d, name in enumerate(m.resources):

@@ -8,8 +8,6 @@ to the apps in increasing order of (weighted energy before the slice, position i
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from fairalloc.contract import does_not_apply
@@ -27,7 +25,7 @@ from fairalloc.models.etf import (
     water_level,
 )
 from fairalloc.result import Solution
-from fairalloc.solvers.highs import INF, solve_matrix
+from fairalloc.solvers.highs import INF, deadline, seconds_left, solve_matrix
 
 
 def _solution(p: EtfProblem, t: np.ndarray, status: str, name: str, **extra) -> Solution:
@@ -245,7 +243,9 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None) -> Solution:
     weighted energies, written as k r_k - sum_i d_ik with d_ik >= r_k - e_i, d_ik >= 0, while
     theta_1..theta_{k-1} keep their optima. n MILPs; the first one is the max-min (Theorem 3).
     Meant for small instances (O(n^2) variables): the HiGHS cross-check of ``leximin_slices``.
+    ``time_limit`` covers all n MILPs: each gets what the rounds before it left.
     """
+    until = deadline(time_limit)
     if p.quantum > MILP_MAX_QUANTUM:
         raise does_not_apply("quantum", f"milp takes at most {MILP_MAX_QUANTUM:.0e} "
                                    "slices: beyond, HiGHS's integrality tolerance cannot tell "
@@ -256,7 +256,6 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None) -> Solution:
     c = p.power / p.weights / unit                    # weighted energy per slice, scaled to 1
     g = guarantee(p)
     hi = np.minimum(p.demand, T)
-    deadline = None if time_limit is None else time.perf_counter() + time_limit
     thetas: list[float] = []
     t = waterfill_slices(p).astype(float)   # round 1's first incumbent; later, the last optimum
     status = "optimal"
@@ -286,9 +285,9 @@ def leximin_milp(p: EtfProblem, time_limit: float | None = None) -> Solution:
         col_lo = np.concatenate([g, np.tile(np.concatenate([[-INF], np.zeros(n)]), k)])
         col_hi = np.concatenate([hi, np.tile(np.full(n + 1, INF), k)])
         integer = np.concatenate([np.ones(n, bool), np.zeros(k * (n + 1), bool)])
-        left = None if deadline is None else deadline - time.perf_counter()
         report = solve_matrix(cost, np.array(rows), np.array(lo_r), np.array(hi_r), col_lo,
-                              col_hi, integer=integer, time_limit=left, mip_gap=0.0,
+                              col_hi, integer=integer, time_limit=seconds_left(until),
+                              mip_gap=0.0,
                               tolerance=MILP_TOLERANCE, start=ordered_start(c, t, k))
         if report.status == "infeasible":
             raise SolverError("ETF leximin MILP infeasible (guarantees exceed the quantum?)")

@@ -104,6 +104,11 @@ def settings(*, threads: int | None = None, mip_gap: float | None = None,
         _SETTINGS.reset(token)
 
 
+def asked_threads() -> int | None:
+    """The threads the current ``settings`` block asks for (None: HiGHS's default)."""
+    return _SETTINGS.get().threads
+
+
 def log_stream() -> TextIO | None:
     """Where the solver log goes inside the current ``settings`` block (None: nowhere); a
     method that searches by itself writes its progress there too."""
@@ -145,6 +150,19 @@ GAP_SLACK = 1e-12          # a reported gap this far above the one asked for is 
 GAP_FLOOR = 1e-10          # HiGHS's gap divides by max(|objective|, this), as here
 SHORTEST_LIMIT = 1e-3      # seconds: HiGHS's time_limit is never set below this
 PRICING_TOL = 1e-9         # column generation: a reduced cost above this x max(1, |cost|) improves
+
+
+def deadline(time_limit: float | None) -> float | None:
+    """The ``time.perf_counter()`` reading by which a method given ``time_limit`` seconds must
+    be done (None: no limit). A method takes it first thing, so that the limit covers all of it
+    (its heuristics, searches and model building too), not only its HiGHS runs."""
+    return None if time_limit is None else time.perf_counter() + float(time_limit)
+
+
+def seconds_left(until: float | None) -> float | None:
+    """What a solve may still take before ``until`` (``deadline``): 0 once it has passed
+    (HiGHS then stops at once, ``SHORTEST_LIMIT``), None without a limit."""
+    return None if until is None else max(0.0, until - time.perf_counter())
 
 
 def _proven(status: str, gap: float | None, asked: float | None) -> str:

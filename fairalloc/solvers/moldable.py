@@ -35,7 +35,7 @@ from fairalloc.models.moldable import (
     two_shelves,
 )
 from fairalloc.result import Solution
-from fairalloc.solvers.highs import log_stream, relative_gap, solve_pyomo
+from fairalloc.solvers.highs import log_stream, relative_gap, seconds_left, solve_pyomo
 
 DEFAULT_RHO = math.sqrt(2) - 1
 
@@ -729,6 +729,7 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
     not apply."""
     begin = time.perf_counter()
     limit = EXACT_TIME_LIMIT if time_limit is None else float(time_limit)
+    until = begin + limit
     bound = lower_bound(p)
     lists = [gpusched1_star(p), gpusched1_star(p, lookahead=True), gpusched1(p),
              gpusched1(p, lookahead=True), gpusched2(p), work_conserving(p)]
@@ -745,14 +746,13 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
         status, name = "optimal", "list schedule at the lower bound (no MILP)"
     else:
         bound, best, depth = tail_search(p, bound, best, begin + TAIL_SHARE * limit)
-        left = limit - (time.perf_counter() - begin)
         if meets(float(best.objective), bound):
             status, name = "optimal", f"last {depth} jobs' bound met (no MILP)"
-        elif left <= 0:
+        elif not seconds_left(until):
             status, name = "time_limit", "best schedule (time limit before the MILP)"
         else:
             name = "HiGHS MILP, continuous time (exact_model)"
-            report, best, bound = milp(p, best, bound, left)
+            report, best, bound = milp(p, best, bound, until)
             status = report.status
     upper = float(best.objective)
     if status == "optimal" and not meets(upper, bound):
@@ -768,8 +768,9 @@ def exact(p: MoldableProblem, time_limit: float | None = None) -> Solution:
     return Solution(best.allocation, status, upper, metrics, solver)
 
 
-def milp(p: MoldableProblem, best: Solution, bound: float, left: float):
-    """HiGHS on ``exact_model`` for ``left`` seconds, from the best schedule (its makespan is
+def milp(p: MoldableProblem, best: Solution, bound: float, until: float):
+    """HiGHS on ``exact_model`` until ``until`` (``deadline``: the model built first), from
+    the best schedule (its makespan is
     the horizon) and the bound (C's floor): the report, the best schedule (the MILP's, re-timed
     by ``_milp_schedule``, if shorter) and the bound, raised to HiGHS's. HiGHS sees the times
     divided by that makespan (its feasibility tolerances are absolute: at times of 1e-9 every
@@ -784,7 +785,7 @@ def milp(p: MoldableProblem, best: Solution, bound: float, left: float):
     upper = float(best.objective)
     unit = upper
     model = exact_model(p.scaled(1 / unit), 1 + EXACT_GAP, bound / unit)   # the best schedule fits
-    report = solve_pyomo(model, time_limit=left, mip_gap=EXACT_GAP)
+    report = solve_pyomo(model, time_limit=seconds_left(until), mip_gap=EXACT_GAP)
     if report.status == "infeasible":
         raise SolverError("moldable exact: HiGHS finds no schedule as good as a known one "
                           "(numerical trouble)")

@@ -145,13 +145,21 @@ def task_row(task: Task, **fields) -> dict:
             **fields}
 
 
+_TASKS_RUN = [0]      # tasks this process has run: its first pays the imports and first models
+
+
 def run_task(task: Task) -> dict:
     """Make the instance, solve it with the task's method, run the chosen checks: the row (a
-    replay study's task: its replay played, ``studies.replays``)."""
+    replay study's task: its replay played, ``studies.replays``). Its ``warm`` says whether
+    this process had run a task before: a worker's first task pays one-off costs (importing a
+    modelling library, the first model of its kind) that its ``time_s`` may hold, so time
+    statistics leave it out."""
+    warm = _TASKS_RUN[0] > 0
+    _TASKS_RUN[0] += 1
     start = time.perf_counter()
     try:
         if task.recipe[0] == REPLAY:
-            return task_row(task, worker=worker_name(), finished=utc_now(),
+            return task_row(task, worker=worker_name(), warm=warm, finished=utc_now(),
                             **replay_fields(task))
         raw = make_instance(task.kind, task.recipe, task.instance.seed, task.edits)
         if task.options:
@@ -174,7 +182,7 @@ def run_task(task: Task) -> dict:
     except Exception as exc:         # any failure of one task is its row, never the study's
         fields = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:2000]}
     fields.setdefault("time_s", time.perf_counter() - start)
-    return task_row(task, worker=worker_name(),
+    return task_row(task, worker=worker_name(), warm=warm,
                     finished=utc_now(), **fields)
 
 

@@ -356,8 +356,8 @@ class Store:
 
     @_database_errors
     def add(self, rows: list[dict]) -> None:
-        """Store rows (dicts of column -> value) in one transaction; a new ``check.*`` or
-        ``metric.*`` column is added first."""
+        """Store rows (dicts of column -> value) in one transaction; a new column (``check.*``,
+        ``metric.*``, ``warm`` in a store made before it) is added first."""
         if not rows:
             return
         parts = {table: [(row, row[table]) for row in rows if table in row]
@@ -366,7 +366,9 @@ class Store:
         names = list(dict.fromkeys(k for row in rows for k in row))
         for name in names:
             if name not in self._columns:
-                sql_type = "VARCHAR" if name.startswith("check.") else "DOUBLE"
+                given = [row[name] for row in rows if row.get(name) is not None]
+                sql_type = "VARCHAR" if name.startswith("check.") else \
+                    "BOOLEAN" if given and all(isinstance(v, bool) for v in given) else "DOUBLE"
                 self.con.execute(f"ALTER TABLE runs ADD COLUMN {quoted(name)} {sql_type}")
                 self._columns.add(name)
         batch = {name: np.array([row.get(name) for row in rows], dtype=object)

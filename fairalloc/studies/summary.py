@@ -6,6 +6,11 @@ each verdict.
 Only rows that solved (status optimal, feasible or heuristic) and have a value enter a value's
 statistics; the others are counted apart by why (``time_limit``, ``error``, ``exact
 time_limit`` for a reference the exact method did not prove), never mixed in silently.
+
+Times: a worker's first task pays one-off costs (imports, the first model in the process) that
+the others do not; a row's ``warm`` column says which. Time statistics (``mean_time_s``, and
+``time_s`` as a value) are over warm rows only, the cold ones counted apart; a group with only
+cold rows (one task a worker) gets the cold mean, marked ``time_cold``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from fairalloc.result import MARKS, VERDICTS, check_column
 from fairalloc.studies.store import OK
 
 BOOTSTRAP = 2000            # resamples of the mean
+TIME_NOTE = ("time (s): the mean over warm tasks (a worker's first task, which pays the imports "
+             "and first model, is left out; '(cold)': a group with first tasks only)")
 CONFIDENCE = 0.95
 
 
@@ -96,6 +103,7 @@ def summarise(rows: dict[str, np.ndarray], by: list[str], values: list[str],
     {verdict: share}}."""
     checks = [c for c in rows if c.startswith("check.")]
     status = rows["status"]
+    warm = warm_rows(rows)
     out = []
     for key, idx in _groups(rows, by, methods):
         record: dict = dict(zip(by, key))
@@ -114,10 +122,18 @@ def summarise(rows: dict[str, np.ndarray], by: list[str], values: list[str],
                     why = str(rows["reference_status"][idx][i]) if value == "ratio" and \
                         "reference_status" in rows else "no value"
                 apart[why] = apart.get(why, 0) + 1
+            cold = counted & ~warm[idx] if value == "time_s" else np.zeros(len(idx), bool)
+            if cold.any():
+                apart["cold start"] = int(cold.sum())
+                counted &= ~cold
             record[value] = statistics(column[counted], baseline) if counted.any() else None
             record[f"{value} apart"] = apart
         times = rows["time_s"][idx].astype(float)
-        record["mean_time_s"] = float(np.nanmean(times)) if (~np.isnan(times)).any() else None
+        timed = ~np.isnan(times)
+        record["time_cold"] = not (timed & warm[idx]).any() and bool((timed & ~warm[idx]).any())
+        chosen = timed & (~warm[idx] if record["time_cold"] else warm[idx])
+        record["mean_time_s"] = float(times[chosen].mean()) if chosen.any() else None
+        record["cold"] = int((~warm[idx]).sum())
         record["checks"] = {}
         for c in checks:
             verdicts = np.array([v for v in rows[c][idx] if v is not None], dtype=object)
@@ -126,6 +142,15 @@ def summarise(rows: dict[str, np.ndarray], by: list[str], values: list[str],
                     v: float((verdicts == v).mean()) for v in VERDICTS}
         out.append(record)
     return out
+
+
+def warm_rows(rows: dict[str, np.ndarray]) -> np.ndarray:
+    """Which rows ran warm (``warm`` true; every row of a store made before the column)."""
+    count = len(rows["status"])
+    if "warm" not in rows:
+        return np.ones(count, dtype=bool)
+    return np.array([bool(v) if v is not None and v == v else True for v in rows["warm"]],
+                    dtype=bool)
 
 
 def summary_cells(records: list[dict], by: list[str], values: list[str],
@@ -154,7 +179,8 @@ def summary_cells(records: list[dict], by: list[str], values: list[str],
                     row.append(f"{st[f'above_{baseline:g}']:.0%}")
             if apart:
                 row.append(", ".join(f"{k} {n}" for k, n in r[f"{v} apart"].items()))
-            row.append(f"{r['mean_time_s']:.3g}" if r["mean_time_s"] is not None else "—")
+            row.append("—" if r["mean_time_s"] is None else f"{r['mean_time_s']:.3g}"
+                       + (" (cold)" if r.get("time_cold") else ""))
             row += [" ".join(f"{MARKS[k]}{share:.0%}" for k, share in r["checks"].get(c, {})
                              .items() if share > 0) for c in checks]
             body.append(row)
