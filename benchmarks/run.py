@@ -36,6 +36,9 @@ Benchmarks (the issue's targets):
                    simulation of 1,000 agents x 3,000 rounds x 6 mechanisms (and each alone);
                    ``mean-field-lp`` vs ``mean-field`` on the KMeans-vs-PageRank spec.
 * ``hetero``       max-min at 1e3 and 1e4 jobs x 3 types, leximin at 1e2 and 1e3 jobs.
+* ``replay``       the replay engine with the aware max-min LP in Gavel's rounds (6,000 jobs at
+                   5.6 jobs/hour, target 200 jobs/s); Gavel's figure 8, LAS agnostic and aware
+                   at 14 input rates, against its published values (within 10%).
 * ``import``       ``fairalloc import drf`` of 1e5 and 1e6-row traces, CSV and Parquet.
 * ``studies``      per-task overhead of 1,000 tiny solves (in process, local pool, Dask
                    LocalCluster of 2), one worker to two on ~0.2 s tasks, store rows/s.
@@ -70,6 +73,7 @@ from bench_etf import bench_etf
 from bench_hetero import bench_hetero
 from bench_import import bench_import
 from bench_moldable import bench_moldable
+from bench_replay import bench_replay
 from bench_studies import bench_studies
 from bench_token import bench_token
 from harness import (
@@ -98,6 +102,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Table]]] = {
     "studies": bench_studies,
     "import": bench_import,
     "hetero": bench_hetero,
+    "replay": bench_replay,
 }
 
 

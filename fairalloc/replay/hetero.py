@@ -497,3 +497,36 @@ POLICIES = {"fifo": fifo, "fifo-aware": fifo_aware, "min-total-duration": min_to
 AWARE = frozenset({"max-min", "leximin", "max-throughput", "finish-time", "fifo-aware",
                    "min-total-duration"})
 QUEUES = frozenset({"fifo", "fifo-aware"})
+
+
+# Gavel's figure 8 (continuous single-GPU jobs, 36 V100 + 36 P100 + 36 K80, rounds of 360 s):
+# average JCT in hours of jobs 4000-5000 by input rate (jobs/hour), seed 0, as printed in
+# scheduler/notebooks/figures/evaluation/continuous_jobs.ipynb ("max_min_fairness" is LAS,
+# "max_min_fairness_perf" Gavel's heterogeneity-aware LAS); at 6.0 LAS did not finish
+FIGURE_8_RATES = (0.4, 0.8, 1.2, 1.6, 2.0, 2.4, 2.8, 3.2, 3.6, 4.0, 4.4, 4.8, 5.2, 5.6)
+FIGURE_8 = {
+    "agnostic-max-min": dict(zip(FIGURE_8_RATES, (
+        23.26, 23.33, 23.51, 23.57, 23.47, 23.43, 23.59, 23.59, 23.57, 23.49, 23.81, 35.79,
+        63.78, 95.99))),
+    "max-min": dict(zip(FIGURE_8_RATES, (
+        17.58, 17.64, 17.67, 17.48, 16.95, 16.39, 16.04, 16.08, 16.38, 16.82, 17.48, 18.97,
+        22.02, 28.96))),
+}
+FIGURE_8_CLUSTER = {"v100": 36, "p100": 36, "k80": 36}
+FIGURE_8_WINDOW = (4000, 5000)
+
+
+def figure_8_document(policy: str, rate: float, seed: int = 0, jobs: int = 14_000,
+                      stream: str = "gavel") -> dict:
+    """The replay of one point of Gavel's figure 8: Gavel's jobs for ``seed`` (its own
+    stream by default), its cluster and rounds, the average JCT of jobs 4000-5000. ``jobs``
+    must outlast the window (LAS at 5.6 jobs/hour finishes job 4999 after ~11,900 arrivals);
+    the replay stops when the window is done."""
+    return {"replay": f"gavel-figure-8-{policy}-{rate:g}", "kind": "hetero",
+            "cluster": {"workers": dict(FIGURE_8_CLUSTER)},
+            "trace": {"generator": "gavel", "seed": seed, "jobs": jobs, "rate": rate,
+                      "stream": stream},
+            "policy": {"method": policy},
+            "mechanism": {"name": "rounds", "round_s": ROUND_S, "reset_s": RESET_S,
+                          "seed": seed, "stream": stream},
+            "measure": {"window": list(FIGURE_8_WINDOW), "finish_time_fairness": False}}
