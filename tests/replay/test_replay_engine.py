@@ -211,3 +211,20 @@ def test_template_runs(tmp_path, capsys):
     assert run.status == "done"
     jobs, summary, utilization = run.to_pandas()
     assert len(jobs) == 60 and summary["status"][0] == "done"
+
+
+@pytest.mark.parametrize("policy", [*HETERO.methods, *HETERO.replay.policies])
+@pytest.mark.parametrize("mechanism", ["ideal", "rounds"])
+def test_every_policy_replays(policy, mechanism):
+    """Every hetero method and replay policy finishes a small trace of Gavel's jobs, with the
+    feasibility check holding on every allocation."""
+    data = {"replay": "p", "kind": "hetero",
+            "cluster": {"workers": {"v100": 2, "p100": 2, "k80": 2}},
+            "trace": {"generator": "gavel", "seed": 1, "jobs": 12, "rate": 4.0},
+            "policy": {"method": policy}, "mechanism": {"name": mechanism},
+            "measure": {"finish_time_fairness": False,
+                        "checks": {"every": 1, "names": ["feasibility"]}}}
+    run = api.replay(data)
+    assert run.status == "done", run.summary["error"]
+    assert run.summary["finished"] == 12
+    assert run.verdicts["feasibility"]["passed"] is True
