@@ -150,15 +150,17 @@ class Replay:
       the active jobs (positions into the trace, in arrival order), built from arrays, on which a
       method runs directly;
     * ``rates(problem, allocation) -> (n,)`` work/s per active job when the allocation is
-      applied exactly (the ``ideal`` mechanism), ``usage(problem, allocation) -> (r,)`` the
-      share of each resource in use;
+      applied exactly (the ``ideal`` mechanism), ``usage(problem, allocation) -> (n, r)`` the
+      share of each resource each active job holds;
     * ``mechanisms``: name -> ``f(cluster, jobs, policy, settings) -> mechanism`` for the kind's
       own mechanisms (hetero ``rounds``, Gavel's), see ``fairalloc.replay.engine.Mechanism``;
     * ``policies``: name -> ``f(problem, **options) -> Solution``, policies beyond the kind's
       methods (FIFO, minimum total duration), called like methods; a policy declaring a
       ``memory`` option gets a dict kept across the run;
     * ``aware``: the policies (methods too) that use the jobs' speeds per resource, which a
-      mechanism may treat differently (Gavel places them fastest type first)."""
+      mechanism may treat differently (Gavel places them fastest type first);
+    * ``example``: a small cluster part (the conformance battery replays each generator's
+      jobs on it under every mechanism)."""
 
     summary: str
     cluster: Callable
@@ -173,6 +175,7 @@ class Replay:
     policies: dict[str, Callable] = field(default_factory=dict)
     aware: frozenset = frozenset()
     default_policy: str | None = None
+    example: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

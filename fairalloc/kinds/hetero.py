@@ -40,5 +40,6 @@ KIND = Kind(
         work=replay.work, generators={"gavel": replay.gavel, "static": replay.static},
         problem=replay.problem, rates=replay.rates, usage=replay.usage,
         mechanisms={"rounds": replay.rounds}, policies=replay.POLICIES, aware=replay.AWARE,
-        default_policy="max-min"),
+        default_policy="max-min",
+        example={"workers": {"v100": 2, "p100": 2, "k80": 2}}),
 )
