@@ -318,7 +318,8 @@ class Rounds:
     still takes a worker left free (FIFO policies excepted, as in Gavel). The allocation is
     re-computed at a round's start when the set of jobs changed and ``reset_s`` passed since
     the last time. A round ends when its last job stops (at ``round_s``, or earlier when every
-    job placed in it finished)."""
+    job placed in it finished). When no job can run, time moves to the next arrival (Gavel),
+    or, once none is to come, to the next reset (where Gavel's loop would wait forever)."""
 
     def __init__(self, c: Cluster, j: Jobs, policy: Policy, *, round_s: float = ROUND_S,
                  reset_s: float = RESET_S, aware: bool = True, queue: bool = False,
@@ -355,7 +356,10 @@ class Rounds:
         with np.errstate(divide="ignore", invalid="ignore"):
             runs = np.where(on, np.minimum(self.round_s, state.remaining[active] / rate), 0.0)
         self.placed[active] = placed
-        return Plan(rate, use, now + float(runs.max(initial=0.0)), held=True)
+        if not on.any():      # all wait for an allocation: the next reset it may make
+            wake = self.last_reset + self.reset_s if self.pending else math.inf
+            return Plan(rate, use, max(wake, now), held=True)
+        return Plan(rate, use, now + float(runs.max()), held=True)
 
     def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
         active = state.active

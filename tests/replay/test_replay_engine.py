@@ -62,6 +62,17 @@ def test_rounds_arrival_waits_for_the_round_end():
     assert run.jobs["finish"][1] == pytest.approx(360.0 + 50.0)
 
 
+def test_rounds_job_waiting_for_an_allocation_at_the_trace_end_is_not_stranded():
+    """a (first at 10 s) is allocated at 10 s and done at 60 s; b arrives at 500 s, before
+    the next reset may happen (10 + 1920 s): as in Gavel it is picked idle; no arrival is to
+    come, so time moves to the reset at 1930 s, where b is allocated and runs."""
+    run = api.replay(doc([job("a", 100, arrival=10.0), job("b", 100, arrival=500.0)],
+                         mechanism={"name": "rounds", "round_s": 360, "reset_s": 1920}))
+    assert run.status == "done"
+    assert run.jobs["start"].tolist() == [10.0, 1930.0]
+    assert run.jobs["finish"].tolist() == pytest.approx([60.0, 1980.0])
+
+
 def test_work_conservation_on_one_type():
     """Six equal jobs on two GPUs of one type: every GPU-second of the run is a job's second
     (the busy integral equals the work over the throughput) and no GPU idles while a job
