@@ -39,6 +39,9 @@ Benchmarks (the issue's targets):
                    simulation of 1,000 agents x 3,000 rounds x 6 mechanisms (and each alone);
                    ``mean-field-lp`` vs ``mean-field`` on the KMeans-vs-PageRank spec.
 * ``hetero``       max-min at 1e3 and 1e4 jobs x 3 types, leximin at 1e2 and 1e3 jobs.
+* ``replay``       the replay engine with the aware max-min LP in Gavel's rounds (6,000 jobs at
+                   5.6 jobs/hour, target 200 jobs/s); Gavel's figure 8, LAS agnostic and aware
+                   at 14 input rates, against its published values (within 10%).
 * ``import``       ``fairalloc import drf`` of 1e5 and 1e6-row traces, CSV and Parquet.
 * ``report``       ``fairalloc report`` of every shipped example spec (target: 20 s each).
 * ``studies``      per-task overhead of 1,000 tiny solves (in process, local pool, Dask
@@ -74,6 +77,7 @@ from bench_etf import bench_etf
 from bench_hetero import bench_hetero
 from bench_import import bench_import
 from bench_moldable import bench_moldable
+from bench_replay import bench_replay
 from bench_report import bench_report
 from bench_studies import bench_studies
 from bench_token import bench_token
@@ -106,6 +110,7 @@ BENCHMARKS: dict[str, Callable[[bool], list[Table]]] = {
     "import": bench_import,
     "hetero": bench_hetero,
     "report": bench_report,
+    "replay": bench_replay,
 }
 
 

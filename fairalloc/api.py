@@ -302,7 +302,7 @@ def replay(doc: str | Path | dict | replays.Document, *,
     ...                                  {"id": "b", "steps": 720, "throughput": {"v100": 2}}]},
     ...               "policy": {"method": "max-min"}, "mechanism": {"name": "ideal"}})
     >>> run.status, [round(t) for t in run.jobs["jct"]]
-    ('done', [720.0, 720.0])
+    ('done', [720, 720])
     """
     loaded = doc if isinstance(doc, replays.Document) else replays.load(doc)
     return play(loaded, progress)

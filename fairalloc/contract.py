@@ -150,8 +150,8 @@ class Replay:
       the active jobs (positions into the trace, in arrival order), built from arrays, on which a
       method runs directly;
     * ``rates(problem, allocation) -> (n,)`` work/s per active job when the allocation is
-      applied exactly (the ``ideal`` mechanism), ``usage(problem, allocation) -> (r,)`` the
-      share of each resource in use;
+      applied exactly (the ``ideal`` mechanism), ``usage(problem, allocation) -> (n, r)`` the
+      share of each resource each active job holds;
     * ``mechanisms``: name -> ``f(cluster, jobs, policy, settings) -> mechanism`` for the kind's
       own mechanisms (hetero ``rounds``, Gavel's), see ``fairalloc.replay.engine.Mechanism``;
     * ``policies``: name -> ``f(problem, **options) -> Solution``, policies beyond the kind's

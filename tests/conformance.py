@@ -38,6 +38,7 @@ from fairalloc.contract import SOLVER_FIELDS, Kind, MethodDoesNotApply, method_o
 from fairalloc.errors import SolverError
 from fairalloc.registry import KINDS, shipped_kinds
 from fairalloc.replay import engine as replay_engine
+from fairalloc.replay.document import IDEAL
 from fairalloc.replay.document import load as load_replay
 from fairalloc.replay.document import policies as replay_policies
 from fairalloc.result import FAILED, STATUSES, VERDICTS, Finding, Result, flat_metrics
@@ -512,6 +513,36 @@ def check_every_policy_replays(name: str, kind: Kind, solved: Solved) -> None:
     assert not failed, f"policies that do not replay {REPLAY_JOBS} static jobs: {failed}"
 
 
+def _example_parameters(generator: Callable) -> dict:
+    """Small values for a generator's required parameters, from their annotations."""
+    small = {"int": 8, "float": 2.0}
+    return {p.name: small[str(p.annotation).split(" ")[0]]
+            for p in list(inspect.signature(generator).parameters.values())[1:]
+            if p.default is inspect.Parameter.empty}
+
+
+def check_a_replay_record_replays(name: str, kind: Kind, solved: Solved) -> None:
+    """A kind with a replay record: each generator's jobs (seeded), on the record's example
+    cluster, finish under the default policy and every mechanism, every allocation feasible,
+    and the same seed gives the same rows."""
+    if kind.replay is None:
+        return
+    for generator, make in kind.replay.generators.items():
+        for mechanism in (IDEAL, *kind.replay.mechanisms):
+            doc = {"replay": "conformance", "kind": name, "cluster": kind.replay.example,
+                   "trace": {"generator": generator, "seed": 3,
+                             **_example_parameters(make)},
+                   "mechanism": {"name": mechanism},
+                   "measure": {"finish_time_fairness": False,
+                               "checks": {"every": 1, "names": ["feasibility"]}}}
+            first, again = fairalloc.api.replay(doc), fairalloc.api.replay(doc)
+            where = f"{generator} under {mechanism}"
+            assert first.status == "done", (where, first.summary["error"])
+            assert first.summary["finished"] == first.summary["jobs"], where
+            assert first.verdicts["feasibility"]["passed"] is True, where
+            assert list(first.jobs["finish"]) == list(again.jobs["finish"]), where
+
+
 CHECKS: tuple[Callable[[str, Kind, Solved], None], ...] = (
     check_schema_is_draft_2020_12, check_schema_methods_equal_the_record,
     check_methods_declare_documented_options, check_checks_follow_the_contract,
@@ -525,7 +556,8 @@ CHECKS: tuple[Callable[[str, Kind, Solved], None], ...] = (
     check_the_command_line_prints_the_api_result, check_the_shipped_examples_load_and_solve,
     check_a_static_trace_replays_and_finishes_every_job, check_a_replay_does_all_the_work,
     check_a_replay_is_determined_by_its_seed, check_a_job_alone_has_rho_at_most_1,
-    check_every_policy_replays)
+    check_every_policy_replays,
+    check_a_replay_record_replays)
 
 
 def _run(check: Callable[[str, Kind, Solved], None], name: str, kind: Kind | None) -> None:

@@ -227,7 +227,11 @@ def _trace(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | Non
                       f"{json.dumps(params[key])}")
     if found:
         return None
-    return make(**params)
+    try:
+        return make(**params)
+    except ValueError as exc:       # a parameter's value the generator refuses
+        found.add("trace", str(exc))
+        return None
 
 
 def _fits(value: Any, annotation: str) -> bool:

@@ -288,8 +288,11 @@ def run(trace, work: np.ndarray, mechanism: Mechanism, policy: Policy, resources
 
 def _epoch_end(plan: Plan, now: float, next_arrival: float, needs: np.ndarray) -> float:
     """When the current plan's stretch of constant rates ends: a held plan (a round) at its
-    end, or at the next arrival when nothing runs in it; otherwise at the first of the next
-    arrival, the next completion and the plan's end."""
+    end, or when nothing runs in it at the next arrival (once none is to come: at the plan's
+    end, when the mechanism will act again); otherwise at the first of the next arrival, the
+    next completion and the plan's end."""
     if plan.held:
-        return plan.until if np.isfinite(needs).any() else max(now, next_arrival)
+        if np.isfinite(needs).any():
+            return plan.until
+        return max(now, next_arrival) if math.isfinite(next_arrival) else plan.until
     return min(plan.until, next_arrival, now + float(needs.min()))

@@ -13,6 +13,7 @@ measured table; :func:`generate` does the same with numpy's Generator.
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
 
 import numpy as np
@@ -191,14 +192,55 @@ def usage(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
 
 # --- Gavel's generator --------------------------------------------------------------------------
 
+# Gavel's job table in its order (``scheduler/job_table.py``), the first 19 distributed
+GAVEL_TABLE = tuple(
+    [f"ResNet-18 (batch size {b})" for b in (16, 32, 64, 128, 256)]
+    + [f"ResNet-50 (batch size {b})" for b in (16, 32, 64, 128)]
+    + [f"Transformer (batch size {b})" for b in (16, 32, 64, 128, 256)]
+    + [f"LM (batch size {b})" for b in (5, 10, 20, 40, 80)]
+    + [f"Recommendation (batch size {b})" for b in (512, 1024, 2048, 4096, 8192)]
+    + ["A3C", "CycleGAN"])
+DISTRIBUTED = 19
+GAVEL_TYPES = ("v100", "p100", "k80")     # its worker types, fastest first
+STREAMS = ("numpy", "gavel")
+
+
 def generate(seed: int, jobs: int, rate: float | None = None, multi_gpu: bool = False,
-             priorities: bool = False) -> Trace:
+             priorities: bool = False, stream: str = "numpy") -> Trace:
     """Gavel's synthetic jobs (``generate_job``): arrivals Poisson at ``rate`` jobs/hour (the
     first at 0; None: all at 0, a static trace); duration 60 * 10^U(1.5, 3) s with
     probability 0.8, else 60 * 10^U(3, 4) s; scale factor 1, or with ``multi_gpu`` Philly's
     1/2/4/8 at 0.7/0.1/0.15/0.05; a job type uniform over the measured table's configurations
     at that scale factor (26 at 1); steps = duration x its throughput alone on a V100; with
-    ``priorities``, 20% of jobs at weight 5. The same seed gives the same trace."""
+    ``priorities``, 20% of jobs at weight 5. The same seed gives the same trace.
+
+    ``stream`` "numpy" draws with numpy's Generator; "gavel" draws what Gavel's simulator
+    draws for the same seed (Python's ``random``, seeded seed + 2 for jobs and seed + 3 for
+    arrivals, in its order of draws), so that a replay meets Gavel's own jobs: its published
+    figures are one seed each, and at high load the average JCT of one 1000-job window moves
+    by a third from trace to trace."""
+    if stream not in STREAMS:
+        raise ValueError(f"stream is one of {', '.join(STREAMS)}, not {stream!r}")
+    if stream == "gavel":
+        scale, duration, models, weight, gaps = _gavel_stream(seed, jobs, rate, multi_gpu,
+                                                              priorities)
+    else:
+        scale, duration, models, weight, gaps = _numpy_stream(seed, jobs, rate, multi_gpu,
+                                                              priorities)
+    table = measured()
+    steps = duration * np.array([table[(m, int(s))][REFERENCE_TYPE]
+                                 for m, s in zip(models, scale)])
+    arrival = np.concatenate([[0.0], np.cumsum(gaps[:-1])]) if jobs else np.zeros(0)
+    width = len(str(max(jobs - 1, 0)))
+    return Trace([f"j{i:0{width}d}" for i in range(jobs)], arrival,
+                 {"model": np.array(models, dtype=object), "scale_factor": scale,
+                  "duration": duration, "steps": steps, "weight": weight},
+                 source=f"gavel(seed={seed}, jobs={jobs}, rate={rate}"
+                        + (", stream=gavel)" if stream == "gavel" else ")"))
+
+
+def _numpy_stream(seed: int, jobs: int, rate: float | None, multi_gpu: bool,
+                  priorities: bool) -> tuple:
     rng = np.random.default_rng(seed)
     table = measured()
     by_scale = {s: sorted(m for m, t in table if t == s) for s in {t for _, t in table}}
@@ -215,30 +257,52 @@ def generate(seed: int, jobs: int, rate: float | None = None, multi_gpu: bool = 
     duration = 60.0 * 10.0 ** (low + (high - low) * draws[:, 2])
     models = [by_scale[int(s)][int(u * len(by_scale[int(s)]))] for s, u in
               zip(scale, draws[:, 3])]
-    steps = duration * np.array([table[(m, int(s))][REFERENCE_TYPE]
-                                 for m, s in zip(models, scale)])
     weight = np.where(priorities & (draws[:, 4] < HIGH_PRIORITY_SHARE), HIGH_PRIORITY, 1.0)
-    if rate is None:
-        arrival = np.zeros(jobs)
-    else:
-        gaps = rng.exponential(3600.0 / rate, jobs)
-        arrival = np.concatenate([[0.0], np.cumsum(gaps[:-1])]) if jobs else np.zeros(0)
-    width = len(str(max(jobs - 1, 0)))
-    return Trace([f"j{i:0{width}d}" for i in range(jobs)], arrival,
-                 {"model": np.array(models, dtype=object), "scale_factor": scale,
-                  "duration": duration, "steps": steps, "weight": weight},
-                 source=f"gavel(seed={seed}, jobs={jobs}, rate={rate})")
+    gaps = rng.exponential(3600.0 / rate, jobs) if rate is not None else np.zeros(jobs)
+    return scale, duration, models, weight, gaps
+
+
+def _gavel_stream(seed: int, jobs: int, rate: float | None, multi_gpu: bool,
+                  priorities: bool) -> tuple:
+    """Gavel's draws, in its order: per job a scale factor (always drawn), the duration's
+    class and value, job types until one fits the scale factor, a priority; arrivals from
+    their own generator, -log(1 - U) x 3600 / rate apart."""
+    jobs_rng, arrivals_rng = random.Random(seed + 2), random.Random(seed + 3)
+    scale = np.ones(jobs, dtype=int)
+    duration = np.zeros(jobs)
+    weight = np.ones(jobs)
+    models = []
+    edges = np.cumsum([share for _, share in PHILLY_SCALES])
+    for i in range(jobs):
+        r = jobs_rng.uniform(0, 1)
+        s = PHILLY_SCALES[min(int(np.searchsorted(edges, r)), 3)][0] if multi_gpu else 1
+        if jobs_rng.random() >= 1 - LONG_SHARE:
+            duration[i] = 60 * 10 ** jobs_rng.uniform(*LONG)
+        else:
+            duration[i] = 60 * 10 ** jobs_rng.uniform(*SHORT)
+        while True:
+            index = jobs_rng.randrange(len(GAVEL_TABLE))    # what random.choice draws
+            if s == 1 or index < DISTRIBUTED:
+                break
+        models.append(GAVEL_TABLE[index])
+        scale[i] = s
+        if priorities and jobs_rng.uniform(0, 1) <= HIGH_PRIORITY_SHARE:
+            weight[i] = HIGH_PRIORITY
+    gaps = np.array([-math.log(1.0 - arrivals_rng.random()) * 3600.0 / rate
+                     for _ in range(jobs)]) if rate is not None else np.zeros(jobs)
+    return scale, duration, models, weight, gaps
 
 
 def gavel(seed: int, jobs: int, rate: float, multi_gpu: bool = False,
-          priorities: bool = False) -> Trace:
+          priorities: bool = False, stream: str = "numpy") -> Trace:
     """Gavel's continuous trace: Poisson arrivals at ``rate`` jobs/hour."""
-    return generate(seed, jobs, rate, multi_gpu, priorities)
+    return generate(seed, jobs, rate, multi_gpu, priorities, stream)
 
 
-def static(seed: int, jobs: int, multi_gpu: bool = False, priorities: bool = False) -> Trace:
+def static(seed: int, jobs: int, multi_gpu: bool = False, priorities: bool = False,
+           stream: str = "numpy") -> Trace:
     """Gavel's jobs, all arriving at time 0."""
-    return generate(seed, jobs, None, multi_gpu, priorities)
+    return generate(seed, jobs, None, multi_gpu, priorities, stream)
 
 
 # --- Gavel's rounds --------------------------------------------------------------------------
@@ -254,15 +318,19 @@ class Rounds:
     still takes a worker left free (FIFO policies excepted, as in Gavel). The allocation is
     re-computed at a round's start when the set of jobs changed and ``reset_s`` passed since
     the last time. A round ends when its last job stops (at ``round_s``, or earlier when every
-    job placed in it finished)."""
+    job placed in it finished). When no job can run, time moves to the next arrival (Gavel),
+    or, once none is to come, to the next reset (where Gavel's loop would wait forever)."""
 
     def __init__(self, c: Cluster, j: Jobs, policy: Policy, *, round_s: float = ROUND_S,
                  reset_s: float = RESET_S, aware: bool = True, queue: bool = False,
-                 seed: int = 0):
+                 seed: int = 0, stream: str = "numpy"):
         self.c, self.j, self.policy = c, j, policy
         self.round_s, self.reset_s = round_s, reset_s
         self.aware, self.queue = aware, queue
         self.rng = np.random.default_rng(seed + 5)
+        # Gavel shuffles its list ["v100", "p100", "k80"] with Python's random (seed + 5)
+        self.gavel_order = random.Random(seed + 5) if stream == "gavel" else None
+        self.listed = [self.c.types.index(t) for t in GAVEL_TYPES if t in self.c.types]
         n, k = j.throughput.shape
         self.time = np.full((n, k), round_s / 2)      # time on each type since the last reset
         self.deficit = np.zeros((n, k))
@@ -288,7 +356,10 @@ class Rounds:
         with np.errstate(divide="ignore", invalid="ignore"):
             runs = np.where(on, np.minimum(self.round_s, state.remaining[active] / rate), 0.0)
         self.placed[active] = placed
-        return Plan(rate, use, now + float(runs.max(initial=0.0)), held=True)
+        if not on.any():      # all wait for an allocation: the next reset it may make
+            wake = self.last_reset + self.reset_s if self.pending else math.inf
+            return Plan(rate, use, max(wake, now), held=True)
+        return Plan(rate, use, now + float(runs.max()), held=True)
 
     def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
         active = state.active
@@ -309,6 +380,14 @@ class Rounds:
         self.allocated[active] = True
         self.pending = False
 
+    def _shuffled(self, k: int) -> list[int]:
+        """This round's order of worker types for a policy agnostic of heterogeneity."""
+        if self.gavel_order is None or len(self.listed) != k:
+            return list(self.rng.permutation(k))
+        order = list(self.listed)
+        self.gavel_order.shuffle(order)
+        return order
+
     def _place(self, active: np.ndarray) -> np.ndarray:
         """The type each active job runs on this round (-1: none)."""
         k = len(self.c.types)
@@ -318,7 +397,7 @@ class Rounds:
         deficit = self.deficit[active]
         scale = self.j.scale[active]
         placed = np.full(active.size, -1)
-        order = self.order if self.aware else self.rng.permutation(k)
+        order = self.order if self.aware else self._shuffled(k)
         for k_ in order:
             left = self.c.workers[k_]
             free = (placed < 0) & (t[:, k_] > 0)
@@ -341,16 +420,21 @@ class Rounds:
                         if left <= 0:
                             break
             placed[taken] = k_
+        # Gavel picks the jobs first, then gives workers only to those in the allocation: a
+        # job picked before its first allocation holds its workers idle for the round
+        placed[~self.allocated[active]] = -1
         return placed
 
 
 def rounds(c: Cluster, j: Jobs, policy: Policy, settings: dict) -> Rounds:
-    """Gavel's ``rounds`` mechanism for ``policy`` (``settings``: round_s, reset_s, seed)."""
+    """Gavel's ``rounds`` mechanism for ``policy`` (``settings``: round_s, reset_s, seed and
+    stream: "gavel" orders the worker types as Gavel's simulator does for that seed)."""
     # a wrapper (fair-share) is placed as the method it runs
     name = getattr(policy.run, "base_of", lambda _: policy.name)(policy.options)
     return Rounds(c, j, policy, round_s=settings.get("round_s", ROUND_S),
                   reset_s=settings.get("reset_s", RESET_S), aware=name in AWARE,
-                  queue=name in QUEUES, seed=settings.get("seed", 0))
+                  queue=name in QUEUES, seed=settings.get("seed", 0),
+                  stream=settings.get("stream", "numpy"))
 
 
 # --- policies beyond the kind's methods --------------------------------------------------------
@@ -418,3 +502,36 @@ POLICIES = {"fifo": fifo, "fifo-aware": fifo_aware, "min-total-duration": min_to
 AWARE = frozenset({"max-min", "leximin", "max-throughput", "finish-time", "fifo-aware",
                    "min-total-duration"})
 QUEUES = frozenset({"fifo", "fifo-aware"})
+
+
+# Gavel's figure 8 (continuous single-GPU jobs, 36 V100 + 36 P100 + 36 K80, rounds of 360 s):
+# average JCT in hours of jobs 4000-5000 by input rate (jobs/hour), seed 0, as printed in
+# scheduler/notebooks/figures/evaluation/continuous_jobs.ipynb ("max_min_fairness" is LAS,
+# "max_min_fairness_perf" Gavel's heterogeneity-aware LAS); at 6.0 LAS did not finish
+FIGURE_8_RATES = (0.4, 0.8, 1.2, 1.6, 2.0, 2.4, 2.8, 3.2, 3.6, 4.0, 4.4, 4.8, 5.2, 5.6)
+FIGURE_8 = {
+    "agnostic-max-min": dict(zip(FIGURE_8_RATES, (
+        23.26, 23.33, 23.51, 23.57, 23.47, 23.43, 23.59, 23.59, 23.57, 23.49, 23.81, 35.79,
+        63.78, 95.99))),
+    "max-min": dict(zip(FIGURE_8_RATES, (
+        17.58, 17.64, 17.67, 17.48, 16.95, 16.39, 16.04, 16.08, 16.38, 16.82, 17.48, 18.97,
+        22.02, 28.96))),
+}
+FIGURE_8_CLUSTER = {"v100": 36, "p100": 36, "k80": 36}
+FIGURE_8_WINDOW = (4000, 5000)
+
+
+def figure_8_document(policy: str, rate: float, seed: int = 0, jobs: int = 14_000,
+                      stream: str = "gavel") -> dict:
+    """The replay of one point of Gavel's figure 8: Gavel's jobs for ``seed`` (its own
+    stream by default), its cluster and rounds, the average JCT of jobs 4000-5000. ``jobs``
+    must outlast the window (LAS at 5.6 jobs/hour finishes job 4999 after ~11,900 arrivals);
+    the replay stops when the window is done."""
+    return {"replay": f"gavel-figure-8-{policy}-{rate:g}", "kind": "hetero",
+            "cluster": {"workers": dict(FIGURE_8_CLUSTER)},
+            "trace": {"generator": "gavel", "seed": seed, "jobs": jobs, "rate": rate,
+                      "stream": stream},
+            "policy": {"method": policy},
+            "mechanism": {"name": "rounds", "round_s": ROUND_S, "reset_s": RESET_S,
+                          "seed": seed, "stream": stream},
+            "measure": {"window": list(FIGURE_8_WINDOW), "finish_time_fairness": False}}

@@ -59,6 +59,10 @@ def summary(per_job: dict, timeline: Timeline, resources: tuple[str, ...],
            "p99_jct_s": _percentile(done, 99),
            "average_queueing_s": _mean(per_job["queueing"][chosen]),
            "makespan_s": _makespan(per_job),
+           # True: the last job arrived before the window was done, so the window's last
+           # jobs ran on an emptying cluster (a continuous trace should be longer)
+           "arrivals_ended_first": bool(window is not None and len(per_job["arrival"])
+                                        and per_job["arrival"][-1] < timeline.end),
            "end_s": timeline.end,
            "utilization": dict(zip(resources, utilization(timeline, len(resources)).tolist())),
            "allocations": timeline.allocations, "solve_s": timeline.solve_s,
@@ -96,6 +100,7 @@ def fairness(per_job: dict, chosen: slice, tolerance: float) -> dict:
     known = np.isfinite(rho)
     if not known.any():
         return {"worst_rho": None, "worst_rho_job": None, "share_rho_above_1": None,
+                "average_rho": None,
                 "share_rho_above_tolerance": None, "tolerance": tolerance,
                 "sharing_incentive": {"verdict": "unchecked", "detail": "no job has a rho "
                                       "(finish-time fairness not measured, or no job "
@@ -114,7 +119,8 @@ def fairness(per_job: dict, chosen: slice, tolerance: float) -> dict:
                                "time": float(per_job["finish"][chosen][worst])}}
     return {"worst_rho": top, "worst_rho_job": str(ids[worst]), "share_rho_above_1": above,
             "share_rho_above_tolerance": float(np.mean(measured > tolerance + RHO_SLACK)),
-            "tolerance": tolerance, "sharing_incentive": verdict}
+            "average_rho": float(measured.mean()),
+           "tolerance": tolerance, "sharing_incentive": verdict}
 
 
 def _mean(values: np.ndarray) -> float | None:

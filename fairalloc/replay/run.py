@@ -117,7 +117,10 @@ def play(doc: Document, progress: Progress | None = None) -> ReplayRun:
     names = tuple(replay.resources(doc.cluster))
     summary = measures.summary(per_job, timeline, names, doc.window, doc.tolerance)
     settings = {"trace": doc.trace.source, "jobs": doc.trace.n, "policy": doc.policy,
-                "options": doc.options, "mechanism": doc.mechanism, **doc.settings}
+                "options": doc.options, "mechanism": doc.mechanism, **doc.settings,
+                "checks": {"every": doc.checking.every,
+                           "names": list(doc.checking.names or doc.kind.check_names())
+                           if doc.checking.every else []}}
     return ReplayRun(doc.name, doc.kind.name, plain_value(settings), per_job,
                      plain_value(summary), plain_value(timeline.verdicts),
                      measures.utilization_over_time(timeline), names)
