@@ -177,7 +177,7 @@ def test_policy_failing_mid_run_is_an_error_with_the_time():
 
 
 BAD = [
-    ({"kind": "drf"}, "kind: no kind 'drf' with a replay"),
+    ({"kind": "etf"}, "kind: no kind 'etf' with a replay"),
     ({"trace": {"generator": "poisson", "jobs": 3}}, "trace.generator: unknown generator"),
     ({"trace": {"generator": "gavel", "jobs": 3}}, "trace.rate: gavel needs 'rate'"),
     ({"trace": {"generator": "gavel", "jobs": 3, "rate": 1, "burst": 2}},
