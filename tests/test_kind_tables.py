@@ -98,3 +98,12 @@ def test_fairalloc_list_marks_every_exact_method(capsys):
         for method in KINDS[kind].methods:
             exact = method in KINDS[kind].exact_methods()
             assert re.search(rf"(?<![\w-]){re.escape(method)}\*?†", out) or not exact, method
+
+
+def test_fairalloc_list_names_the_kinds_that_replay(capsys):
+    from clitools import cli
+
+    code, out, _ = cli(capsys, "list")
+    rows = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    for kind in shipped_kinds():
+        assert ("replay" in rows[kind]) == (KINDS[kind].replay is not None), kind

@@ -113,7 +113,7 @@ def cmd_list(args) -> int:
         checks = ", ".join(kind.check_names())
         also = ", ".join(command for command, capability in (
             ("solve --plot", kind.plot), ("experiment", kind.experiment),
-            ("simulate", kind.simulation)) if capability is not None)
+            ("simulate", kind.simulation), ("replay", kind.replay)) if capability is not None)
         rows.append([kind.name, methods, checks, also, kind.summary])
     print_table(console(), ["kind", "methods (default *, exact †)", "checks", "also", "what"],
                 rows)
