@@ -4,7 +4,7 @@
   (Gavel's second stage) the total normalised throughput with every job kept at that level;
 * ``leximin`` (exact): water filling — repeat the max-min, freezing the jobs that cannot rise;
 * ``agnostic-max-min``: the same on time, as if every GPU were the same (leximin on t_j, each
-  job's time spread over the types in proportion to their GPUs);
+  job's time spread over the types in proportion to their GPUs), by progressive filling;
 * ``max-throughput`` (exact LP): maximise sum_j E_j / E_j^iso;
 * ``finish-time`` (exact to a certified tolerance): minimise max_j rho_j (Themis) by
   bisection on rho, each step an LP;
@@ -12,6 +12,8 @@
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -38,7 +40,9 @@ from fairalloc.models.hetero import (
     throughput_program,
     unfinished,
 )
+from fairalloc.models.leontief import Leontief
 from fairalloc.result import Solution
+from fairalloc.solvers.drf import fill_divisible
 from fairalloc.solvers.highs import solve_matrix, solve_pyomo
 
 MAX_BISECTIONS = 200
@@ -127,17 +131,35 @@ def leximin(p: HeteroProblem) -> Solution:
                     solver={"name": "HiGHS LPs (water filling)", "rounds": rounds})
 
 
+def time_market(p: HeteroProblem, program: Program, reference: np.ndarray) -> Leontief:
+    """The agnostic program as a Leontief market: job j's unit is its whole time t_j, needing
+    the program's row entries (s_j W_k / W of the types j can run on) of each type k with GPUs;
+    capped at t_j <= 1 and weighted w_j = reference_j x its dominant share, so that its level
+    (weighted dominant share) is t_j / reference_j. Each job's utility is its own variable and
+    every row is a packing row: the leximin of the levels is max-min fairness with fixed
+    routes (Bertsekas and Gallager), which progressive filling reaches exactly."""
+    rows = program.rows
+    demand = np.zeros((p.n, p.k))
+    demand[rows.col, rows.row] = rows.value
+    used = p.workers > 0                  # a type without GPUs is in no job's program
+    market = Leontief(p.ids, tuple(np.array(p.types)[used]), p.workers[used], demand[:, used],
+                      np.ones(p.n), program.upper)
+    return replace(market, weights=reference * market.dominant())
+
+
 def agnostic_max_min(p: HeteroProblem) -> Solution:
     """Max-min fairness on time as if every GPU were the same (the baseline Gavel improves on):
     leximin of t_j / (w_j t_j^iso), where t_j is job j's total time fraction, spread over the
-    types it can run on in proportion to their GPU counts. Objective: the smallest weighted
-    normalised *throughput* it leads to."""
+    types it can run on in proportion to their GPU counts. Progressive filling on
+    ``time_market``: no LP, at most (types + 1) phases however many jobs tie at a level (water
+    filling by LPs needed up to one LP per job there, where Gavel solves one). Objective: the
+    smallest weighted normalised *throughput* it leads to."""
     program = agnostic_program(p)
     reference = p.weights * isolated_share(p).sum(axis=1)
-    t, rounds = water_fill(p, program, reference)
+    t = fill_divisible(time_market(p, program, reference))
     x = program.to_time(t, p.k)
     return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
-                    solver={"name": "HiGHS LPs (time-based water filling)", "rounds": rounds})
+                    solver={"name": "progressive filling on time (no LP)"})
 
 
 def max_throughput(p: HeteroProblem) -> Solution:
