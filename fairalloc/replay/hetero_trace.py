@@ -2,7 +2,10 @@
 
 A hetero replay's job is a configuration of Gavel's measured table
 (``fairalloc.models.hetero.measured``: a model at a scale factor of 1, 2, 4 or 8 GPUs), the
-steps it must run and its priority (a weight). Three ways to get such jobs:
+steps it must run and its priority, in the column ``weight`` (the hetero spec's job weight,
+Gavel's ``priority_weight``): every way of getting jobs below, the generator
+(``fairalloc.replay.hetero.generate``) and the replay use that one column. Three ways to get
+such jobs:
 
 - a table with those columns (``read_hetero_trace``; CSV, TSV or Parquet, mapped as
   ``fairalloc import`` maps columns);
@@ -31,18 +34,19 @@ from fairalloc.traces import Layout
 GAVEL_FIELDS = ("job_type", "command", "working_directory", "num_steps_arg", "needs_data_dir",
                 "total_steps", "scale_factor", "priority_weight", "SLO", "arrival_time")
 GAVEL_LAYOUT = Layout(delimiter="\t", names=GAVEL_FIELDS, quoted=False)
-GAVEL_MAPPING = {"model": "job_type", "steps": "total_steps", "priority": "priority_weight",
+GAVEL_MAPPING = {"model": "job_type", "steps": "total_steps", "weight": "priority_weight",
                  "arrival": "arrival_time"}
 LARGER = ("drop", "cap")      # what assign_types does with jobs of more GPUs than measured
 REFERENCE = "v100"            # the type whose throughput turns a duration into steps (Gavel's)
 
 
 def hetero_columns() -> dict[str, Column]:
-    """The columns of a hetero trace and their rules (a priority is 1 when not given)."""
+    """The columns of a hetero trace and their rules (a job's priority, ``weight``, is 1 when
+    not given)."""
     return {"model": Column(str, choices=models()),
             "scale_factor": Column(int, at_least=1),
             "steps": Column(float),
-            "priority": Column(float, at_least=SMALLEST_WEIGHT, default=1.0)}
+            "weight": Column(float, at_least=SMALLEST_WEIGHT, default=1.0)}
 
 
 def _hetero_rows(values: Mapping[str, np.ndarray]) -> list[tuple[int, str, str]]:
@@ -63,7 +67,7 @@ def _hetero_rows(values: Mapping[str, np.ndarray]) -> list[tuple[int, str, str]]
 def read_hetero_trace(path: str, *, mapping: Mapping[str, str] | None = None,
                       layout: Layout | None = None) -> Trace:
     """A hetero trace from a table with ``model``, ``scale_factor``, ``steps``, ``arrival``
-    and optionally ``id`` and ``priority`` columns (``mapping``: trace column -> table
+    and optionally ``id`` and ``weight`` (priority) columns (``mapping``: trace column -> table
     column for others). Bad cells are a ``SpecError`` naming each one's line and column."""
     return read_trace(path, mapping=mapping, columns=hetero_columns(), rules=[_hetero_rows],
                       layout=layout)
@@ -73,7 +77,7 @@ def read_gavel_trace(path: str) -> Trace:
     """A trace file of Gavel's (``scheduler/traces/``, or written by its
     ``generate_trace.py``) as it is: job ``i`` of the file (0-based, as Gavel numbers them)
     with its ``job_type`` as model, ``scale_factor``, ``total_steps`` as steps,
-    ``priority_weight`` as priority and ``arrival_time`` (s). The command, working directory,
+    ``priority_weight`` as weight and ``arrival_time`` (s). The command, working directory,
     steps argument, data directory flag and SLO are not used."""
     return read_hetero_trace(path, mapping=GAVEL_MAPPING, layout=GAVEL_LAYOUT)
 
@@ -84,7 +88,7 @@ def assign_types(trace: Trace, seed: int, *, larger: str, reference: str = REFER
     drawn uniformly among the models measured at its GPU count (26 at 1 GPU, 19 at 2, 4 and
     8), with steps = duration x the model's throughput on ``reference`` at that scale
     factor, so the job runs ``duration`` seconds alone there (as Gavel's generator makes
-    steps); priority 1. The same seed gives the same types: job i takes draw i of
+    steps); weight (priority) 1. The same seed gives the same types: job i takes draw i of
     ``numpy.random.default_rng(seed)``, in arrival order.
 
     No model is measured on more than 8 GPUs. Such jobs (806 of the ElasticFlow trace's
@@ -124,7 +128,7 @@ def assign_types(trace: Trace, seed: int, *, larger: str, reference: str = REFER
     kept = ~over if larger == "drop" else np.ones(trace.n, dtype=bool)
     typed = Trace(trace.ids, trace.arrival, {
         **trace.columns, "model": model, "scale_factor": scale, "steps": steps,
-        "priority": np.ones(trace.n)}, trace.source)
+        "weight": np.ones(trace.n)}, trace.source)
     return typed.take(kept), tuple(np.asarray(trace.ids, dtype=object)[~kept])
 
 

@@ -51,6 +51,24 @@ def test_a_gavel_trace_file_is_read_as_it_is(tmp_path):
     assert doc.trace.columns["steps"].tolist() == [775977, 36, 19178]
 
 
+def test_a_gavel_files_priorities_weigh_in_the_replay(tmp_path):
+    """Two jobs sharing one V100: at priorities 1 and 5 the second gets five times the first's
+    share under weighted max-min and finishes sooner than when both are at 1 (the readers'
+    column was once ``priority`` while the replay read ``weight``, so priorities were
+    ignored)."""
+    def jct(priorities: tuple[int, int]) -> dict[str, float]:
+        gavel_file(tmp_path, [(MODEL, 20000, 1, p, 0) for p in priorities])
+        doc = document.load(write_doc(tmp_path, {"table": "gavel.trace", "format": "gavel"},
+                                      workers={"v100": 1}))
+        run = api.replay(doc)
+        assert run.status == "done"
+        return dict(zip(run.jobs["id"].tolist(), run.jobs["jct"].tolist()))
+
+    even, weighted = jct((1, 1)), jct((1, 5))
+    assert even["0"] == pytest.approx(even["1"])
+    assert weighted["1"] < 0.9 * even["1"] and weighted["0"] == pytest.approx(even["0"])
+
+
 def test_the_shipped_trace_is_typed_and_starts_at_zero(tmp_path):
     trace = {"shipped": "elasticflow", "cluster": "cluster10", "types_seed": 3,
              "larger": "drop", "jobs": 40}

@@ -161,7 +161,7 @@ def test_a_gavel_trace_is_read_as_gavel_numbers_its_jobs(tmp_path):
                                                "Transformer (batch size 256)"]
     assert trace.columns["scale_factor"].tolist() == [1, 1, 4]
     assert trace.columns["steps"].tolist() == [775977, 36, 19178]
-    assert trace.columns["priority"].tolist() == [1, 1, 5]
+    assert trace.columns["weight"].tolist() == [1, 1, 5]
 
 
 def test_a_gavel_trace_round_trips_through_a_hetero_table(tmp_path):
@@ -169,10 +169,10 @@ def test_a_gavel_trace_round_trips_through_a_hetero_table(tmp_path):
     gavel = read_gavel_trace(gavel_file(tmp_path, JOBS_GAVEL))
     rows = "".join(f'{i},"{m}",{s},{st},{p},{a}\n' for i, (m, st, s, p, a) in
                    enumerate(JOBS_GAVEL))
-    table = read_hetero_trace(write(tmp_path, "id,model,scale_factor,steps,priority,arrival\n"
+    table = read_hetero_trace(write(tmp_path, "id,model,scale_factor,steps,weight,arrival\n"
                                     + rows))
     assert table.ids == gavel.ids and table.arrival.tolist() == gavel.arrival.tolist()
-    for name in ("model", "scale_factor", "steps", "priority"):
+    for name in ("model", "scale_factor", "steps", "weight"):
         assert table.columns[name].tolist() == gavel.columns[name].tolist(), name
 
 
@@ -221,7 +221,7 @@ def test_the_type_draw_is_seeded_and_measured_at_the_jobs_gpus():
     for model, scale, steps in zip(models, typed.columns["scale_factor"].tolist(),
                                    typed.columns["steps"].tolist()):
         assert steps == pytest.approx(3600 * table[(model, scale)]["v100"])
-    assert typed.columns["priority"].tolist() == [1.0] * 200
+    assert typed.columns["weight"].tolist() == [1.0] * 200
     assert len(set(models)) > 20         # uniform over 26 configurations at 1 GPU, 19 above
 
 
