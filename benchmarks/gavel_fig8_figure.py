@@ -26,6 +26,7 @@ JCT = "metric.average_jct_s"
 TOLERANCE = 10.0        # percent: issue 25's bound on the difference to Gavel's value
 LABELS = {"agnostic-max-min": "LAS, agnostic (agnostic-max-min)",
           "max-min": "LAS, heterogeneity-aware (max-min)"}
+RATE_LABEL = "input rate (jobs/h)"
 
 
 def measured_hours(store: str, study: str | None = None) -> dict[str, dict[float, float]]:
@@ -52,44 +53,16 @@ def differences(measured: dict[str, dict[float, float]]) -> dict[str, dict[float
 
 
 def draw(measured: dict[str, dict[float, float]], path: str) -> None:
-    """The two panels (JCT against rate with Gavel's points; difference in percent)."""
+    """JCT against rate with Gavel's points, and below it the difference in percent (left out
+    when no measured rate is one of Gavel's: nothing to compare)."""
     plt = pyplot()
-    fig, (jct, diff) = plt.subplots(2, 1, figsize=(8.5, 8.0), sharex=True,
-                                    gridspec_kw={"height_ratios": [3, 2]})
-    top = 0.0
-    for i, policy in enumerate(FIGURE_8):
-        color, label = f"C{i}", LABELS.get(policy, policy)
-        mine = sorted(measured.get(policy, {}).items())
-        if mine:
-            jct.plot(*zip(*mine), marker="o", markersize=4, color=color,
-                     linestyle=replay_panels.STYLES[i], label=f"fairalloc: {label}")
-        paper = sorted(FIGURE_8[policy].items())
-        jct.plot(*zip(*paper), marker="x", markersize=7, linestyle="none", color=color,
-                 label=f"Gavel (printed): {label}")
-        top = max([top] + [v for _, v in mine + paper])
-    jct.set_ylabel("average JCT of jobs 4000-4999 (h)", fontsize=8)
-    jct.set_ylim(0, top * 1.05)
-    jct.grid(alpha=0.3)
-    replay_panels.legend_above(jct, top * 1.05, columns=2)
-    jct.set_title("average JCT against the input rate: fairalloc's runs (lines) and "
-                  "Gavel's printed values (crosses)", fontsize=8)
-
-    diffs = differences(measured)
-    diff.axhspan(-TOLERANCE, TOLERANCE, color="grey", alpha=0.15,
-                 label=f"±{TOLERANCE:g}%: issue 25's bound")
-    diff.axhline(0, color="grey", linewidth=0.8)
-    for i, policy in enumerate(FIGURE_8):
-        if diffs.get(policy):
-            diff.plot(*zip(*diffs[policy].items()), marker="o", markersize=4,
-                      color=f"C{i}", linestyle=replay_panels.STYLES[i], label=policy)
-    worst = max([TOLERANCE] + [abs(v) for d in diffs.values() for v in d.values()])
-    diff.set_ylim(-worst * 1.1, worst * 1.1)
-    diff.set_ylabel("fairalloc - Gavel (% of Gavel's value)", fontsize=8)
-    diff.set_xlabel("input rate (jobs/h)", fontsize=8)
-    diff.grid(alpha=0.3)
-    replay_panels.legend_above(diff, worst * 1.1, columns=3)
-    diff.set_title("difference to Gavel's printed value", fontsize=8)
-
+    diffs = {p: d for p, d in differences(measured).items() if d}
+    rows = 2 if diffs else 1
+    fig, axes = plt.subplots(rows, 1, figsize=(8.5, 4.8 + 3.2 * (rows - 1)), squeeze=False,
+                             sharex=True, gridspec_kw={"height_ratios": [3, 2][:rows]})
+    jct_panel(axes[0, 0], measured)
+    if diffs:
+        difference_panel(axes[1, 0], diffs)
     gaps = {p: xs for p, xs in missing_rates(measured).items() if xs}
     note = textwrap.fill("; ".join(f"no {p} run at {', '.join(f'{x:g}' for x in xs)} jobs/h"
                                    for p, xs in gaps.items()), 120)
@@ -98,6 +71,47 @@ def draw(measured: dict[str, dict[float, float]], path: str) -> None:
                  fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.985))
     save(fig, path)
+
+
+def jct_panel(ax, measured: dict[str, dict[float, float]]) -> None:
+    """fairalloc's average JCT per policy (lines) and Gavel's printed values (crosses)."""
+    top = 0.0
+    for i, policy in enumerate(FIGURE_8):
+        color, label = f"C{i}", LABELS.get(policy, policy)
+        mine = sorted(measured.get(policy, {}).items())
+        if mine:
+            ax.plot(*zip(*mine), marker="o", markersize=4, color=color,
+                    linestyle=replay_panels.STYLES[i], label=f"fairalloc: {label}")
+        paper = sorted(FIGURE_8[policy].items())
+        ax.plot(*zip(*paper), marker="x", markersize=7, linestyle="none", color=color,
+                label=f"Gavel (printed): {label}")
+        top = max([top] + [v for _, v in mine + paper])
+    ax.set_xlabel(RATE_LABEL, fontsize=8)
+    ax.xaxis.set_tick_params(labelbottom=True)
+    ax.set_ylabel("average JCT of jobs 4000-4999 (h)", fontsize=8)
+    ax.set_ylim(0, top * 1.05)
+    ax.grid(alpha=0.3)
+    replay_panels.legend_above(ax, top * 1.05, columns=2)
+    ax.set_title("average JCT against the input rate: fairalloc's runs (lines) and "
+                 "Gavel's printed values (crosses)", fontsize=8)
+
+
+def difference_panel(ax, diffs: dict[str, dict[float, float]]) -> None:
+    """fairalloc's difference to Gavel's value (percent) per policy, in the ±10% band."""
+    ax.axhspan(-TOLERANCE, TOLERANCE, color="grey", alpha=0.15,
+               label=f"±{TOLERANCE:g}%: issue 25's bound")
+    ax.axhline(0, color="grey", linewidth=0.8)
+    for i, policy in enumerate(FIGURE_8):
+        if diffs.get(policy):
+            ax.plot(*zip(*diffs[policy].items()), marker="o", markersize=4,
+                    color=f"C{i}", linestyle=replay_panels.STYLES[i], label=policy)
+    worst = max([TOLERANCE] + [abs(v) for d in diffs.values() for v in d.values()])
+    ax.set_ylim(-worst * 1.1, worst * 1.1)
+    ax.set_ylabel("fairalloc - Gavel (% of Gavel's value)", fontsize=8)
+    ax.set_xlabel(RATE_LABEL, fontsize=8)
+    ax.grid(alpha=0.3)
+    replay_panels.legend_above(ax, worst * 1.1, columns=3)
+    ax.set_title("difference to Gavel's printed value", fontsize=8)
 
 
 def table(measured: dict[str, dict[float, float]]) -> str:
