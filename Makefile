@@ -42,7 +42,7 @@ bench: $(STAMP)
 # The figures of docs/reports.md (docs/figures/), made by the commands they illustrate.
 # gavel-fig8.png is remade from the store of its study when that store is present: run
 # `fairalloc study run specs/studies/gavel-fig8-gavel-stream.json --store $(FIG8_STORE)
-# --workers 2` first (28 replays, about 30 minutes on 2 free cores); drawing it takes seconds.
+# --workers 2` first (28 replays, 17 minutes on 2 workers); drawing it takes seconds.
 FIG := docs/figures
 FIG8_STORE ?= gavel-fig8-gavel-stream.duckdb
 figures: $(STAMP)
