@@ -39,8 +39,12 @@ fuzz: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --write benchmarks/RESULTS.md
 
-# The figures of docs/reports.md (docs/figures/), made by the commands they illustrate
+# The figures of docs/reports.md (docs/figures/), made by the commands they illustrate.
+# gavel-fig8.png is remade from the store of its study when that store is present: run
+# `fairalloc study run specs/studies/gavel-fig8-gavel-stream.json --store $(FIG8_STORE)
+# --workers 2` first (28 replays, 17 minutes on 2 workers); drawing it takes seconds.
 FIG := docs/figures
+FIG8_STORE ?= gavel-fig8-gavel-stream.duckdb
 figures: $(STAMP)
 	mkdir -p $(FIG)
 	$(BIN)/fairalloc sweep specs/emrf/example1-knob0.5.json --set knob=0:1:0.05 --methods lp,wfq,drf --plot $(FIG)/emrf-sweep.png -q > /dev/null
@@ -55,6 +59,9 @@ figures: $(STAMP)
 	$(BIN)/fairalloc study run specs/studies/moldable-section-v.json --store $(FIG)/.study.duckdb -q
 	$(BIN)/fairalloc study summary $(FIG)/.study.duckdb --plot $(FIG)/study-summary.png > /dev/null
 	rm -f $(FIG)/.study.duckdb
+	@if [ -f $(FIG8_STORE) ]; then \
+		$(BIN)/python benchmarks/gavel_fig8_figure.py $(FIG8_STORE) $(FIG)/gavel-fig8.png > /dev/null; \
+	else echo "$(FIG)/gavel-fig8.png kept: no $(FIG8_STORE) (see docs/replay.md)"; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check fairalloc tests benchmarks
