@@ -6,12 +6,17 @@ at least 2.5)."""
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
 from harness import Row, Table, safe
 
 from fairalloc import api
-from fairalloc.replay.hetero import FIGURE_8, FIGURE_8_RATES, figure_8_document
+from fairalloc.replay.hetero import figure_8_document
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "paper"))
+from gavel_figure8 import FIGURE_8, FIGURE_8_RATES  # noqa: E402  (Gavel's printed values)
 
 JOBS_PER_S_TARGET = 200
 SPEED_JOBS = 6_000

@@ -11,9 +11,10 @@ window is Gavel's: a smaller one is not comparable with the published values."""
 from __future__ import annotations
 
 import pytest
+from gavel_figure8 import FIGURE_8
 
 from fairalloc import api
-from fairalloc.replay.hetero import FIGURE_8, figure_8_document
+from fairalloc.replay.hetero import figure_8_document
 
 RATE = 3.2
 

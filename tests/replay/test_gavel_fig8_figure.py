@@ -7,9 +7,9 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from paper.gavel_figure8 import FIGURE_8, FIGURE_8_RATES
 
 from fairalloc import api
-from fairalloc.replay.hetero import FIGURE_8, FIGURE_8_RATES
 from tests.clitools import ROOT
 from tests.replay.test_replay_figures import captured, problems
 
