@@ -77,3 +77,6 @@ def main(argv: list[str] | None = None) -> int:
     except ConnectionError as exc:      # a Dask scheduler that cannot be reached
         print(f"fairalloc {args.command}: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:           # Ctrl-C in a command that is not a study: no traceback
+        print(f"fairalloc {args.command}: interrupted", file=sys.stderr)
+        return 130

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from clitools import cli, write
+from clitools import ROOT, cli, write
 
 from fairalloc import api
 from fairalloc.errors import SolverError, SpecError, Violations
@@ -239,3 +239,20 @@ def test_every_policy_replays(policy, mechanism):
     assert run.status == "done", run.summary["error"]
     assert run.summary["finished"] == 12
     assert run.verdicts["feasibility"]["passed"] is True
+
+
+def test_ctrl_c_in_a_replay_exits_130_without_a_traceback(tmp_path):
+    """SIGINT while a long replay runs: one line and exit 130, as a study's Ctrl-C."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = str(ROOT / "specs" / "replay" / "fig8-base.json")
+    proc = subprocess.Popen([sys.executable, "-m", "fairalloc.cli", "replay", path, "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)           # in the event loop by then (the document loads in under a second)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
