@@ -8,13 +8,13 @@ import json
 
 import numpy as np
 import pytest
+from clitools import cli
+from test_trace_tables import JOBS_GAVEL, gavel_file
 
 from fairalloc import api
 from fairalloc.errors import SpecError
 from fairalloc.replay import document
 from fairalloc.replay.elasticflow import elasticflow
-from tests.clitools import cli
-from tests.replay.test_trace_tables import JOBS_GAVEL, gavel_file
 
 MODEL = "ResNet-50 (batch size 64)"
 WORKERS = {"v100": 2, "p100": 2, "k80": 2}

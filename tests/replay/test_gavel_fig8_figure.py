@@ -7,11 +7,11 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from clitools import ROOT
 from paper.gavel_figure8 import FIGURE_8, FIGURE_8_RATES
+from test_replay_figures import captured, problems
 
 from fairalloc import api
-from tests.clitools import ROOT
-from tests.replay.test_replay_figures import captured, problems
 
 SCRIPT = ROOT / "benchmarks" / "gavel_fig8_figure.py"
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from clitools import ROOT, cli
 
 from fairalloc import api, plots
 from fairalloc.studies import plots as study_plots
-from tests.clitools import ROOT, cli
 
 QUICK = ROOT / "specs" / "studies" / "replay-quick.json"
 

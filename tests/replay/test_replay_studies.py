@@ -9,6 +9,7 @@ import json
 import duckdb
 import numpy as np
 import pytest
+from clitools import cli
 
 from fairalloc.errors import SpecError
 from fairalloc.registry import KINDS
@@ -16,7 +17,6 @@ from fairalloc.solvers import hetero as solvers
 from fairalloc.studies.plan import load_study
 from fairalloc.studies.run import run_study
 from fairalloc.studies.store import Store
-from tests.clitools import cli
 
 JOBS = 16
 DOCUMENT = {"replay": "tiny", "kind": "hetero",
