@@ -63,6 +63,23 @@ def bars(ax, groups: list[str], series: dict[str, np.ndarray], ylabel: str) -> N
         beside(ax)
 
 
+def bar_panels(result, panels: list[tuple[str, dict[str, np.ndarray], str]], path: str,
+               width: float, ratios: list[float] | None = None, height: float = 3.6) -> None:
+    """One result's picture as side-by-side grouped bars over its ids: per panel (title,
+    series, y label), ``width`` × ``height`` inches, titled by the result
+    (``result_title``)."""
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(width, height), squeeze=False,
+                             gridspec_kw={"width_ratios": ratios} if ratios else None)
+    ids = list(result.allocation.ids)
+    for ax, (title, series, ylabel) in zip(axes[0], panels):
+        bars(ax, ids, series, ylabel)
+        ax.set_title(title, fontsize=8)
+    fig.suptitle(result_title(result), fontsize=9)
+    fig.tight_layout()
+    save(fig, path)
+
+
 def result_title(result) -> str:
     """A picture of one result's title: the spec's name, the method, the objective."""
     objective = "" if result.objective is None else f": objective {result.objective:.4g}"
