@@ -10,7 +10,6 @@ from fairalloc import api, plots
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
 from fairalloc.cli.options import (
-    FORMATS,
     Commands,
     check_fail_on,
     check_flags,
@@ -19,7 +18,6 @@ from fairalloc.cli.options import (
     execution_flags,
     format_flags,
     gate_flags,
-    latex_flag,
     parse_set,
     solver_settings,
 )
@@ -89,9 +87,7 @@ def register(commands: Commands) -> None:
     sp.add_argument("--metrics", type=arg.names,
                     help="comma-separated metric names or patterns (utilization.*)")
     check_flags(sp)
-    sp.add_argument("--format", choices=FORMATS, default="table",
-                    help="what to print on standard output")
-    latex_flag(sp)
+    format_flags(sp, rows=False)
     gate_flags(sp, limit=False)          # --time-limit is among the execution flags
     execution_flags(sp, store_help="also keep the rows (each with its whole result) in this "
                                    "DuckDB file (default: in memory only)")

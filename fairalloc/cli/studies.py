@@ -11,13 +11,12 @@ from fairalloc import api, plots
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
 from fairalloc.cli.options import (
-    FORMATS,
     Commands,
     DefaultsHelp,
     check_pool,
     common_flags,
     execution_flags,
-    latex_flag,
+    format_flags,
     refuse_overwrite,
     solver_settings,
 )
@@ -47,9 +46,7 @@ def register(commands: Commands) -> None:
                     help="method for the policy (default: the spec's)")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="the policy and the mechanisms' metrics")
-    sp.add_argument("--format", choices=FORMATS, default="table",
-                    help="what to print on standard output")
-    latex_flag(sp)
+    format_flags(sp, rows=False)
     execution_flags(sp, store_help="also keep the row (with its whole result) in this DuckDB "
                                    "file (default: in memory only)")
     sp.set_defaults(writes={"plot": "--plot", "store": "--store"})
@@ -73,9 +70,7 @@ def _register_study(commands: Commands) -> None:
                          "study's seed keys left out)")
     sp.add_argument("--values", type=arg.names, metavar="COLUMNS",
                     help="columns to summarise (default: ratio; e.g. metric.makespan,time_s)")
-    sp.add_argument("--format", choices=FORMATS, default="table",
-                    help="what to print on standard output")
-    latex_flag(sp)
+    format_flags(sp, rows=False)
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="box plots per method, and the mean against each numeric grid key "
                          "(a replay study: JCT against the rate, CDFs, utilisation, checks)")
@@ -147,9 +142,7 @@ def _experiment_parser(kind_name: str, experiment) -> argparse.ArgumentParser:
                     help="comma-separated subset (default: the preset's)")
     sp.add_argument("--plot", metavar="FILE.png", type=arg.figure,
                     help="box plots of the values per method")
-    sp.add_argument("--format", choices=FORMATS, default="table",
-                    help="what to print on standard output")
-    latex_flag(sp)
+    format_flags(sp, rows=False)
     execution_flags(sp, store_help="also keep the rows in this DuckDB file (default: in "
                                    "memory only)")
     return sp
