@@ -207,12 +207,37 @@ def _envy_worth(m: Leontief, bundles: np.ndarray, i: int) -> np.ndarray:
     return worth
 
 
-def _envious_by_dominance(m: Leontief, x: np.ndarray, bundles: np.ndarray) -> np.ndarray:
-    """The envious users, for any number of demand and bundle classes.
+def _reachable(m: Leontief, points: np.ndarray, need: np.ndarray,
+               support: np.ndarray) -> np.ndarray:
+    """Which queries some point might beat in every resource of their support: a necessary
+    condition, O(n D), that spares the sweep the rest.
+
+    A point p beating q on all of q's resources holds each of them, so its level
+    max_d p_d / C_d is at most ``reach[d]``, the largest level of a point holding some of d, for
+    each such d; and it beats q where q's level is reached, so its level is at least q's
+    (``need``). A query of positive level above the least ``reach`` over its resources is
+    beaten by no point (a positive query is positive wherever its user has demand). In
+    a progressive-filling allocation that is every user a saturated resource stopped (all who
+    hold that resource stopped at one level, and a query sits just above its own level), which
+    is DRF's envy-freeness argument (section 4.1 of the DRF paper) made a test.
+    """
+    level = row_max(points / m.capacity)
+    held = points.T > 0
+    reach = [level[column].max(initial=-np.inf) for column in held]
+    bound = functools.reduce(np.minimum, (np.where(uses, r, np.inf)
+                                          for uses, r in zip(support.T, reach)))
+    return ~((bound < need) & (need > 0))
+
+
+def _envious_by_dominance(m: Leontief, x: np.ndarray,
+                          bundles: np.ndarray) -> tuple[np.ndarray, int]:
+    """The envious users, for any number of demand and bundle classes, and how many users
+    the sweep had to ask.
 
     i envies j iff j's weight-normalised bundle B_j / w_j beats q_i = (x_i + tol) / w_i * a_i
     in every resource i uses (for whole tasks, x_i + 1 - ``WHOLE`` in place of x_i + tol): an
-    orthant query, answered for all users at once by ``_dominated``, one support pattern at a time.
+    orthant query, answered by ``_dominated`` one support pattern at a time for the users
+    ``_reachable`` leaves (in a DRF allocation, none).
     """
     scaled = bundles / m.weights[:, None]
     if m.integral:
@@ -220,19 +245,22 @@ def _envious_by_dominance(m: Leontief, x: np.ndarray, bundles: np.ndarray) -> np
     else:
         target = x + RTOL * np.maximum(unit_scale(m), np.abs(x))
     query = (target / m.weights)[:, None] * m.demand
-    free = m.caps > target                           # a capped user cannot use more
-    envious = np.zeros(m.n, dtype=bool)
     support = m.demand > 0
-    code = support @ (1 << np.arange(len(m.resources)))
-    for pattern in np.flatnonzero(np.bincount(code)):
-        users = np.flatnonzero((code == pattern) & free)
-        dims = support[users[0]] if users.size else support[0]
+    # a capped user cannot use more; one whose query no bundle can reach needs no sweep
+    free = (m.caps > target) & _reachable(m, scaled, row_max(query / m.capacity), support)
+    envious = np.zeros(m.n, dtype=bool)
+    asking = np.flatnonzero(free)
+    code = support[asking] @ (1 << np.arange(len(m.resources)))
+    for pattern in np.unique(code):
+        users = asking[code == pattern]
+        dims = support[users[0]]
         envious[users] = _dominated(scaled[:, dims], query[users][:, dims])
-    own = envious & row_all((scaled > query) | ~support)
-    for i in np.flatnonzero(own):                    # dominated by its own bundle: ask the rest
+    suspects = np.flatnonzero(envious)
+    own = suspects[row_all((scaled[suspects] > query[suspects]) | ~support[suspects])]
+    for i in own:                                    # dominated by its own bundle: ask the rest
         envious[i] = bool(exceeds(_envy_worth(m, bundles, int(i)).max(), x[i],
                                   unit_scale(m)[i]))
-    return envious
+    return envious, asking.size
 
 
 def _top_of_class(level: np.ndarray, label: np.ndarray, K: int) -> np.ndarray:
@@ -321,8 +349,9 @@ def envy_freeness(problem, allocation: Allocation, **_) -> Finding:
 
 
 def _envy_from_dominance(m: Leontief, x: np.ndarray, bundles: np.ndarray, C: int) -> Finding:
-    envious = _envious_by_dominance(m, x, bundles)
-    scope = f"{m.n} users, {C} demand classes: orthant-dominance sweep"
+    envious, swept = _envious_by_dominance(m, x, bundles)
+    scope = (f"{m.n} users, {C} demand classes: orthant-dominance sweep of the {swept} below "
+             "their cap whose level some bundle reaches")
     if not envious.any():
         return Finding("envy_freeness", True,
                        f"no user prefers another's weight-scaled bundle ({scope})")

@@ -60,3 +60,35 @@ def test_many_demand_classes_go_to_the_sweep():
     spec = fairalloc.load_spec(drf.random_spec(1, users=300))
     result = fairalloc.solve(spec, validate=False)
     assert "orthant-dominance" in leontief.envy_freeness(spec.problem, result.allocation).detail
+
+
+def test_the_level_bound_never_spares_a_negative_query():
+    """The sweep skips users whose level no bundle reaches; that bound needs a positive query.
+    User a holds negative units (an infeasible allocation, as a file may hold): b's empty
+    bundle beats a's negative query on every resource, so a envies b though no bundle holds
+    anything."""
+    from fairalloc.checks.leontief import _envious_by_dominance
+    from fairalloc.models.leontief import Leontief
+
+    m = Leontief(("a", "b"), ("r0", "r1"), np.array([10.0, 10.0]),
+                 np.array([[1.0, 1.0], [1.0, 0.0]]), np.ones(2), np.full(2, np.inf),
+                 integral=False)
+    x = np.array([-1.0, 0.0])
+    bundles = x[:, None] * m.demand
+    envious_users, swept = _envious_by_dominance(m, x, bundles)
+    np.testing.assert_array_equal(envious_users, envious(m, x, bundles))
+    assert envious_users.tolist() == [True, False] and swept == 1    # b: no bundle reaches
+
+
+def test_a_drf_allocation_needs_no_sweep():
+    """In a progressive-filling allocation every user is capped or stopped by a saturated
+    resource that every user holding it stopped at: the level bound clears all of them (DRF's
+    envy-freeness argument), and the verdict is the definition's."""
+    spec = fairalloc.load_spec(drf.random_spec(3, users=400))
+    allocation = fairalloc.solve(spec, validate=False).allocation
+    m = spec.problem.market
+    x, bundles = m.units(allocation), m.bundles(allocation)
+    envious_users, swept = leontief._envious_by_dominance(m, x, bundles)
+    assert swept == 0 and not envious(m, x, bundles).any() and not envious_users.any()
+    found = leontief.envy_freeness(spec.problem, allocation)
+    assert found.holds and "sweep of the 0 below their cap" in found.detail
