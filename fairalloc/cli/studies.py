@@ -82,9 +82,11 @@ def _register_study(commands: Commands) -> None:
                     type=arg.table_file)
     sp.set_defaults(reads={"store": "STORE"}, writes={"output": "--output"})
     sp = commands.add("instance", cmd_study_instance, "re-make one instance of a study as a "
-                      "spec", spec=False)
+                      "spec (a replay study's: the document a row ran)", spec=False)
     _stored(sp)
     sp.add_argument("id", metavar="ID", type=arg.whole(0), help="the instance column of a row")
+    sp.add_argument("--method", type=arg.name, help="the method column of the row (a replay "
+                    "study's policy: the document that row ran)")
     sp.add_argument("-o", "--output", type=arg.writable, help="write the spec to this file")
     sp.set_defaults(reads={"store": "STORE"}, writes={"output": "--output"})
 
@@ -226,7 +228,7 @@ def cmd_study_export(args) -> int:
 
 
 def cmd_study_instance(args) -> int:
-    spec, seed = api.instance_spec(args.store, args.id, args.study)
+    spec, seed = api.instance_spec(args.store, args.id, args.study, args.method)
     text = json.dumps(spec, indent=2)
     if args.output:
         write_text(args.output, text + "\n")
