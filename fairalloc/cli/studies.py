@@ -200,7 +200,8 @@ def cmd_study_run(args) -> int:
     if code == 130:
         return code
     found = done.summary()
-    print_summary(found.title, found.records, found.by, found.values, "table", found.labels)
+    print_summary(found.title, found.records, found.by, found.values, "table", found.labels,
+                  units=found.units)
     note(args, f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet")
     return code
 
@@ -208,7 +209,7 @@ def cmd_study_run(args) -> int:
 def cmd_study_summary(args) -> int:
     found = api.summary(args.store, args.study, args.by, args.values)
     print_summary(found.title, found.records, found.by, found.values, args.format,
-                  found.labels, latex_width=args.latex_width)
+                  found.labels, latex_width=args.latex_width, units=found.units)
     if args.plot and found.record["replay"]:
         jobs, utilization = api.replay_rows(args.store, args.study)
         study_plots.replay_study(found.rows, jobs, utilization, [*found.record["grid"]],

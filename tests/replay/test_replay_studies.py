@@ -229,3 +229,25 @@ def test_study_instance_of_a_replay_study_of_several_policies_needs_one(tmp_path
     assert "--method" in err and "max-min, agnostic-max-min" in err
     code, _, err = cli(capsys, "study", "instance", store, "0", "--method", "fifo")
     assert code == 2 and "'fifo' is not a policy of study tiny-replays" in err
+
+
+def test_a_replay_study_summary_prints_durations_in_hours_and_stores_seconds(tmp_path,
+                                                                            capsys):
+    store = str(tmp_path / "s.duckdb")
+    assert cli(capsys, "study", "run", written(tmp_path), "--store", store,
+               "--workers", "1", "-q")[0] == 0
+    by = ("--by", "trace.rate,method")
+    groups = json.loads(cli(capsys, "study", "summary", store, *by, "--format", "json")[1])
+    seconds = [g["metric.average_jct_s"]["mean"] for g in groups["groups"]]
+    assert min(seconds) > 3600          # stored in seconds: the jobs take hours
+    code, out, _ = cli(capsys, "study", "summary", store, *by, "--format", "markdown")
+    lines = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("|")]
+    header, rows = [c.strip() for c in lines[0]], lines[2:]
+    assert code == 0 and "mean (h)" in header and "p90 (h)" in header
+    assert "average JCT (h)" in out
+    mean = header.index("mean (h)")
+    assert [float(r[mean]) for r in rows] == pytest.approx([s / 3600 for s in seconds],
+                                                          abs=0.005)
+    code, out, _ = cli(capsys, "study", "summary", store, *by, "--format", "markdown",
+                       "--values", "metric.makespan_s,metric.worst_rho")
+    assert code == 0 and "| makespan (h) |" in out and "| worst_rho |" in out
