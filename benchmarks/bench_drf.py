@@ -21,7 +21,8 @@ from harness import (
 
 def bench_drf(quick: bool) -> list[Table]:
     """Target 1: DRF progressive filling, 1e6 users x 4 resources, under 0.5 s."""
-    from fairalloc.solvers.drf import fill_divisible, fill_whole_tasks
+    from fairalloc.levels import fill_divisible
+    from fairalloc.solvers.drf import fill_whole_tasks
 
     target_n, target = 10**6, 0.5
     sizes = (10**4, 10**5) if quick else (10**5, 10**6)

@@ -452,11 +452,13 @@ def export(store: str | Path, output: str | Path,
         return name, db.export(name, str(output))
 
 
-def instance_spec(store: str | Path, instance: int,
-                  study: str | None = None) -> tuple[dict, int | None]:
+def instance_spec(store: str | Path, instance: int, study: str | None = None,
+                  method: str | None = None) -> tuple[dict, int | None]:
     """One instance of a stored study re-made as a spec, as ``fairalloc study instance``
     does: the spec's data and the instance's seed (None for a spec file's instance). An id
-    the study does not have raises ``StoreError``."""
+    the study does not have raises ``StoreError``. A replay study's instance is the replay
+    document of its row of policy ``method`` (which a study of several policies needs; a
+    method the study does not have raises :class:`ArgumentError`)."""
     with Store(store, read_only=True) as db:
         record = db.study(study)
         files = db.spec_files(record["study"])
@@ -465,7 +467,7 @@ def instance_spec(store: str | Path, instance: int,
     if found is None:
         raise StoreError(f"study {record['study']} has instances 0 to "
                          f"{plan.instance_count - 1}, not {instance}")
-    return plan.instance_spec(found), found.seed
+    return plan.instance_spec(found, method), found.seed
 
 
 def study_frame(store: str | Path, study: str | None = None) -> Any:

@@ -54,6 +54,7 @@ from fairalloc.studies.summary import (
     summarise,
     summary_cells,
     value_labels,
+    value_units,
 )
 from fairalloc.studies.sweep import run_sweep, solver_edits, spec_study
 from fairalloc.version import __version__
@@ -406,7 +407,7 @@ def _replay_study_report(path: str, record: dict, rows: dict, jobs: dict,
     labels = value_labels(record["reference"], replay=True)
     records = summarise(rows, by, values, methods=list(dict.fromkeys(rows["method"])))
     title = study_title(record["study"], record["kind"], record["reference"], replay=True)
-    header, body = summary_cells(records, by, values, None)
+    header, body = summary_cells(records, by, values, None, units=value_units(replay=True))
     errors = [[str(m), str(e)] for m, s, e in zip(rows["method"], rows["status"],
                                                   rows.get("error", rows["status"]))
               if s == "error"]

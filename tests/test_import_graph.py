@@ -18,6 +18,7 @@ import networkx as nx
 import pytest
 
 import fairalloc
+from fairalloc.registry import KINDS
 
 PACKAGE = Path(fairalloc.__file__).parent
 
@@ -156,3 +157,18 @@ def test_models_are_the_bottom_of_a_kind(module):
     forbidden = ("fairalloc.solvers", "fairalloc.checks", "fairalloc.studies", "fairalloc.plots",
                  "fairalloc.kinds", "fairalloc.registry")
     assert below(module, forbidden) == []
+
+
+KIND_PARTS = ("fairalloc.models", "fairalloc.solvers", "fairalloc.checks")
+KIND_MODULES = {f"{part}.{kind}": kind for part in KIND_PARTS for kind in KINDS
+                if f"{part}.{kind}" in MODULES}
+
+
+@pytest.mark.parametrize("module", sorted(KIND_MODULES))
+def test_a_kinds_modules_import_no_other_kinds(module):
+    """What two kinds share lives in a module that names no kind (``levels``, ``leontief``,
+    ``highs``): a kind's model, solver or checks importing another kind's would tie the two
+    (a change to one kind's solver silently changing the other's)."""
+    others = sorted(target for target in GRAPH.successors(module)
+                    if KIND_MODULES.get(target, KIND_MODULES[module]) != KIND_MODULES[module])
+    assert others == []

@@ -27,7 +27,7 @@ from fairalloc.render import (
     table_text,
 )
 from fairalloc.result import FAILED, MARKS, Result, check_column
-from fairalloc.studies.summary import TIME_NOTE, summary_cells
+from fairalloc.studies.summary import TIME_NOTE, Unit, summary_cells
 
 
 def console() -> Console:
@@ -124,10 +124,12 @@ def print_rows(title: str, header: list[str], body: list[list[str]], fmt_name: s
 
 def print_summary(title: str, records: list[dict], by: list[str], values: list[str],
                   fmt_name: str, labels: dict[str, str], baseline: float | None = None,
-                  checks: bool = True, latex_width: str = LINEWIDTH) -> None:
+                  checks: bool = True, latex_width: str = LINEWIDTH,
+                  units: dict[str, Unit] | None = None) -> None:
     """A summary as a table, JSON, Markdown, CSV, LaTeX (no wider than ``latex_width``) or
     HTML (``checks``: a column per check in the table and Markdown; JSON and CSV always have
-    them)."""
+    them; ``units``: values the table formats print in a unit of their own, JSON and CSV
+    keeping the stored one)."""
     if fmt_name == "json":
         print(json.dumps({"title": title, "by": by, "values": values, "groups": records},
                          indent=2, allow_nan=False))
@@ -137,7 +139,7 @@ def print_summary(title: str, records: list[dict], by: list[str], values: list[s
         names = list(dict.fromkeys(k for row in flat for k in row))
         sys.stdout.write(csv_table(names, ([row.get(n) for n in names] for row in flat)))
         return
-    header, body = summary_cells(records, by, values, baseline, checks)
+    header, body = summary_cells(records, by, values, baseline, checks, units)
     value_note = "; ".join(f"{v}: {labels.get(v, v)}" for v in values)
     print_rows(title, header, body, fmt_name,
                "; ".join(filter(None, [value_note, "95% CI: bootstrap interval of the mean; "

@@ -82,9 +82,11 @@ def _register_study(commands: Commands) -> None:
                     type=arg.table_file)
     sp.set_defaults(reads={"store": "STORE"}, writes={"output": "--output"})
     sp = commands.add("instance", cmd_study_instance, "re-make one instance of a study as a "
-                      "spec", spec=False)
+                      "spec (a replay study's: the document a row ran)", spec=False)
     _stored(sp)
     sp.add_argument("id", metavar="ID", type=arg.whole(0), help="the instance column of a row")
+    sp.add_argument("--method", type=arg.name, help="the method column of the row (a replay "
+                    "study's policy: the document that row ran)")
     sp.add_argument("-o", "--output", type=arg.writable, help="write the spec to this file")
     sp.set_defaults(reads={"store": "STORE"}, writes={"output": "--output"})
 
@@ -198,7 +200,8 @@ def cmd_study_run(args) -> int:
     if code == 130:
         return code
     found = done.summary()
-    print_summary(found.title, found.records, found.by, found.values, "table", found.labels)
+    print_summary(found.title, found.records, found.by, found.values, "table", found.labels,
+                  units=found.units)
     note(args, f"fairalloc study summary {path} --by ... | export {path} -o rows.parquet")
     return code
 
@@ -206,7 +209,7 @@ def cmd_study_run(args) -> int:
 def cmd_study_summary(args) -> int:
     found = api.summary(args.store, args.study, args.by, args.values)
     print_summary(found.title, found.records, found.by, found.values, args.format,
-                  found.labels, latex_width=args.latex_width)
+                  found.labels, latex_width=args.latex_width, units=found.units)
     if args.plot and found.record["replay"]:
         jobs, utilization = api.replay_rows(args.store, args.study)
         study_plots.replay_study(found.rows, jobs, utilization, [*found.record["grid"]],
@@ -226,7 +229,7 @@ def cmd_study_export(args) -> int:
 
 
 def cmd_study_instance(args) -> int:
-    spec, seed = api.instance_spec(args.store, args.id, args.study)
+    spec, seed = api.instance_spec(args.store, args.id, args.study, args.method)
     text = json.dumps(spec, indent=2)
     if args.output:
         write_text(args.output, text + "\n")

@@ -142,3 +142,16 @@ def _makespan(per_job: dict) -> float | None:
 def hours(seconds: float | None) -> float:
     """Seconds as hours (NaN for None), as Gavel reports JCT."""
     return math.nan if seconds is None else seconds / 3600.0
+
+
+HOURS = "h"               # the unit a replay's durations are printed in (Gavel's for JCT)
+
+
+def hours_text(seconds: float) -> str:
+    """A duration (seconds) as the text of its hours, as a replay's printed summaries show
+    JCT, queueing and makespan (in ``HOURS``).
+
+    >>> hours_text(118_500.0)
+    '32.92'
+    """
+    return f"{seconds / 3600.0:.2f}"

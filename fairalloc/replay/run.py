@@ -143,7 +143,7 @@ def _timeline(doc: Document, name: str, function, options: dict, checking: Check
 
 
 def _hours(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds / 3600:.2f} h"
+    return "-" if seconds is None else f"{measures.hours_text(seconds)} {measures.HOURS}"
 
 
 def _verdict(finding: dict) -> str:

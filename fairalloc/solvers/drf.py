@@ -12,7 +12,7 @@ import numpy as np
 
 from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
-from fairalloc.levels import TiedQueue
+from fairalloc.levels import TiedQueue, fill_divisible
 from fairalloc.models.drf import DrfProblem, leximin_model
 from fairalloc.models.leontief import BINDING_DUAL, DUAL, TIE, Leontief
 from fairalloc.models.program import SparseRows
@@ -25,63 +25,6 @@ from fairalloc.solvers.highs import (
     seconds_left,
     solve_pyomo,
 )
-
-
-def fill_divisible(market: Leontief, stop: bool = False) -> np.ndarray:
-    """Progressive filling of divisible tasks; returns tasks per user.
-
-    Every growing user sits at the common level t (tasks ``t * w_i / s_i``). Within one phase the
-    usage of resource d is ``base_d + sum_i c_id * min(t, tau_i)``, piecewise linear in t with
-    breaks at the users' cap levels ``tau_i``; cumulative sums over users sorted by ``tau`` give the
-    first level where a resource saturates in O(n log n + nD). Its users then freeze (``stop``:
-    everybody freezes) and the next phase begins, so there are at most D + 1 phases.
-
-    >>> from fairalloc.models.leontief import Leontief
-    >>> m = Leontief(("A", "B"), ("cpu", "mem"), np.array([9.0, 18.0]),
-    ...              np.array([[1.0, 4.0], [3.0, 1.0]]), np.ones(2), np.full(2, np.inf))
-    >>> fill_divisible(m).round(9).tolist()       # Ghodsi et al.'s example: 3 and 2 tasks
-    [3.0, 2.0]
-    """
-    n, _ = market.demand.shape
-    rate = market.weights / market.dominant()        # tasks per unit of level
-    tau = market.caps / rate                         # level at which a user reaches its cap
-    per_level = market.demand * rate[:, None]        # usage per unit of level, (n, D)
-    capacity = market.capacity
-    x = np.zeros(n)
-    active = np.ones(n, dtype=bool)
-    level = 0.0
-    while active.any():
-        base = market.usage(np.where(active, 0.0, x))
-        order = np.flatnonzero(active)
-        order = order[np.argsort(tau[order], kind="stable")]
-        tau_s, c = tau[order], per_level[order]
-        k = int(np.isfinite(tau_s).sum())
-        capped_use = np.vstack([np.zeros_like(capacity), np.cumsum(c[:k] * tau_s[:k, None], 0)])
-        growing = c.sum(0) - np.vstack([np.zeros_like(capacity), np.cumsum(c[:k], 0)])
-        at_breaks = base + capped_use[:k] + growing[:k] * tau_s[:k, None]
-        # only resources still growing can saturate next: a saturated one may sit a rounding
-        # error above its capacity and must not end the phase at its first break
-        over = ((at_breaks >= capacity) & (growing[:k] > 0)).any(axis=1)
-        j = int(np.argmax(over)) if over.any() else k
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t_d = np.where(growing[j] > 0, (capacity - base - capped_use[j]) / growing[j], np.inf)
-        t_sat = max(float(t_d.min()), level)
-        if not np.isfinite(t_sat):                   # nothing saturates: all reach their caps
-            x[order] = market.caps[order]
-            break
-        capped = order[tau_s <= t_sat]
-        rest = order[tau_s > t_sat]
-        x[capped] = market.caps[capped]
-        if stop:
-            x[rest] = t_sat * rate[rest]
-            break
-        hit = t_d <= t_sat * (1 + TIE)
-        frozen = rest[(market.demand[rest][:, hit] > 0).any(axis=1)]
-        x[frozen] = t_sat * rate[frozen]
-        active[capped] = False
-        active[frozen] = False
-        level = t_sat
-    return x
 
 
 def fill_whole_tasks(market: Leontief, stop: bool = False) -> np.ndarray:

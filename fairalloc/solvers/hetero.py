@@ -19,6 +19,7 @@ import numpy as np
 
 from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
+from fairalloc.levels import fill_divisible
 from fairalloc.models.hetero import (
     DUAL_TOLERANCE,
     FINISH_TOLERANCE,
@@ -42,7 +43,6 @@ from fairalloc.models.hetero import (
 )
 from fairalloc.models.leontief import Leontief
 from fairalloc.result import Solution
-from fairalloc.solvers.drf import fill_divisible
 from fairalloc.solvers.highs import solve_matrix, solve_pyomo
 
 MAX_BISECTIONS = 200

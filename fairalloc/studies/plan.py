@@ -30,7 +30,7 @@ import numpy as np
 
 from fairalloc.contract import method_options
 from fairalloc.engine import sweep_values
-from fairalloc.errors import SpecError, Violations
+from fairalloc.errors import ArgumentError, SpecError, Violations
 from fairalloc.registry import KINDS
 from fairalloc.replay import document as replays
 from fairalloc.spec import (
@@ -262,11 +262,28 @@ class Study:
             return (REPLAY, raw, str(Path(instance.source).parent.resolve())), edits
         return ("spec", raw), edits
 
-    def instance_spec(self, instance: Instance) -> dict:
-        """The raw spec of one instance (``fairalloc study instance``): a replay study's is
-        its replay document, with the grid point's keys set."""
+    def instance_spec(self, instance: Instance, method: str | None = None) -> dict:
+        """The raw spec of one instance (``fairalloc study instance``). A replay study's is
+        the replay document a row ran: its grid point's keys set and the row's ``method`` as
+        its policy (None: the study's only policy; a study of several must be told which,
+        else :class:`ArgumentError`). Another study's spec is every method's."""
         recipe, edits = self.recipe(instance)
-        return make_instance(self.kind, recipe, instance.seed, edits)
+        raw = make_instance(self.kind, recipe, instance.seed, edits)
+        if method is not None and method not in self.methods:
+            raise ArgumentError("method", f"{method!r} is not a {self.word} of study "
+                                f"{self.name} (its {self.word}s: {', '.join(self.methods)})")
+        if not self.replay:
+            return raw
+        if method is None and len(self.methods) > 1:
+            raise ArgumentError("method", f"the rows of instance {instance.id} ran "
+                                f"{len(self.methods)} policies, each its own document: name "
+                                f"one ({', '.join(self.methods)})")
+        return with_policy(raw, method or self.methods[0])
+
+    @property
+    def word(self) -> str:
+        """What the study's methods are: a replay study's are policies."""
+        return "policy" if self.replay else "method"
 
     def tasks(self, done: set | frozenset = frozenset()) -> Iterator[Task]:
         """Every task whose (instance, method, repeat) is not in ``done``."""
@@ -571,7 +588,7 @@ def _try_points(study: Study, found: Violations) -> None:
         point = instance.point
         where = ", ".join(f"{k}={json.dumps(v)}" for k, v in point) or "the instances"
         try:
-            raw = study.instance_spec(instance)
+            raw = study.instance_spec(instance, study.methods[0])
         except SpecError as exc:
             found.add(["grid"], f"at {where}: {exc.violations[0]}")
             return
@@ -581,8 +598,7 @@ def _try_points(study: Study, found: Violations) -> None:
             return
         try:
             if study.replay:
-                replays.load(with_policy(raw, study.methods[0]),
-                             study.recipe(instance)[0][2])
+                replays.load(raw, study.recipe(instance)[0][2])
             else:
                 build(raw, None)
         except SpecError as exc:

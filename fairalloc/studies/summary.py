@@ -15,14 +15,15 @@ cold rows (one task a worker) gets the cold mean, marked ``time_cold``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from fairalloc.errors import ArgumentError
 from fairalloc.registry import KINDS
 from fairalloc.render import check_heads, fmt
+from fairalloc.replay.measures import HOURS, hours_text
 from fairalloc.result import MARKS, VERDICTS, check_column
 from fairalloc.studies.store import OK
 
@@ -153,28 +154,48 @@ def warm_rows(rows: dict[str, np.ndarray]) -> np.ndarray:
                     dtype=bool)
 
 
+@dataclass(frozen=True)
+class Unit:
+    """The unit a value's statistics are printed in (stored ones keep theirs): its name and
+    the text of a stored number in it."""
+
+    name: str
+    text: Callable[[float], str]
+
+
+def _general(value: float) -> str:
+    return f"{value:.4g}"
+
+
 def summary_cells(records: list[dict], by: list[str], values: list[str],
-                   baseline: float | None, checks: bool = True) -> tuple[list, list]:
+                  baseline: float | None, checks: bool = True,
+                  units: Mapping[str, Unit] | None = None) -> tuple[list, list]:
     """The header and rows (text) of a study summary: the groups, counts, each value's mean
     with its 95% interval and percentiles (and the rows counted apart), time, and the checks'
-    verdicts; with several values, a row per value and group."""
+    verdicts; with several values, a row per value and group. A value in ``units`` is printed
+    in its unit, named in the header (or, with several values, beside the value's name)."""
+    units = units or {}
     apart = any(r[f"{v} apart"] for r in records for v in values)
     checks = list(dict.fromkeys(c for r in records for c in r["checks"])) if checks else []
-    header = [*(["value"] if len(values) > 1 else []), *by, "n", "statuses", "mean", "95% CI",
-              "p10", "p50", "p90", *([f"> {baseline:g}"] if baseline is not None else []),
+    one = units.get(values[0]) if len(values) == 1 else None
+    stats = [f"{h} ({one.name})" if one else h for h in ("mean", "95% CI", "p10", "p50", "p90")]
+    header = [*(["value"] if len(values) > 1 else []), *by, "n", "statuses", *stats,
+              *([f"> {baseline:g}"] if baseline is not None else []),
               *(["apart"] if apart else []), "time (s)", *check_heads(checks)]
     body = []
     for v in values:
+        unit = units.get(v)
+        text = unit.text if unit else _general
         for r in records:
-            row = [v.removeprefix("metric.")] if len(values) > 1 else []
+            row = [value_name(v, unit)] if len(values) > 1 else []
             row += [fmt(r[b]) for b in by]
             row += [str(r["count"]), ", ".join(f"{k} {n}" for k, n in r["statuses"].items())]
             st = r[v]
             if st is None:
                 row += ["—", "", "", "", ""] + ([""] if baseline is not None else [])
             else:
-                row += [f"{st['mean']:.4g}", f"{st['ci_low']:.4g}–{st['ci_high']:.4g}",
-                        *(f"{st[k]:.4g}" for k in ("p10", "p50", "p90"))]
+                row += [text(st["mean"]), f"{text(st['ci_low'])}–{text(st['ci_high'])}",
+                        *(text(st[k]) for k in ("p10", "p50", "p90"))]
                 if baseline is not None:
                     row.append(f"{st[f'above_{baseline:g}']:.0%}")
             if apart:
@@ -187,24 +208,46 @@ def summary_cells(records: list[dict], by: list[str], values: list[str],
     return header, body
 
 
+def value_name(value: str, unit: Unit | None) -> str:
+    """A value's name in a summary's rows: a metric's without ``metric.``, one printed in a
+    unit of its own with it instead of the stored one's (``average_jct_s`` in hours:
+    ``average_jct (h)``)."""
+    name = value.removeprefix("metric.")
+    return f"{name.removesuffix('_s')} ({unit.name})" if unit else name
+
+
 def ratio_label(reference: str) -> str:
     return f"ratio to the {reference.replace('_', ' ')} (1 = as good, above 1 worse)"
 
 
-# a replay study's values: the run's measures (``studies.replays``), JCT in seconds
+# a replay study's values: the run's measures (``studies.replays``), durations stored in
+# seconds and printed in hours, as ``fairalloc replay`` prints them
 REPLAY_VALUES = ["metric.average_jct_s"]
+REPLAY_DURATIONS = ("metric.average_jct_s", "metric.p50_jct_s", "metric.p90_jct_s",
+                    "metric.p99_jct_s", "metric.average_queueing_s", "metric.makespan_s",
+                    "metric.end_s")
 REPLAY_LABELS = {
-    "metric.average_jct_s": "average JCT (s)", "metric.p50_jct_s": "median JCT (s)",
-    "metric.p90_jct_s": "90th percentile JCT (s)", "metric.p99_jct_s": "99th percentile JCT (s)",
-    "metric.average_queueing_s": "average queueing delay (s)",
-    "metric.makespan_s": "makespan (s)", "metric.worst_rho": "worst rho (JCT / isolated JCT)",
+    "metric.average_jct_s": "average JCT", "metric.p50_jct_s": "median JCT",
+    "metric.p90_jct_s": "90th percentile JCT", "metric.p99_jct_s": "99th percentile JCT",
+    "metric.average_queueing_s": "average queueing delay", "metric.makespan_s": "makespan",
+    "metric.end_s": "simulated time reached", "metric.worst_rho": "worst rho (JCT / isolated JCT)",
     "metric.share_rho_above_1": "share of jobs with rho > 1",
     "metric.jobs_per_s": "simulated jobs per second", "time_s": "wall time (s)"}
 
 
+def value_units(replay: bool = False) -> dict[str, Unit]:
+    """The values a study's printed summary shows in a unit of their own: a replay study's
+    durations in hours."""
+    return {v: Unit(HOURS, hours_text) for v in REPLAY_DURATIONS} if replay else {}
+
+
 def value_labels(reference: str, replay: bool = False) -> dict[str, str]:
-    """Axis and table labels of a study's values."""
-    return dict(REPLAY_LABELS) if replay else {"ratio": ratio_label(reference)}
+    """Axis and table labels of a study's values (with the unit each is printed in)."""
+    if not replay:
+        return {"ratio": ratio_label(reference)}
+    units = value_units(replay)
+    return {v: f"{label} ({units[v].name})" if v in units else label
+            for v, label in REPLAY_LABELS.items()}
 
 
 def default_values(replay: bool = False) -> list[str]:
@@ -244,7 +287,7 @@ def values_by_label(rows: dict, by: list[str], values: list[str]) -> dict:
 class StudySummary:
     """A stored study summarised: its ``record`` (name, kind, spec, grid, reference), its
     ``rows``, the summary ``records`` per group of ``by`` of each of ``values``, its title and
-    value ``labels``."""
+    value ``labels`` and the ``units`` its values are printed in (see ``value_units``)."""
 
     title: str
     record: dict
@@ -253,6 +296,7 @@ class StudySummary:
     values: list[str]
     labels: dict[str, str]
     records: list[dict]
+    units: dict[str, Unit] = field(default_factory=dict)
 
 
 def study_summary(record: dict, rows: dict, by: Sequence[str] | None = None,
@@ -283,4 +327,4 @@ def study_summary(record: dict, rows: dict, by: Sequence[str] | None = None,
     return StudySummary(study_title(record["study"], record["kind"], record["reference"],
                                     replay),
                         record, rows, by, values, value_labels(record["reference"], replay),
-                        summarise(rows, by, values, methods=methods))
+                        summarise(rows, by, values, methods=methods), value_units(replay))

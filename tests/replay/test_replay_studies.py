@@ -13,8 +13,11 @@ from clitools import cli
 
 from fairalloc.errors import SpecError
 from fairalloc.registry import KINDS
+from fairalloc.replay import document as replays
+from fairalloc.replay.run import play
 from fairalloc.solvers import hetero as solvers
 from fairalloc.studies.plan import load_study
+from fairalloc.studies.replays import run_fields
 from fairalloc.studies.run import run_study
 from fairalloc.studies.store import Store
 
@@ -195,3 +198,56 @@ def test_a_store_made_before_the_replay_tables_gains_them_when_written(tmp_path)
                   workers=1)
     with Store(store, read_only=True) as db:
         assert db.has_replays and len(db.replay_rows("tiny-replays")["jct"]) == JOBS
+
+
+def test_study_instance_gives_the_document_a_row_ran_which_replays_to_that_row(tmp_path,
+                                                                            capsys):
+    store = str(tmp_path / "s.duckdb")
+    assert cli(capsys, "study", "run", written(tmp_path), "--store", store,
+               "--workers", "1", "-q")[0] == 0
+    instance = 3                # its rows: the document's own policy and the study's second
+    row = next(r for r in table(store, RUN_ROWS) if r[:2] == (instance, "agnostic-max-min"))
+    code, out, _ = cli(capsys, "study", "instance", store, str(instance), "--method",
+                       "agnostic-max-min")
+    document = json.loads(out)
+    assert code == 0 and document["policy"] == {"method": "agnostic-max-min"}
+    assert document["trace"]["rate"] == row[3] and document["trace"]["seed"] == row[4]
+    again = run_fields(play(replays.load(document, tmp_path)))
+    assert (again["metric.average_jct_s"], again["metric.p99_jct_s"],
+            again["metric.makespan_s"]) == row[5:8]
+    stored = table(store, f"SELECT jct FROM replay_jobs WHERE instance = {instance} AND "
+                          "method = 'agnostic-max-min' ORDER BY position")
+    assert list(again["replay_jobs"]["jct"]) == [j for (j,) in stored]
+
+
+def test_study_instance_of_a_replay_study_of_several_policies_needs_one(tmp_path, capsys):
+    store = str(tmp_path / "s.duckdb")
+    assert cli(capsys, "study", "run", written(tmp_path), "--store", store,
+               "--workers", "1", "-q")[0] == 0
+    code, out, err = cli(capsys, "study", "instance", store, "0")
+    assert code == 2 and not out and err.count("\n") == 1
+    assert "--method" in err and "max-min, agnostic-max-min" in err
+    code, _, err = cli(capsys, "study", "instance", store, "0", "--method", "fifo")
+    assert code == 2 and "'fifo' is not a policy of study tiny-replays" in err
+
+
+def test_a_replay_study_summary_prints_durations_in_hours_and_stores_seconds(tmp_path,
+                                                                            capsys):
+    store = str(tmp_path / "s.duckdb")
+    assert cli(capsys, "study", "run", written(tmp_path), "--store", store,
+               "--workers", "1", "-q")[0] == 0
+    by = ("--by", "trace.rate,method")
+    groups = json.loads(cli(capsys, "study", "summary", store, *by, "--format", "json")[1])
+    seconds = [g["metric.average_jct_s"]["mean"] for g in groups["groups"]]
+    assert min(seconds) > 3600          # stored in seconds: the jobs take hours
+    code, out, _ = cli(capsys, "study", "summary", store, *by, "--format", "markdown")
+    lines = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("|")]
+    header, rows = [c.strip() for c in lines[0]], lines[2:]
+    assert code == 0 and "mean (h)" in header and "p90 (h)" in header
+    assert "average JCT (h)" in out
+    mean = header.index("mean (h)")
+    assert [float(r[mean]) for r in rows] == pytest.approx([s / 3600 for s in seconds],
+                                                          abs=0.005)
+    code, out, _ = cli(capsys, "study", "summary", store, *by, "--format", "markdown",
+                       "--values", "metric.makespan_s,metric.worst_rho")
+    assert code == 0 and "| makespan (h) |" in out and "| worst_rho |" in out
