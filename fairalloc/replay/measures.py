@@ -13,8 +13,6 @@ with the worst job as witness.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from fairalloc.replay.engine import Timeline
@@ -137,11 +135,6 @@ def _makespan(per_job: dict) -> float | None:
     if not len(finish) or not np.isfinite(finish).all():
         return None
     return float(finish.max() - per_job["arrival"].min())
-
-
-def hours(seconds: float | None) -> float:
-    """Seconds as hours (NaN for None), as Gavel reports JCT."""
-    return math.nan if seconds is None else seconds / 3600.0
 
 
 HOURS = "h"               # the unit a replay's durations are printed in (Gavel's for JCT)
