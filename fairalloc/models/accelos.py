@@ -305,14 +305,19 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
     seen, step = None, 0
     while True:
         for i in waiting.walk(free):     # launch order, each the first of its demand that fits
-            take = min(left[i], limit[i] - resident[i], groups_that_fit(rows[i], free))
-            heapq.heappush(events, (now + period[i], i, take))
-            ends += now + period[i]
+            w, m, r = rows[i]
+            fit = min(free[0] // w if w else math.inf, free[1] // m if m else math.inf,
+                      free[2] // r if r else math.inf)     # groups_that_fit, inlined
+            take = min(left[i], limit[i] - resident[i], fit)
+            end = now + period[i]
+            heapq.heappush(events, (end, i, take))
+            ends += end
             held += take
             left[i] -= take
             resident[i] += take
-            for r, d in enumerate(rows[i]):      # in place: the walk reads it
-                free[r] -= take * d
+            free[0] -= take * w          # in place: the walk reads it
+            free[1] -= take * m
+            free[2] -= take * r
             if start[i] == math.inf:
                 start[i] = now / ticks
             if left[i] == 0 or resident[i] >= limit[i]:
@@ -341,7 +346,10 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
             ends -= end
             held -= count
             resident[i] -= count
-            free = [f + count * d for f, d in zip(free, rows[i])]
+            w, m, r = rows[i]
+            free[0] += count * w
+            free[1] += count * m
+            free[2] += count * r
             finish[i] = now / ticks
             if left[i] > 0 and resident[i] < limit[i] <= resident[i] + count:
                 waiting.join(i)          # back under its limit
@@ -380,10 +388,11 @@ class _Waiting:
         if len(rows) > MANY_DEMANDS:
             fits = np.flatnonzero(functools.reduce(
                 np.logical_and, (c <= f for c, f in zip(self.columns, free)))).tolist()
+            heads = sorted([(queues[v][0], v) for v in fits if queues[v]])
         else:
             f0, f1, f2 = free
-            fits = [v for v, (w, m, r) in enumerate(rows) if w <= f0 and m <= f1 and r <= f2]
-        heads = sorted([(queues[v][0], v) for v in fits if queues[v]])
+            heads = sorted([(q[0], v) for v, (w, m, r), q in zip(range(len(rows)), rows, queues)
+                            if q and w <= f0 and m <= f1 and r <= f2])
         at = 0
         while at < len(heads):
             i, v = heads[at]
