@@ -357,10 +357,12 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
 
 class _Waiting:
     """The kernels that may take groups (some left, fewer than ``limit`` resident), by
-    per-group demand: a min-heap of kernel indices for each distinct demand. Of the kernels
-    with one demand, a walk in launch order meets the first one first, and when it fits so
-    do the others: so a walk visits, in launch order, the first kernel of each demand that
-    fits, and a demand's next kernel only once its first has left (it took all it could)."""
+    per-group demand: a min-heap of kernel indices for each distinct demand, and the
+    demands that have such kernels as (first kernel, demand, w, m, r) in launch order of
+    their first kernels. Of the kernels with one demand, a walk in launch order meets the
+    first one first, and when it fits so do the others: so a walk visits, in launch order,
+    the first kernel of each demand that fits, and a demand's next kernel only once its
+    first has left (it took all it could)."""
 
     def __init__(self, demand: np.ndarray, left: list, resident: list, limit: list):
         distinct, kind = np.unique(demand, axis=0, return_inverse=True)
@@ -371,37 +373,49 @@ class _Waiting:
         for i, v in enumerate(self.kind):
             if left[i] > 0 and resident[i] < limit[i]:
                 self.queues[v].append(i)     # in launch order: already a heap
+        self.firsts = sorted(self._first(v) for v, queue in enumerate(self.queues) if queue)
+
+    def _first(self, v: int) -> tuple:
+        return (self.queues[v][0], v, *self.rows[v])
 
     def join(self, i: int) -> None:
-        heapq.heappush(self.queues[self.kind[i]], i)
+        v = self.kind[i]
+        queue = self.queues[v]
+        if queue and i > queue[0]:
+            heapq.heappush(queue, i)
+            return
+        if queue:                            # i comes first now
+            del self.firsts[bisect.bisect_left(self.firsts, (queue[0],))]
+        heapq.heappush(queue, i)
+        bisect.insort(self.firsts, self._first(v))
 
     def leave(self, i: int) -> None:
         """Kernel i, the first of its demand (it just took groups), waits no more."""
-        heapq.heappop(self.queues[self.kind[i]])
+        v = self.kind[i]
+        heapq.heappop(self.queues[v])
+        del self.firsts[bisect.bisect_left(self.firsts, (i,))]
+        if self.queues[v]:
+            bisect.insort(self.firsts, self._first(v))
 
     def walk(self, free: list[float]):
         """Yield, in launch order, each waiting kernel that is the first of its demand and
         fits in ``free`` as the caller takes groups (so shrinks ``free``) and lets kernels
         ``leave``; a demand that does not fit is not looked at again in the walk (free only
         shrinks)."""
-        queues, rows = self.queues, self.rows
-        if len(rows) > MANY_DEMANDS:
+        if len(self.rows) > MANY_DEMANDS:
             fits = np.flatnonzero(functools.reduce(
                 np.logical_and, (c <= f for c, f in zip(self.columns, free)))).tolist()
-            heads = sorted([(queues[v][0], v) for v in fits if queues[v]])
+            heads = sorted([self._first(v) for v in fits if self.queues[v]])
         else:
             f0, f1, f2 = free
-            heads = sorted([(q[0], v) for v, (w, m, r), q in zip(range(len(rows)), rows, queues)
-                            if q and w <= f0 and m <= f1 and r <= f2])
-        at = 0
-        while at < len(heads):
-            i, v = heads[at]
-            at += 1
-            w, m, r = rows[v]
+            heads = [h for h in self.firsts if h[2] <= f0 and h[3] <= f1 and h[4] <= f2]
+        # a list iterator sees what is inserted after its position: a demand's next kernel
+        for at, (i, v, w, m, r) in enumerate(heads, 1):
             if w <= free[0] and m <= free[1] and r <= free[2]:
                 yield i
-                if queues[v] and queues[v][0] != i:     # i left: its demand's next kernel
-                    bisect.insort(heads, (queues[v][0], v), lo=at)
+                queue = self.queues[v]
+                if queue and queue[0] != i:     # i left: its demand's next kernel
+                    bisect.insort(heads, self._first(v), lo=at)
 
 
 def _ticks(time_per_group: np.ndarray) -> tuple[int, list[int]]:
