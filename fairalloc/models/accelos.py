@@ -56,6 +56,7 @@ import bisect
 import functools
 import heapq
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -194,8 +195,8 @@ def most_groups(demand: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 
 def groups_that_fit(demand: list[float], free: list[float]) -> float:
-    """``most_groups`` for one kernel on Python floats (event and greedy loops' hot path:
-    numpy's per-call overhead would dominate)."""
+    """``most_groups`` for one kernel on Python floats (the greedy's hot path: numpy's
+    per-call overhead would dominate; ``dispatch`` inlines it for its three resources)."""
     return min((f // d for f, d in zip(free, demand) if d > 0), default=math.inf)
 
 
@@ -397,7 +398,7 @@ class _Waiting:
         if self.queues[v]:
             bisect.insort(self.firsts, self._first(v))
 
-    def walk(self, free: list[float]):
+    def walk(self, free: list[float]) -> Iterator[int]:
         """Yield, in launch order, each waiting kernel that is the first of its demand and
         fits in ``free`` as the caller takes groups (so shrinks ``free``) and lets kernels
         ``leave``; a demand that does not fit is not looked at again in the walk (free only
