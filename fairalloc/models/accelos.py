@@ -76,8 +76,9 @@ SPEC_KEY = {"threads": "work_group_size", "local_memory": "local_memory_per_grou
 # relative to the quantity compared: a group count within this share of a whole number is it
 # (float quotients of demands), and a dominant share within this of the max-min meets it
 RTOL = 1e-9
-# above this many distinct per-group demands the dispatcher's walk picks those that fit with
-# numpy; below, with a loop (numpy's per-call overhead would dominate)
+# above this many distinct per-group demands the dispatcher's walk first picks those that fit
+# with numpy; below, it checks each waiting demand in turn (numpy's per-call overhead would
+# dominate)
 MANY_DEMANDS = 32
 
 
@@ -408,8 +409,7 @@ class _Waiting:
                 np.logical_and, (c <= f for c, f in zip(self.columns, free)))).tolist()
             heads = sorted([self._first(v) for v in fits if self.queues[v]])
         else:
-            f0, f1, f2 = free
-            heads = [h for h in self.firsts if h[2] <= f0 and h[3] <= f1 and h[4] <= f2]
+            heads = self.firsts[:]
         # a list iterator sees what is inserted after its position: a demand's next kernel
         for at, (i, v, w, m, r) in enumerate(heads, 1):
             if w <= free[0] and m <= free[1] and r <= free[2]:
