@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from harness import (
+    REPEAT,
     Row,
     Table,
     checks_table,
     fmt_seconds,
     market_of,
+    measure,
     random_spec,
+    safe,
     size,
     timed_row,
 )
 
 ILP_TARGET = 2.0
+# issue 24: the whole solve (the method and the metrics every solve computes, the
+# standard-OpenCL baseline among them) within the budget the issue gives a kind's checks
+SOLVE_RATIO_TARGET = 3.0
+# runs of each side of that ratio: a few milliseconds each, and one preempted run of the
+# method on a shared machine moved the ratio from 2.6x to 1.5x in a best of 3
+RATIO_REPEAT = 7
 
 
 def bench_accelos(quick: bool) -> list[Table]:
@@ -40,18 +49,20 @@ def bench_accelos(quick: bool) -> list[Table]:
                                   describe=describe))
     import fairalloc
 
+    fairalloc.solve(random_spec("accelos", kernels=5))       # warm-up: imports, schema
     for k in ilp_sizes[-1:] + (target_k,):
-        loaded = fairalloc.load_spec(random_spec("accelos", kernels=k))
 
         def describe_solve(result, t):
             return ("metrics include the wave model's standard-OpenCL run (an event loop, one "
-                    "event per batch of finishing groups); checks: "
+                    "event per finish time); checks: "
                     + ", ".join(f"{f.check} {f.mark}"
                                 for f in result.validation))
 
         rows.append(timed_row(f"`fairalloc.solve(spec)` (accelos, metrics and checks), "
-                              f"{size(k)} kernels", lambda loaded=loaded: fairalloc.solve(loaded),
+                              f"{size(k)} kernels",
+                              first_solves(random_spec("accelos", kernels=k)),
                               describe=describe_solve, profile=False))
+    rows.append(solve_ratio_row(target_k))
     ilp(market_of(random_spec("accelos", kernels=2)))        # warm-up: HiGHS's first solve
     for k in ilp_sizes:
         p = market_of(random_spec("accelos", kernels=k))
@@ -77,8 +88,48 @@ def bench_accelos(quick: bool) -> list[Table]:
         "11.8 s and 2.75 s at 100, 300 and 1,000 kernels) "
         "on the problem object (building it is setup; a warm-up solve first). Target from the "
         f"issue: `accelos` with {size(target_k)} kernels under {fmt_seconds(target)}; issue 14: "
-        f"`ilp` with 1,000 kernels under {fmt_seconds(ILP_TARGET)}.",
+        f"`ilp` with 1,000 kernels under {fmt_seconds(ILP_TARGET)}; issue 24: the whole "
+        f"`fairalloc.solve(spec, validate=False)` at most {SOLVE_RATIO_TARGET:g}x the method at "
+        f"{size(target_k)} kernels. The `fairalloc.solve` rows solve a freshly loaded spec each "
+        "run (the standard-OpenCL baseline is cached per problem: a user who solves once pays "
+        "it every time).",
         rows), bench_accelos_checks(quick)]
+
+
+def first_solves(data: dict, runs: int = REPEAT, **options):
+    """``fairalloc.solve(spec, **options)`` on a freshly loaded spec at each of up to ``runs``
+    calls (loading is setup, done here): the standard-OpenCL baseline is cached per problem,
+    so a second solve of one loaded spec would not pay it, where a user who solves once pays
+    it every time."""
+    import fairalloc
+
+    specs = iter([fairalloc.load_spec(data) for _ in range(runs)])
+    return lambda: fairalloc.solve(next(specs), **options)
+
+
+def solve_ratio_row(k: int) -> Row:
+    """The whole ``fairalloc.solve(spec, validate=False)`` (first solves, ``first_solves``) over
+    the default method alone on the problem object, at k kernels, each the best of
+    ``RATIO_REPEAT`` runs; the note says how much of it is the standard-OpenCL event loop."""
+    from fairalloc.models.accelos import execute
+    from fairalloc.registry import KINDS
+
+    case = f"`fairalloc.solve(spec, validate=False)` ÷ `accelos` method, {size(k)} kernels"
+
+    def run() -> Row:
+        data = random_spec("accelos", kernels=k)
+        p, method = market_of(data), KINDS["accelos"].methods["accelos"]
+        alone = measure(lambda: method(p), repeat=RATIO_REPEAT).best
+        baseline = measure(lambda: execute(p), repeat=RATIO_REPEAT).best
+        solve = measure(first_solves(data, RATIO_REPEAT, validate=False), repeat=RATIO_REPEAT)
+        ratio = solve.best / alone
+        return Row(case, solve.best, SOLVE_RATIO_TARGET * alone, solve.runs,
+                   f"{ratio:.2f}x the method ({fmt_seconds(alone)}; target "
+                   f"{SOLVE_RATIO_TARGET:g}x); the standard-OpenCL baseline alone "
+                   f"(`execute(p)`, the wave model's event loop) takes {fmt_seconds(baseline)}, "
+                   f"{baseline / alone:.2f}x the method")
+
+    return safe(case, run, target=None)
 
 
 def bench_accelos_checks(quick: bool) -> Table:

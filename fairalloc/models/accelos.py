@@ -52,9 +52,11 @@ Figure 3: 4 compute units that hold one 256-thread group each, A has 12 groups a
 
 from __future__ import annotations
 
+import bisect
 import functools
 import heapq
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -74,6 +76,10 @@ SPEC_KEY = {"threads": "work_group_size", "local_memory": "local_memory_per_grou
 # relative to the quantity compared: a group count within this share of a whole number is it
 # (float quotients of demands), and a dominant share within this of the max-min meets it
 RTOL = 1e-9
+# above this many distinct per-group demands the dispatcher's walk first picks those that fit
+# with numpy; below, it checks each waiting demand in turn (numpy's per-call overhead would
+# dominate)
+MANY_DEMANDS = 32
 
 
 @dataclass(frozen=True, eq=False)
@@ -190,8 +196,8 @@ def most_groups(demand: np.ndarray, free: np.ndarray) -> np.ndarray:
 
 
 def groups_that_fit(demand: list[float], free: list[float]) -> float:
-    """``most_groups`` for one kernel on Python floats (event and greedy loops' hot path:
-    numpy's per-call overhead would dominate)."""
+    """``most_groups`` for one kernel on Python floats (the greedy's hot path: numpy's
+    per-call overhead would dominate; ``dispatch`` inlines it for its three resources)."""
     return min((f // d for f, d in zip(free, demand) if d > 0), default=math.inf)
 
 
@@ -284,66 +290,150 @@ def dispatch(p: AccelosProblem, limit: np.ndarray) -> Execution:
     resident, what is free, when each batch ends, relative to now) repeats, every later period
     repeats it until some kernel runs out of groups: ``_repeat`` skips those periods whole.
     The cost grows with the number of distinct states, not with the NDRanges (2^53 groups
-    take no longer than 2^10)."""
-    left, resident = p.groups.copy(), np.zeros(p.kernel_count)
+    take no longer than 2^10).
+
+    One event per distinct finish time, one batch per kernel and event, and a walk that looks
+    at each distinct per-group demand once, not at each kernel (``_Waiting``): the kernels
+    taking groups are, in launch order, the first waiting kernel of each demand that fits."""
+    limit = np.asarray(limit, dtype=float).tolist()
+    left, resident = p.groups.tolist(), [0.0] * p.kernel_count
     free = p.capacity.tolist()           # Python floats: one kernel at a time is the hot path
     rows = p.demand.tolist()
-    columns = list(p.demand.T.copy())    # a kernel's need of each resource, contiguous
-    start, finish = np.full(p.kernel_count, np.inf), np.zeros(p.kernel_count)
-    exact = [Fraction(repr(float(t))) for t in p.time_per_group]    # 0.3 is 3/10
-    ticks = math.lcm(*(t.denominator for t in exact))
-    period = [t.numerator * (ticks // t.denominator) for t in exact]
+    start, finish = [math.inf] * p.kernel_count, [0.0] * p.kernel_count
+    ticks, period = _ticks(p.time_per_group)
+    waiting = _Waiting(p.demand, left, resident, limit)
     events: list[tuple[int, int, float]] = []
     now = ends = held = 0                # the sums of the batches' end ticks and groups
     seen, step = None, 0
     while True:
-        waiting = np.flatnonzero((left > 0) & (resident < limit))
-        while waiting.size:              # in launch order, only the kernels whose group fits
-            fitting = waiting[functools.reduce(
-                np.logical_and, (need[waiting] <= f for need, f in zip(columns, free)))]
-            if not fitting.size:
-                break
-            waiting = fitting            # free only shrinks in a walk: the others never fit
-            i = int(fitting[0])
-            take = min(left[i], limit[i] - resident[i], groups_that_fit(rows[i], free))
-            heapq.heappush(events, (now + period[i], i, take))
-            ends += now + period[i]
+        for i in waiting.walk(free):     # launch order, each the first of its demand that fits
+            w, m, r = rows[i]
+            fit = min(free[0] // w if w else math.inf, free[1] // m if m else math.inf,
+                      free[2] // r if r else math.inf)     # groups_that_fit, inlined
+            take = min(left[i], limit[i] - resident[i], fit)
+            end = now + period[i]
+            heapq.heappush(events, (end, i, take))
+            ends += end
             held += take
             left[i] -= take
             resident[i] += take
-            free = [f - take * d for f, d in zip(free, rows[i])]
-            start[i] = min(start[i], now / ticks)
-            waiting = waiting[waiting > i]
+            free[0] -= take * w          # in place: the walk reads it
+            free[1] -= take * m
+            free[2] -= take * r
+            if start[i] == math.inf:
+                start[i] = now / ticks
+            if left[i] == 0 or resident[i] >= limit[i]:
+                waiting.leave(i)
         if not events:
-            return Execution(start, finish, waves_time(p, alone_counts(p)))
+            return Execution(np.array(start), np.array(finish),
+                             waves_time(p, alone_counts(p)))
         step += 1
         cheap = (held, tuple(free), len(events), ends - len(events) * now)
         if seen is not None and seen[0] == cheap:
             state = _state(resident, free, events, now)     # only when the cheap part matches
             if state == seen[1]:
-                skip = _repeat(left, seen[3] - left, now - seen[2])
+                skip = _repeat(np.array(left), np.array(seen[3]) - left, now - seen[2])
                 if skip:
                     now += skip[0]
                     events = [(t + skip[0], i, c) for t, i, c in events]
                     ends += len(events) * skip[0]
-                    left -= skip[1]
+                    left = (np.array(left) - skip[1]).tolist()
+                    waiting = _Waiting(p.demand, left, resident, limit)
                     seen, step = None, 0
         if step & (step - 1) == 0:       # Brent: remember the state at steps 1, 2, 4, 8, ...
-            seen = (cheap, _state(resident, free, events, now), now, left.copy())
+            seen = (cheap, _state(resident, free, events, now), now, tuple(left))
         now = events[0][0]
         while events and events[0][0] == now:
             end, i, count = heapq.heappop(events)
             ends -= end
             held -= count
             resident[i] -= count
-            free = [f + count * d for f, d in zip(free, rows[i])]
+            w, m, r = rows[i]
+            free[0] += count * w
+            free[1] += count * m
+            free[2] += count * r
             finish[i] = now / ticks
+            if left[i] > 0 and resident[i] < limit[i] <= resident[i] + count:
+                waiting.join(i)          # back under its limit
 
 
-def _state(resident: np.ndarray, free: list[float], events: list, now: int) -> tuple:
+class _Waiting:
+    """The kernels that may take groups (some left, fewer than ``limit`` resident), by
+    per-group demand: a min-heap of kernel indices for each distinct demand, and the
+    demands that have such kernels as (first kernel, demand, w, m, r) in launch order of
+    their first kernels. Of the kernels with one demand, a walk in launch order meets the
+    first one first, and when it fits so do the others: so a walk visits, in launch order,
+    the first kernel of each demand that fits, and a demand's next kernel only once its
+    first has left (it took all it could)."""
+
+    def __init__(self, demand: np.ndarray, left: list, resident: list, limit: list):
+        distinct, kind = np.unique(demand, axis=0, return_inverse=True)
+        self.kind = kind.ravel().tolist()
+        self.columns = list(distinct.T.copy())
+        self.rows = distinct.tolist()
+        self.queues: list[list[int]] = [[] for _ in self.rows]
+        for i, v in enumerate(self.kind):
+            if left[i] > 0 and resident[i] < limit[i]:
+                self.queues[v].append(i)     # in launch order: already a heap
+        self.firsts = sorted(self._first(v) for v, queue in enumerate(self.queues) if queue)
+
+    def _first(self, v: int) -> tuple:
+        return (self.queues[v][0], v, *self.rows[v])
+
+    def join(self, i: int) -> None:
+        v = self.kind[i]
+        queue = self.queues[v]
+        if queue and i > queue[0]:
+            heapq.heappush(queue, i)
+            return
+        if queue:                            # i comes first now
+            del self.firsts[bisect.bisect_left(self.firsts, (queue[0],))]
+        heapq.heappush(queue, i)
+        bisect.insort(self.firsts, self._first(v))
+
+    def leave(self, i: int) -> None:
+        """Kernel i, the first of its demand (it just took groups), waits no more."""
+        v = self.kind[i]
+        heapq.heappop(self.queues[v])
+        del self.firsts[bisect.bisect_left(self.firsts, (i,))]
+        if self.queues[v]:
+            bisect.insort(self.firsts, self._first(v))
+
+    def walk(self, free: list[float]) -> Iterator[int]:
+        """Yield, in launch order, each waiting kernel that is the first of its demand and
+        fits in ``free`` as the caller takes groups (so shrinks ``free``) and lets kernels
+        ``leave``; a demand that does not fit is not looked at again in the walk (free only
+        shrinks)."""
+        if len(self.rows) > MANY_DEMANDS:
+            fits = np.flatnonzero(functools.reduce(
+                np.logical_and, (c <= f for c, f in zip(self.columns, free)))).tolist()
+            heads = sorted([self._first(v) for v in fits if self.queues[v]])
+        else:
+            heads = self.firsts[:]
+        # a list iterator sees what is inserted after its position: a demand's next kernel
+        for at, (i, v, w, m, r) in enumerate(heads, 1):
+            if w <= free[0] and m <= free[1] and r <= free[2]:
+                yield i
+                queue = self.queues[v]
+                if queue and queue[0] != i:     # i left: its demand's next kernel
+                    bisect.insort(heads, self._first(v), lo=at)
+
+
+def _ticks(time_per_group: np.ndarray) -> tuple[int, list[int]]:
+    """D, the least common denominator of the time_per_group values as written (their
+    shortest decimal form: 0.3 is 3/10), and each time in ticks of 1/D (one Fraction per
+    distinct value)."""
+    values, kind = np.unique(time_per_group, return_inverse=True)
+    exact = [Fraction(repr(float(t))) for t in values]
+    ticks = math.lcm(*(t.denominator for t in exact))
+    period = [t.numerator * (ticks // t.denominator) for t in exact]
+    return ticks, [period[v] for v in kind.ravel().tolist()]
+
+
+def _state(resident: list[float], free: list[float], events: list, now: int) -> tuple:
     """The device's state relative to ``now``: resident groups, free resources, and when each
     batch ends."""
-    return resident.tobytes(), tuple(free), tuple(sorted((t - now, i, c)
+    return tuple(resident), tuple(free), tuple(sorted((t - now, i, c)
                                                             for t, i, c in events))
 
 
