@@ -129,7 +129,7 @@ def run(trace: Arrivals, work: np.ndarray, mechanism: Mechanism, policy: Any = N
     status, error = "done", None
     reported = time.perf_counter()
     while done < n and now < horizon:
-        arrived = int(np.searchsorted(arrival, now, side="right"))
+        arrived = int(np.searchsorted(arrival, now, side="right")) if admitted < n else n
         if arrived > admitted:
             active = np.concatenate([active, np.arange(admitted, arrived)])
             admitted, changed = arrived, True
@@ -146,26 +146,25 @@ def run(trace: Arrivals, work: np.ndarray, mechanism: Mechanism, policy: Any = N
                 break
             changed = False
         rates = plan.rates
-        with np.errstate(divide="ignore", invalid="ignore"):
-            needs = np.where(rates > 0, remaining[active] / rates, math.inf)
         running = rates > 0
+        left = remaining[active]
+        needs = np.divide(left, rates, out=np.full(active.size, math.inf), where=running)
         end = min(_epoch_end(plan, now, next_arrival, needs, running), horizon)
         if math.isinf(end):
             status, error = "error", (f"at {now:.1f} s: the policy leaves all {active.size} "
                                       f"active job(s) idle and no job is still to arrive")
             break
-        ends = np.minimum(now + needs, end)
-        finished = now + needs <= end + FINISH_SLACK_S
-        seconds = ends - now
+        at = now + needs
+        finished = at <= end + FINISH_SLACK_S
+        seconds = np.where(running, np.minimum(at, end) - now, 0.0)
         first = running & np.isnan(start[active])
         start[active[first]] = now
-        remaining[active] = np.where(finished, 0.0, remaining[active] - rates * seconds)
-        finish[active[finished]] = now + needs[finished]
+        remaining[active] = np.where(finished, 0.0, left - rates * seconds)
         intervals.append((now, end))
-        busy.append(plan.use.T @ np.where(running, seconds, 0.0) if plan.use.size
-                    else np.zeros(resources))
-        mechanism.ran(state, plan, np.where(running, seconds, 0.0))
+        busy.append(plan.use.T @ seconds if plan.use.size else np.zeros(resources))
+        mechanism.ran(state, plan, seconds)
         if finished.any():
+            finish[active[finished]] = at[finished]
             active = active[~finished]
             done += int(finished.sum())
             changed = True
