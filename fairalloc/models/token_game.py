@@ -67,6 +67,7 @@ MECHANISMS = ("mean-field", "round-robin", "lottery", "equal-progress", "equal-d
 ENVY_ROWS = 1000  # agents i per block of the pairwise envy matrix
 # of the largest progress: equal-progress breaks ties between agents with noise this small
 JITTER = 1e-9
+AHEAD_CELLS = 1 << 18  # agents x rounds a mechanism that can plans at once
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,16 +125,31 @@ def top(keys: np.ndarray, n: int) -> np.ndarray:
     return np.argpartition(-keys, n - 1, axis=-1)[..., :n]
 
 
+def boost_rows(rounds: int, agents: int, chosen: np.ndarray) -> np.ndarray:
+    """A (rounds, m) 0/1 matrix with ``chosen[r]`` set in row r."""
+    x = np.zeros((rounds, agents))
+    np.put_along_axis(x, chosen, 1.0, axis=1)
+    return x
+
+
 class Boosts:
     """A mechanism of the token game on the engine for time (``fairalloc.replay.clock``):
     every agent a job of infinite work present from time 0, one round one unit of simulated
-    time. ``plan`` hands out the round's boosts as rates (1: boosted, 0: not) held to the
-    round's end, the n boosts being the one resource (an agent boosted holds 1/n of it);
-    ``ran`` records them in ``x`` (rounds x m, the boosts each agent got each round)."""
+    time. ``plan`` hands out boosts as rates (1: boosted, 0: not) held to the round's end, the
+    n boosts being the one resource (an agent boosted holds 1/n of it); ``ran`` records them
+    in ``x`` (rounds x m, the boosts each agent got each round)."""
 
     def __init__(self, p: TokenProblem, pop: Population, rng: np.random.Generator):
         self.p, self.pop, self.rng = p, pop, rng
         self.x = np.zeros(pop.utilities.shape, dtype=np.float32)
+
+    def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
+        rounds = self.x.shape[0]
+        self.x[int(state.now):int(min(plan.until, rounds))] = plan.rates
+
+
+class RoundByRound(Boosts):
+    """A mechanism whose round depends on the rounds before it: one plan a round."""
 
     def plan(self, state: State) -> Plan:
         rates = np.zeros(self.p.agents)
@@ -141,15 +157,30 @@ class Boosts:
         return Plan(rates, rates[:, None] / self.p.boosts, until=state.now + 1, held=True)
 
     def boosted(self, r: int) -> np.ndarray:
-        """The agents boosted in round r."""
+        """The agents boosted in round r (each mechanism's own rule)."""
         raise NotImplementedError
 
-    def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
-        rounds = self.x.shape[0]
-        self.x[int(state.now):int(min(plan.until, rounds))] = plan.rates
+
+class PlannedAhead(Boosts):
+    """A mechanism whose rounds nothing that happens can change (no arrival, no completion,
+    no earlier round): it plans up to ``AHEAD_CELLS`` agents x rounds at once, a schedule of
+    held rounds the engine plays in one stretch (one plan a round would cost the engine a
+    step a round)."""
+
+    def plan(self, state: State) -> Plan:
+        first = int(state.now)
+        count = min(max(1, AHEAD_CELLS // self.p.agents), self.x.shape[0] - first)
+        rates = self.shares(first, count)
+        return Plan(rates, rates[..., None] / self.p.boosts, until=state.now + count,
+                    held=True)
+
+    def shares(self, first: int, count: int) -> np.ndarray:
+        """The boosts of rounds first, ..., first + count - 1 (count x m; each mechanism's
+        own rule)."""
+        raise NotImplementedError
 
 
-class MeanField(Boosts):
+class MeanField(RoundByRound):
     """The token game played with the thresholds, token by token (see the module docstring):
     ``plan`` boosts the signalling agents, ``ran`` moves the tokens."""
 
@@ -158,6 +189,7 @@ class MeanField(Boosts):
         super().__init__(p, pop, rng)
         self.thresholds = thresholds
         self.tokens = np.full(p.agents, p.initial_tokens, dtype=np.int64)
+        self.asking = np.empty(0, dtype=np.int64)    # the round's boosted, planned to ran
 
     def boosted(self, r: int) -> np.ndarray:
         tokens, n = self.tokens, self.p.boosts
@@ -167,41 +199,46 @@ class MeanField(Boosts):
         asking = np.flatnonzero(signal)
         if len(asking) > n:                  # most tokens first, ties at random
             asking = asking[top(tokens[asking] + self.rng.random(len(asking)), n)]
+        self.asking = asking
         return asking
 
     def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
         super().ran(state, plan, seconds)
-        boosted = plan.rates > 0
-        self.tokens[boosted] -= 1            # each spends a token, handed to distinct others
-        eligible = np.flatnonzero(~boosted & (self.tokens < self.p.max_tokens))
-        spent = int(boosted.sum())
-        self.tokens[self.rng.choice(eligible, size=min(spent, len(eligible)),
-                                    replace=False)] += 1
+        asking, tokens = self.asking, self.tokens
+        tokens[asking] -= 1                  # each spends a token, handed to distinct others
+        open_ = tokens < self.p.max_tokens
+        open_[asking] = False
+        eligible = np.flatnonzero(open_)
+        tokens[self.rng.choice(eligible, size=min(len(asking), len(eligible)),
+                               replace=False)] += 1
 
 
-class RoundRobin(Boosts):
+class RoundRobin(PlannedAhead):
     """n agents in fixed rotation: round r boosts agents rn, ..., rn + n - 1 (mod m)."""
 
-    def boosted(self, r: int) -> np.ndarray:
-        return np.flatnonzero((np.arange(self.p.agents) - self.p.boosts * r) % self.p.agents
-                              < self.p.boosts)
+    def shares(self, first: int, count: int) -> np.ndarray:
+        m, n = self.p.agents, self.p.boosts
+        offset = (np.arange(m)[None, :] - n * np.arange(first, first + count)[:, None]) % m
+        return (offset < n).astype(float)
 
 
-class Lottery(Boosts):
+class Lottery(PlannedAhead):
     """n agents drawn uniformly each round (the n largest of m uniform draws)."""
 
-    def boosted(self, r: int) -> np.ndarray:
-        return top(self.rng.random(self.p.agents), self.p.boosts)
+    def shares(self, first: int, count: int) -> np.ndarray:
+        return boost_rows(count, self.p.agents,
+                          top(self.rng.random((count, self.p.agents)), self.p.boosts))
 
 
-class MaxWelfare(Boosts):
+class MaxWelfare(PlannedAhead):
     """The n highest utilities of the round."""
 
-    def boosted(self, r: int) -> np.ndarray:
-        return top(self.pop.utilities[r], self.p.boosts)
+    def shares(self, first: int, count: int) -> np.ndarray:
+        return boost_rows(count, self.p.agents,
+                          top(self.pop.utilities[first:first + count], self.p.boosts))
 
 
-class EqualProgress(Boosts):
+class EqualProgress(RoundByRound):
     """Each round, the n agents with the least progress (utility gained from boosts so far, in
     units of the scale, so that the tie-breaking jitter is relative); ties at random."""
 

@@ -47,12 +47,21 @@ class Plan:
     """A mechanism's decision: ``rates`` (work/s) per active job and ``use`` (active jobs x
     resources), the share of each resource a job holds while it runs, until ``until`` (inf:
     until the set of jobs changes). ``held``: arrivals and completions take effect only at
-    ``until`` (a round: finished jobs leave their workers idle to its end, arrivals wait)."""
+    ``until`` (a round: finished jobs leave their workers idle to its end, arrivals wait).
+
+    A held plan may also be a schedule of rounds planned ahead, when nothing that happens
+    in them can change what the mechanism does: ``rates`` steps x active jobs and ``use``
+    steps x active jobs x resources, the time to ``until`` cut into that many equal steps,
+    each at its own rates."""
 
     rates: np.ndarray
     use: np.ndarray
     until: float = math.inf
     held: bool = False
+
+    def __post_init__(self) -> None:
+        if self.rates.ndim == 2 and not self.held:
+            raise ValueError("a schedule of rates (steps x jobs) must be held to its end")
 
 
 class Mechanism(Protocol):
@@ -119,8 +128,7 @@ def run(trace: Arrivals, work: np.ndarray, mechanism: Mechanism, policy: Any = N
     remaining = np.asarray(work, dtype=float).copy()
     start = np.full(n, np.nan)
     finish = np.full(n, np.nan)
-    intervals: list[tuple[float, float]] = []
-    busy: list[np.ndarray] = []
+    intervals, busy = _Rows(2), _Rows(resources)
     active = np.empty(0, dtype=np.int64)
     admitted = done = 0
     now = float(arrival[0]) if n else 0.0
@@ -145,23 +153,20 @@ def run(trace: Arrivals, work: np.ndarray, mechanism: Mechanism, policy: Any = N
                 status, error = "error", f"at {failure.time:.1f} s: {failure.message}"
                 break
             changed = False
-        rates = plan.rates
-        running = rates > 0
         left = remaining[active]
-        needs = np.divide(left, rates, out=np.full(active.size, math.inf), where=running)
-        end = min(_epoch_end(plan, now, next_arrival, needs, running), horizon)
+        stretch = _Stretch(plan, now, left)
+        end = min(_epoch_end(plan, now, next_arrival, stretch), horizon)
         if math.isinf(end):
             status, error = "error", (f"at {now:.1f} s: the policy leaves all {active.size} "
                                       f"active job(s) idle and no job is still to arrive")
             break
-        at = now + needs
+        at, seconds, worked, ran_from = stretch.to(end)
         finished = at <= end + FINISH_SLACK_S
-        seconds = np.where(running, np.minimum(at, end) - now, 0.0)
-        first = running & np.isnan(start[active])
-        start[active[first]] = now
-        remaining[active] = np.where(finished, 0.0, left - rates * seconds)
-        intervals.append((now, end))
-        busy.append(plan.use.T @ seconds if plan.use.size else np.zeros(resources))
+        first = ~np.isnan(ran_from) & np.isnan(start[active])
+        start[active[first]] = ran_from[first]
+        remaining[active] = np.where(finished, 0.0, left - worked)
+        intervals.add((now, end))
+        busy.add(stretch.busy(seconds, resources))
         mechanism.ran(state, plan, seconds)
         if finished.any():
             finish[active[finished]] = at[finished]
@@ -179,19 +184,89 @@ def run(trace: Arrivals, work: np.ndarray, mechanism: Mechanism, policy: Any = N
         progress(now, done, n)
     verdicts, allocations, solve_s = ({}, 0, 0.0) if policy is None else (
         policy.verdicts.summary(), policy.changes, policy.solve_s)
-    return Timeline(start, finish, np.array(intervals).reshape(-1, 2),
-                    np.array(busy).reshape(-1, resources), verdicts, allocations, solve_s,
-                    time.perf_counter() - began, now, status, error)
+    return Timeline(start, finish, intervals.rows(), busy.rows(), verdicts, allocations,
+                    solve_s, time.perf_counter() - began, now, status, error)
 
 
-def _epoch_end(plan: Plan, now: float, next_arrival: float, needs: np.ndarray,
-               running: np.ndarray) -> float:
-    """When the current plan's stretch of constant rates ends: a held plan (a round) at its
-    end, or when nothing runs in it at the next arrival (once none is to come: at the plan's
-    end, when the mechanism will act again); otherwise at the first of the next arrival, the
-    next completion and the plan's end."""
+class _Rows:
+    """Rows of ``width`` floats added one at a time, kept in an array that doubles as it
+    fills (a run of millions of rounds keeps 8 bytes a number, not a Python object each)."""
+
+    def __init__(self, width: int):
+        self.data = np.empty((64, width))
+        self.count = 0
+
+    def add(self, row) -> None:
+        if self.count == len(self.data):
+            self.data = np.concatenate([self.data, np.empty_like(self.data)])
+        self.data[self.count] = row
+        self.count += 1
+
+    def rows(self) -> np.ndarray:
+        return self.data[:self.count].copy()
+
+
+class _Stretch:
+    """A plan's rates from ``now`` on, for the active jobs with ``left`` work: constant
+    (``rates`` per job), or a schedule (``rates`` steps x jobs: the held plan's time to
+    ``until`` in equal steps, each at its own rates)."""
+
+    def __init__(self, plan: Plan, now: float, left: np.ndarray):
+        self.plan, self.now, self.left = plan, now, left
+        self.steps = plan.rates.ndim == 2
+        self.running = (plan.rates > 0).any(axis=0) if self.steps else plan.rates > 0
+        # at constant rates, the seconds each job needs to finish (inf: it does not run)
+        self.needs = None if self.steps else np.divide(
+            left, plan.rates, out=np.full(left.size, math.inf), where=self.running)
+
+    def soonest(self) -> float:
+        """The first completion at constant rates (never asked of a schedule: it is held)."""
+        return self.now + float(self.needs.min())
+
+    def to(self, end: float) -> tuple[np.ndarray, ...]:
+        """Up to ``end``, per job: when its work would be done (``at``; past ``end``: not
+        in this stretch), the seconds it ran (per step for a schedule), the work done and
+        when it first ran (NaN: not)."""
+        if self.steps:
+            return self._scheduled(end)
+        rates, now = self.plan.rates, self.now
+        at = now + self.needs
+        seconds = np.where(self.running, np.minimum(at, end) - now, 0.0)
+        return at, seconds, rates * seconds, np.where(self.running, now, np.nan)
+
+    def _scheduled(self, end: float) -> tuple[np.ndarray, ...]:
+        rates, now, left = self.plan.rates, self.now, self.left
+        steps = rates.shape[0]
+        bounds = np.minimum(now + (self.plan.until - now) / steps * np.arange(steps + 1), end)
+        done_by = np.cumsum(rates * np.diff(bounds)[:, None], axis=0)   # work at each step's end
+        # the step a job's work ends in (the last one when it does not end in this stretch)
+        step = np.minimum((done_by < left).sum(axis=0), steps - 1)
+        jobs = np.arange(left.size)
+        before = np.where(step > 0, done_by[step - 1, jobs], 0.0)
+        rate = rates[step, jobs]
+        at = np.divide(left - before, rate, out=np.full(left.size, math.inf),
+                       where=rate > 0) + bounds[step]
+        seconds = np.where(rates > 0, np.clip(np.minimum(bounds[1:, None], at)
+                                              - bounds[:-1, None], 0.0, None), 0.0)
+        ran = seconds > 0
+        began = np.where(ran.any(axis=0), bounds[ran.argmax(axis=0)], np.nan)
+        return at, seconds, (rates * seconds).sum(axis=0), began
+
+    def busy(self, seconds: np.ndarray, resources: int) -> np.ndarray:
+        """The resource-seconds in use: each job's share of each resource while it ran."""
+        use = self.plan.use
+        if not use.size:
+            return np.zeros(resources)
+        return np.einsum("sj,sjr->r", seconds, use) if self.steps else use.T @ seconds
+
+
+def _epoch_end(plan: Plan, now: float, next_arrival: float, stretch: _Stretch) -> float:
+    """When the current plan's stretch ends: a held plan (a round, or a schedule of rounds)
+    at its end, or when nothing runs in it at the next arrival (once none is to come: at the
+    plan's end, when the mechanism will act again); otherwise at the first of the next
+    arrival, the next completion and the plan's end."""
     if plan.held:
-        if running.any():
+        if stretch.running.any():
             return plan.until
         return max(now, next_arrival) if math.isfinite(next_arrival) else plan.until
-    return min(plan.until, next_arrival, now + float(needs.min()))
+    return min(plan.until, next_arrival, stretch.soonest())

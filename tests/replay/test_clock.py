@@ -76,3 +76,59 @@ def test_finite_work_still_finishes_before_the_horizon():
 def test_the_replay_engine_runs_on_the_clock():
     """One engine for time: the replay's ``run`` is the clock's."""
     assert engine.run is clock.run and engine.Plan is clock.Plan
+
+
+class Table:
+    """Rates read from a table (rounds x jobs), each round one second: one plan a round, or
+    (``ahead``) every round in one schedule, then whatever is left at constant rate 1."""
+
+    def __init__(self, rates: np.ndarray, ahead: bool):
+        self.rates, self.ahead = rates, ahead
+        self.seconds: list[np.ndarray] = []
+
+    def plan(self, state: clock.State) -> clock.Plan:
+        rounds, r = len(self.rates), int(state.now)
+        if r >= rounds:
+            ones = np.ones(state.active.size)
+            return clock.Plan(ones, ones[:, None])
+        rows = self.rates[r:] if self.ahead else self.rates[r]
+        rows = rows[..., state.active]
+        return clock.Plan(rows, rows[..., None], until=rounds if self.ahead else r + 1,
+                          held=True)
+
+    def ran(self, state: clock.State, plan: clock.Plan, seconds: np.ndarray) -> None:
+        self.seconds.append(seconds)
+
+
+def test_a_schedule_of_rounds_by_hand():
+    """Rounds [0, 4) planned at once: a (2.5 work) runs rounds 0, 2 and half of 3, ending at
+    3.5; b (5 work) runs round 1 only and ends after the schedule, alone at rate 1, at 8."""
+    mechanism = Table(np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 0.0]]), ahead=True)
+    timeline = clock.run(Trace.of(["a", "b"], [0.0, 0.0]), np.array([2.5, 5.0]), mechanism,
+                         resources=1)
+    assert mechanism.seconds[0].tolist() == [[1, 0], [0, 1], [1, 0], [0.5, 0]]
+    assert timeline.start.tolist() == [0, 1]
+    assert timeline.finish.tolist() == [3.5, 8]
+    assert timeline.intervals.tolist() == [[0, 4], [4, 8]]
+    assert timeline.busy.ravel().tolist() == [3.5, 4]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_schedule_plays_as_its_rounds_one_by_one(seed):
+    """The same rates planned a round at a time or all at once: the same starts, finishes
+    and busy resource-seconds (a job done mid-schedule holds nothing after its work)."""
+    rng = np.random.default_rng(seed)
+    rates = rng.random((12, 5)) * (rng.random((12, 5)) < 0.6)
+    work = rng.random(5) * 6
+    trace = Trace.of([f"j{i}" for i in range(5)], np.zeros(5))
+    one, all_ = (clock.run(trace, work, Table(rates, ahead), resources=1)
+                 for ahead in (False, True))
+    np.testing.assert_allclose(all_.start, one.start)
+    np.testing.assert_allclose(all_.finish, one.finish, rtol=1e-12)
+    assert all_.busy.sum() == pytest.approx(one.busy.sum(), rel=1e-12)
+    assert all_.busy.sum() == pytest.approx(work.sum(), rel=1e-12)
+
+
+def test_a_schedule_is_held():
+    with pytest.raises(ValueError, match="must be held"):
+        clock.Plan(np.ones((2, 3)), np.ones((2, 3, 1)), until=2.0)
