@@ -36,9 +36,11 @@ Time. Every mechanism is played on the one engine for time, ``fairalloc.replay.c
 the replay's (issue 25: ``simulate`` sits beside ``replay``, on the same engine): each agent is
 a job of infinite work present from time 0, one round is one unit of simulated time, and the
 run stops at the horizon ``rounds``. A mechanism's ``plan`` is the round's boosts as rates (1:
-boosted, 0: not; equal division n/m, whose shares never change, in one plan for every round),
-held to the round's end; its ``ran`` records them (mean-field also moves the tokens,
-equal-progress adds the progress). The engine's progress reports drive ``progress``.
+boosted, 0: not) held to the round's end; its ``ran`` records them (mean-field also moves the
+tokens, equal-progress adds the progress). Round-robin, lottery and max-welfare, whose rounds
+nothing can change, plan many rounds at once (a schedule the engine plays in one stretch),
+equal division one plan for every round (n/m each, never changing). The engine's progress
+reports drive ``progress``.
 
 Randomness: one seed; a ``SeedSequence`` spawns one generator for the utilities and one per
 mechanism (by its place in ``MECHANISMS``), so a mechanism's outcome does not depend on which

@@ -7,9 +7,10 @@ as the token game's agents). At each event that needs one, a mechanism makes a *
 active job's progress rate (work/s) until the plan ends. The engine moves time from event to
 event: arrivals, completions and the plan's end (a round's end under Gavel's ``rounds``, one
 round of the token game). Between two events every rate is constant, so the next completion is
-computed (remaining work / rate), never stepped. The run ends when every job finished, when
-the watched ones did, at the ``horizon`` (the simulated time to stop at), or when the
-mechanism's policy failed.
+computed (remaining work / rate), never stepped; a held plan may also schedule several rounds
+ahead, each at its own rates, which the engine plays in one stretch. The run ends when every
+job finished, when the watched ones did, at the ``horizon`` (the simulated time to stop at), or
+when the mechanism's policy failed.
 
 It names no kind and imports nothing of fairalloc, so any layer can play time on it: a replay
 adds a kind's policy on top (``fairalloc.replay.engine``), the token game its mechanisms
