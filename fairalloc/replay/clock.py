@@ -161,7 +161,7 @@ def run(trace: Arrivals, work: np.ndarray, mechanism: Mechanism, policy: Any = N
             status, error = "error", (f"at {now:.1f} s: the policy leaves all {active.size} "
                                       f"active job(s) idle and no job is still to arrive")
             break
-        at, seconds, worked, ran_from = stretch.to(end)
+        end, at, seconds, worked, ran_from = stretch.to(end)
         finished = at <= end + FINISH_SLACK_S
         first = ~np.isnan(ran_from) & np.isnan(start[active])
         start[active[first]] = ran_from[first]
@@ -224,24 +224,27 @@ class _Stretch:
         """The first completion at constant rates (never asked of a schedule: it is held)."""
         return self.now + float(self.needs.min())
 
-    def to(self, end: float) -> tuple[np.ndarray, ...]:
-        """Up to ``end``, per job: when its work would be done (``at``; past ``end``: not
-        in this stretch), the seconds it ran (per step for a schedule), the work done and
-        when it first ran (NaN: not)."""
+    def to(self, end: float) -> tuple:
+        """Up to ``end``: when the stretch ends (a schedule whose jobs are all done ends with
+        the step the last one ends in, as a round at a time would) and, per job, when its work
+        would be done (``at``; past the end: not in this stretch), the seconds it ran (per
+        step for a schedule), the work done and when it first ran (NaN: not)."""
         if self.steps:
             return self._scheduled(end)
         rates, now = self.plan.rates, self.now
         at = now + self.needs
         seconds = np.where(self.running, np.minimum(at, end) - now, 0.0)
-        return at, seconds, rates * seconds, np.where(self.running, now, np.nan)
+        return end, at, seconds, rates * seconds, np.where(self.running, now, np.nan)
 
-    def _scheduled(self, end: float) -> tuple[np.ndarray, ...]:
+    def _scheduled(self, end: float) -> tuple:
         rates, now, left = self.plan.rates, self.now, self.left
         steps = rates.shape[0]
         bounds = np.minimum(now + (self.plan.until - now) / steps * np.arange(steps + 1), end)
         done_by = np.cumsum(rates * np.diff(bounds)[:, None], axis=0)   # work at each step's end
-        # the step a job's work ends in (the last one when it does not end in this stretch)
-        step = np.minimum((done_by < left).sum(axis=0), steps - 1)
+        # the step a job's work ends in: the first it runs in with its work done by the step's
+        # end (the last step when there is none: its work ends after the stretch, if ever)
+        reached = (done_by >= left) & (rates > 0)
+        step = np.where(reached.any(axis=0), reached.argmax(axis=0), steps - 1)
         jobs = np.arange(left.size)
         before = np.where(step > 0, done_by[step - 1, jobs], 0.0)
         rate = rates[step, jobs]
@@ -249,9 +252,13 @@ class _Stretch:
                        where=rate > 0) + bounds[step]
         seconds = np.where(rates > 0, np.clip(np.minimum(bounds[1:, None], at)
                                               - bounds[:-1, None], 0.0, None), 0.0)
-        ran = seconds > 0
+        # a step a job ran in: it runs there, and the step is in the stretch and not after its
+        # work is done (a job of no work starts and ends in its first running step)
+        ran = (rates > 0) & (bounds[:-1, None] <= at) & (bounds[:-1, None] < end)
         began = np.where(ran.any(axis=0), bounds[ran.argmax(axis=0)], np.nan)
-        return at, seconds, (rates * seconds).sum(axis=0), began
+        if (at <= end + FINISH_SLACK_S).all():
+            end = float(bounds[step.max() + 1])
+        return end, at, seconds, (rates * seconds).sum(axis=0), began
 
     def busy(self, seconds: np.ndarray, resources: int) -> np.ndarray:
         """The resource-seconds in use: each job's share of each resource while it ran."""

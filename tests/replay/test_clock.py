@@ -113,18 +113,19 @@ def test_a_schedule_of_rounds_by_hand():
     assert timeline.busy.ravel().tolist() == [3.5, 4]
 
 
-@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("seed", range(20))
 def test_a_schedule_plays_as_its_rounds_one_by_one(seed):
     """The same rates planned a round at a time or all at once: the same starts, finishes
     and busy resource-seconds (a job done mid-schedule holds nothing after its work)."""
     rng = np.random.default_rng(seed)
     rates = rng.random((12, 5)) * (rng.random((12, 5)) < 0.6)
-    work = rng.random(5) * 6
+    work = rng.random(5) * 6 * (rng.random(5) < 0.8)          # some jobs of no work
     trace = Trace.of([f"j{i}" for i in range(5)], np.zeros(5))
     one, all_ = (clock.run(trace, work, Table(rates, ahead), resources=1)
                  for ahead in (False, True))
     np.testing.assert_allclose(all_.start, one.start)
     np.testing.assert_allclose(all_.finish, one.finish, rtol=1e-12)
+    assert all_.end == pytest.approx(one.end, rel=1e-12)
     assert all_.busy.sum() == pytest.approx(one.busy.sum(), rel=1e-12)
     assert all_.busy.sum() == pytest.approx(work.sum(), rel=1e-12)
 
@@ -132,3 +133,16 @@ def test_a_schedule_plays_as_its_rounds_one_by_one(seed):
 def test_a_schedule_is_held():
     with pytest.raises(ValueError, match="must be held"):
         clock.Plan(np.ones((2, 3)), np.ones((2, 3, 1)), until=2.0)
+
+
+def test_a_job_of_no_work_starts_and_ends_alike_in_a_schedule_and_a_round():
+    """A job of no work that may run starts and ends at once, planned a round at a time or in
+    a schedule (its first running round, here the second)."""
+    rates = np.array([[0.0, 1.0], [1.0, 1.0], [1.0, 1.0]])
+    for ahead in (False, True):
+        mechanism = Table(rates, ahead)
+        timeline = clock.run(Trace.of(["a", "b"], [0.0, 0.0]), np.array([0.0, 2.0]),
+                             mechanism, resources=1)
+        assert timeline.start.tolist() == [1, 0] and timeline.finish.tolist() == [1, 2]
+        assert timeline.busy.sum() == 2 and timeline.end == 2
+        assert all((seconds[..., 0] == 0).all() for seconds in mechanism.seconds)
