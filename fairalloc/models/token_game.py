@@ -32,9 +32,21 @@ in float32 for speed; performance is multiplied back. So utilities near 1e-290 d
 in float32, nor do those near 1e290 overflow it, and every metric but performance is the same in
 any units (equal-progress, whose tie-breaking jitter is relative, too).
 
+Time. Every mechanism is played on the one engine for time, ``fairalloc.replay.clock.run``,
+the replay's (issue 25: ``simulate`` sits beside ``replay``, on the same engine): each agent is
+a job of infinite work present from time 0, one round is one unit of simulated time, and the
+run stops at the horizon ``rounds``. A mechanism's ``plan`` is the round's boosts as rates (1:
+boosted, 0: not) held to the round's end; its ``ran`` records them (mean-field also moves the
+tokens, equal-progress adds the progress). Round-robin, lottery and max-welfare, whose rounds
+nothing can change, plan many rounds at once (a schedule the engine plays in one stretch),
+equal division one plan for every round (n/m each, never changing). The engine's progress
+reports drive ``progress``.
+
 Randomness: one seed; a ``SeedSequence`` spawns one generator for the utilities and one per
 mechanism (by its place in ``MECHANISMS``), so a mechanism's outcome does not depend on which
-others are run with it.
+others are run with it. A mechanism draws round by round what it once drew for every round at
+once (numpy's generators give the same numbers either way), so a seed's results did not change
+when the game moved onto the engine.
 """
 
 from __future__ import annotations
@@ -48,15 +60,16 @@ import numpy as np
 from fairalloc.allocation import Allocation
 from fairalloc.models import token as model
 from fairalloc.models.token import TokenProblem
+from fairalloc.replay import clock
+from fairalloc.replay.clock import Plan, Progress, State
+from fairalloc.replay.trace import Trace
 
 MECHANISMS = ("mean-field", "round-robin", "lottery", "equal-progress", "equal-division",
               "max-welfare")
-TICK = 100  # rounds between progress updates
 ENVY_ROWS = 1000  # agents i per block of the pairwise envy matrix
 # of the largest progress: equal-progress breaks ties between agents with noise this small
 JITTER = 1e-9
-
-Tick = Callable[[int], None]
+AHEAD_CELLS = 1 << 18  # agents x rounds a mechanism that can plans at once
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,89 +129,161 @@ def top(keys: np.ndarray, n: int) -> np.ndarray:
 
 def boost_rows(rounds: int, agents: int, chosen: np.ndarray) -> np.ndarray:
     """A (rounds, m) 0/1 matrix with ``chosen[r]`` set in row r."""
-    x = np.zeros((rounds, agents), dtype=np.float32)
+    x = np.zeros((rounds, agents))
     np.put_along_axis(x, chosen, 1.0, axis=1)
     return x
 
 
-def mean_field_rounds(p: TokenProblem, pop: Population, rng: np.random.Generator, tick: Tick,
-                      thresholds: np.ndarray) -> np.ndarray:
-    """The token game played with the thresholds, token by token (see the module docstring)."""
-    rounds, m = pop.utilities.shape
-    n, t_max = p.boosts, p.max_tokens
-    tokens = np.full(m, p.initial_tokens, dtype=np.int64)
-    x = np.zeros((rounds, m), dtype=np.float32)
-    for r in range(rounds):
+class Boosts:
+    """A mechanism of the token game on the engine for time (``fairalloc.replay.clock``):
+    every agent a job of infinite work present from time 0, one round one unit of simulated
+    time. ``plan`` hands out boosts as rates (1: boosted, 0: not) held to the round's end, the
+    n boosts being the one resource (an agent boosted holds 1/n of it); ``ran`` records them
+    in ``x`` (rounds x m, the boosts each agent got each round)."""
+
+    def __init__(self, p: TokenProblem, pop: Population, rng: np.random.Generator):
+        self.p, self.pop, self.rng = p, pop, rng
+        self.x = np.zeros(pop.utilities.shape, dtype=np.float32)
+
+    def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
+        rounds = self.x.shape[0]
+        self.x[int(state.now):int(min(plan.until, rounds))] = plan.rates
+
+
+class RoundByRound(Boosts):
+    """A mechanism whose round depends on the rounds before it: one plan a round."""
+
+    def plan(self, state: State) -> Plan:
+        rates = np.zeros(self.p.agents)
+        rates[self.boosted(int(state.now))] = 1.0
+        return Plan(rates, rates[:, None] / self.p.boosts, until=state.now + 1, held=True)
+
+    def boosted(self, r: int) -> np.ndarray:
+        """The agents boosted in round r (each mechanism's own rule)."""
+        raise NotImplementedError
+
+
+class PlannedAhead(Boosts):
+    """A mechanism whose rounds nothing that happens can change (no arrival, no completion,
+    no earlier round): it plans up to ``AHEAD_CELLS`` agents x rounds at once, a schedule of
+    held rounds the engine plays in one stretch (one plan a round would cost the engine a
+    step a round)."""
+
+    def plan(self, state: State) -> Plan:
+        first = int(state.now)
+        count = min(max(1, AHEAD_CELLS // self.p.agents), self.x.shape[0] - first)
+        rates = self.shares(first, count)
+        return Plan(rates, rates[..., None] / self.p.boosts, until=state.now + count,
+                    held=True)
+
+    def shares(self, first: int, count: int) -> np.ndarray:
+        """The boosts of rounds first, ..., first + count - 1 (count x m; each mechanism's
+        own rule)."""
+        raise NotImplementedError
+
+
+class MeanField(RoundByRound):
+    """The token game played with the thresholds, token by token (see the module docstring):
+    ``plan`` boosts the signalling agents, ``ran`` moves the tokens."""
+
+    def __init__(self, p: TokenProblem, pop: Population, rng: np.random.Generator,
+                 thresholds: np.ndarray):
+        super().__init__(p, pop, rng)
+        self.thresholds = thresholds
+        self.tokens = np.full(p.agents, p.initial_tokens, dtype=np.int64)
+        self.asking = np.empty(0, dtype=np.int64)    # the round's boosted, planned to ran
+
+    def boosted(self, r: int) -> np.ndarray:
+        tokens, n = self.tokens, self.p.boosts
         with np.errstate(invalid="ignore"):
-            signal = pop.utilities[r] > thresholds[pop.types, tokens]   # NaN (t = 0): no
-        signal |= tokens == t_max
+            signal = self.pop.utilities[r] > self.thresholds[self.pop.types, tokens]  # NaN: no
+        signal |= tokens == self.p.max_tokens
         asking = np.flatnonzero(signal)
         if len(asking) > n:                  # most tokens first, ties at random
-            asking = asking[top(tokens[asking] + rng.random(len(asking)), n)]
-        tokens[asking] -= 1
-        x[r, asking] = 1.0
-        open_ = np.ones(m, dtype=bool)
+            asking = asking[top(tokens[asking] + self.rng.random(len(asking)), n)]
+        self.asking = asking
+        return asking
+
+    def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
+        super().ran(state, plan, seconds)
+        asking, tokens = self.asking, self.tokens
+        tokens[asking] -= 1                  # each spends a token, handed to distinct others
+        open_ = tokens < self.p.max_tokens
         open_[asking] = False
-        open_ &= tokens < t_max
         eligible = np.flatnonzero(open_)
-        tokens[rng.choice(eligible, size=min(len(asking), len(eligible)), replace=False)] += 1
-        if (r + 1) % TICK == 0:
-            tick(TICK)
-    tick(rounds % TICK)
-    return x
+        tokens[self.rng.choice(eligible, size=min(len(asking), len(eligible)),
+                               replace=False)] += 1
 
 
-def round_robin(p: TokenProblem, pop: Population, rng: np.random.Generator,
-                tick: Tick) -> np.ndarray:
-    rounds, m = pop.utilities.shape
-    offset = (np.arange(m)[None, :] - p.boosts * np.arange(rounds)[:, None]) % m
-    tick(rounds)
-    return (offset < p.boosts).astype(np.float32)
+class RoundRobin(PlannedAhead):
+    """n agents in fixed rotation: round r boosts agents rn, ..., rn + n - 1 (mod m)."""
+
+    def shares(self, first: int, count: int) -> np.ndarray:
+        m, n = self.p.agents, self.p.boosts
+        offset = (np.arange(m)[None, :] - n * np.arange(first, first + count)[:, None]) % m
+        return (offset < n).astype(float)
 
 
-def lottery(p: TokenProblem, pop: Population, rng: np.random.Generator,
-            tick: Tick) -> np.ndarray:
-    rounds, m = pop.utilities.shape
-    x = boost_rows(rounds, m, top(rng.random((rounds, m)), p.boosts))
-    tick(rounds)
-    return x
+class Lottery(PlannedAhead):
+    """n agents drawn uniformly each round (the n largest of m uniform draws)."""
+
+    def shares(self, first: int, count: int) -> np.ndarray:
+        return boost_rows(count, self.p.agents,
+                          top(self.rng.random((count, self.p.agents)), self.p.boosts))
 
 
-def max_welfare(p: TokenProblem, pop: Population, rng: np.random.Generator,
-                tick: Tick) -> np.ndarray:
-    rounds, m = pop.utilities.shape
-    x = boost_rows(rounds, m, top(pop.utilities, p.boosts))
-    tick(rounds)
-    return x
+class MaxWelfare(PlannedAhead):
+    """The n highest utilities of the round."""
+
+    def shares(self, first: int, count: int) -> np.ndarray:
+        return boost_rows(count, self.p.agents,
+                          top(self.pop.utilities[first:first + count], self.p.boosts))
 
 
-def equal_division(p: TokenProblem, pop: Population, rng: np.random.Generator,
-                   tick: Tick) -> np.ndarray:
-    tick(pop.utilities.shape[0])
-    return np.full(pop.utilities.shape, p.boosts / p.agents, dtype=np.float32)
-
-
-def equal_progress(p: TokenProblem, pop: Population, rng: np.random.Generator,
-                   tick: Tick) -> np.ndarray:
+class EqualProgress(RoundByRound):
     """Each round, the n agents with the least progress (utility gained from boosts so far, in
     units of the scale, so that the tie-breaking jitter is relative); ties at random."""
-    rounds, m = pop.utilities.shape
-    unit = pop.utilities / pop.scale
-    progress = np.zeros(m)
-    x = np.zeros((rounds, m), dtype=np.float32)
-    for r in range(rounds):
-        jitter = rng.random(m) * JITTER * (1.0 + np.abs(progress).max())
-        chosen = top(-(progress + jitter), p.boosts)
-        x[r, chosen] = 1.0
-        progress[chosen] += unit[r, chosen]
-        if (r + 1) % TICK == 0:
-            tick(TICK)
-    tick(rounds % TICK)
-    return x
+
+    def __init__(self, p: TokenProblem, pop: Population, rng: np.random.Generator):
+        super().__init__(p, pop, rng)
+        self.unit = pop.utilities / pop.scale
+        self.progress = np.zeros(p.agents)
+
+    def boosted(self, r: int) -> np.ndarray:
+        progress = self.progress
+        jitter = self.rng.random(self.p.agents) * JITTER * (1.0 + np.abs(progress).max())
+        return top(-(progress + jitter), self.p.boosts)
+
+    def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
+        super().ran(state, plan, seconds)
+        boosted = np.flatnonzero(plan.rates)
+        self.progress[boosted] += self.unit[int(state.now), boosted]
 
 
-BASELINES = {"round-robin": round_robin, "lottery": lottery, "equal-progress": equal_progress,
-             "equal-division": equal_division, "max-welfare": max_welfare}
+class EqualDivision(Boosts):
+    """n/m of a boost to every agent every round: shares that never change, so one plan
+    holds for every round (the engine plays them as one stretch of constant rates)."""
+
+    def plan(self, state: State) -> Plan:
+        share = self.p.boosts / self.p.agents
+        rates = np.full(self.p.agents, share)
+        return Plan(rates, np.full((self.p.agents, 1), share / self.p.boosts))
+
+
+BASELINES: dict[str, type[Boosts]] = {
+    "round-robin": RoundRobin, "lottery": Lottery, "equal-progress": EqualProgress,
+    "equal-division": EqualDivision, "max-welfare": MaxWelfare}
+
+
+def play(mechanism: Boosts, progress: Progress | None = None) -> np.ndarray:
+    """Play ``mechanism`` for its rounds on the engine for time and return its boosts
+    (rounds x m); ``progress(now, done, total)`` as the engine calls it (``now``: the rounds
+    played)."""
+    rounds, m = mechanism.x.shape
+    agents = Trace(tuple(map(str, range(m))), np.zeros(m))
+    clock.run(agents, np.full(m, np.inf), mechanism, resources=1, horizon=rounds,
+              progress=progress)
+    return mechanism.x
 
 
 def mechanism_metrics(p: TokenProblem, pop: Population, u: np.ndarray, x: np.ndarray,
@@ -245,27 +330,36 @@ def settings(p: TokenProblem, mechanisms: tuple[str, ...] | None = None, rounds:
 
 def simulate(p: TokenProblem, thresholds: np.ndarray, mechanisms: tuple[str, ...] | None = None,
              rounds: int | None = None, seed: int | None = None,
-             tick: Tick | None = None) -> dict:
+             progress: Callable[[int, int], None] | None = None) -> dict:
     """Run the mechanisms for some rounds on one population (see ``settings`` for the
-    defaults) and return ``{mechanism: {metric: value}}``; ``tick(k)`` reports k more rounds
-    done (a progress bar)."""
+    defaults), each on the engine for time, and return ``{mechanism: {metric: value}}``;
+    ``progress(played, total)`` reports the rounds played so far over all the mechanisms (a
+    progress bar)."""
     mechanisms, rounds, seed = settings(p, mechanisms, rounds, seed)
-    tick = tick or (lambda _: None)
     streams = np.random.SeedSequence(seed).spawn(1 + len(MECHANISMS))
     pop = population(p, rounds, np.random.default_rng(streams[0]))
-    run = {**BASELINES, "mean-field": partial(mean_field_rounds, thresholds=thresholds)}
     scale = pop.scale
     u = pop.in_units(scale)
+    make = {**BASELINES, "mean-field": partial(MeanField, thresholds=thresholds)}
     out = {}
-    for name in mechanisms:
+    for k, name in enumerate(mechanisms):
         rng = np.random.default_rng(streams[1 + MECHANISMS.index(name)])
-        out[name] = mechanism_metrics(p, pop, u, run[name](p, pop, rng, tick), scale)
+        mechanism = make[name](p, pop, rng)
+        told = None if progress is None else partial(_tell, progress, k * rounds,
+                                                     len(mechanisms) * rounds)
+        out[name] = mechanism_metrics(p, pop, u, play(mechanism, told), scale)
     best = top(pop.utilities, p.boosts)                 # max-welfare's boosts, by definition
     reference = float((np.take_along_axis(pop.utilities, best, axis=1) / scale).sum()) * scale
     for metrics in out.values():
         metrics["relative_performance"] = (metrics["performance"] / reference
                                            if reference > 0 else None)
     return out
+
+
+def _tell(progress: Callable[[int, int], None], before: int, total: int, now: float,
+          done: int, agents: int) -> None:
+    """The engine's progress report of one mechanism as rounds played over all of them."""
+    progress(before + int(now), total)
 
 
 def metrics(p: TokenProblem, allocation: Allocation) -> dict:

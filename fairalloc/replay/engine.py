@@ -1,4 +1,4 @@
-"""The replay engine: one engine for time, for every kind.
+"""The replay engine: a kind's policy over time, on the one engine for time.
 
 Jobs arrive (a :class:`~fairalloc.replay.trace.Trace`), a mechanism turns the policy's
 allocations into a *plan* — each active job's progress rate (work/s) until the plan ends — and
@@ -8,6 +8,11 @@ computed (remaining work / rate), never stepped. The policy is a method of the k
 its replay policies), called directly on the kind's problem object built from arrays; each
 allocation it makes can be judged by the kind's checks (``fairalloc.engine.judge``).
 
+The loop itself, :func:`run` with its :class:`State`, :class:`Plan`, :class:`Mechanism` and
+:class:`Timeline`, lives in ``fairalloc.replay.clock`` (it imports nothing of fairalloc, so the
+token game of ``fairalloc simulate`` runs on it too); this module adds the policy: the kind's
+method called as the mechanisms need it, its verdicts over time, and ``ideal``.
+
 The engine names no kind: a kind takes part through its ``Kind.replay`` record
 (``fairalloc.contract.Replay``).
 """
@@ -15,66 +20,21 @@ The engine names no kind: a kind takes part through its ``Kind.replay`` record
 from __future__ import annotations
 
 import copy
-import math
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from fairalloc import engine as judging
 from fairalloc.contract import Kind, Replay, method_options
+from fairalloc.replay.clock import Mechanism, Plan, PolicyFailed, Progress, State, Timeline, run
 from fairalloc.result import Finding, Solution
 from fairalloc.spec import Spec
 
-FINISH_SLACK_S = 1e-6      # a job whose completion falls within this of an event ends there
-PROGRESS_EVERY_S = 0.25    # wall-clock seconds between two progress reports
-
-
-@dataclass
-class State:
-    """What a mechanism sees when it plans: the time, the active jobs (positions into the
-    trace, in arrival order), every job's remaining work and arrival, and whether the set of
-    active jobs changed since the last plan."""
-
-    now: float
-    active: np.ndarray
-    remaining: np.ndarray
-    arrival: np.ndarray
-    changed: bool
-
-
-@dataclass
-class Plan:
-    """A mechanism's decision: ``rates`` (work/s) per active job and ``use`` (active jobs x
-    resources), the share of each resource a job holds while it runs, until ``until`` (inf:
-    until the set of jobs changes). ``held``: arrivals and completions take effect only at
-    ``until`` (a round: finished jobs leave their workers idle to its end, arrivals wait)."""
-
-    rates: np.ndarray
-    use: np.ndarray
-    until: float = math.inf
-    held: bool = False
-
-
-class Mechanism(Protocol):
-    """How allocations become progress: ``plan`` at each event that needs one, ``ran`` told
-    what the plan did between ``start`` and ``end`` (per active job, the seconds it ran)."""
-
-    def plan(self, state: State) -> Plan: ...
-
-    def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None: ...
-
-
-class PolicyFailed(Exception):
-    """The policy raised mid-run: the replay ends with status ``error`` at ``time``."""
-
-    def __init__(self, time_s: float, message: str):
-        super().__init__(message)
-        self.time = time_s
-        self.message = message
-
+__all__ = ["Checking", "Ideal", "Mechanism", "Plan", "Policy", "PolicyFailed", "Progress",
+           "State", "Timeline", "Verdicts", "run"]
 
 @dataclass
 class Verdicts:
@@ -185,114 +145,3 @@ class Ideal:
 
     def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
         pass
-
-
-@dataclass
-class Timeline:
-    """What a run produced: per job (trace order) its ``start`` (first progress) and
-    ``finish`` (NaN: not reached), per plan the interval and the busy resource-seconds, the
-    verdicts, and ``status`` (``done`` or ``error`` with ``error`` saying when and why)."""
-
-    start: np.ndarray
-    finish: np.ndarray
-    intervals: np.ndarray        # (plans, 2): [from, to) of each plan
-    busy: np.ndarray             # (plans, resources): resource-seconds in use
-    verdicts: dict
-    allocations: int
-    solve_s: float
-    wall_s: float
-    end: float
-    status: str = "done"
-    error: str | None = None
-
-
-class Progress(Protocol):
-    def __call__(self, now: float, done: int, total: int) -> None: ...
-
-
-def run(trace, work: np.ndarray, mechanism: Mechanism, policy: Policy, resources: int,
-        progress: Progress | None = None, watch: slice | None = None) -> Timeline:
-    """Replay ``trace`` (jobs needing ``work``) under ``mechanism`` until every job finished
-    (or, with ``watch``, every job at those positions: Gavel stops when its measured window
-    is done, jobs still arriving), or the policy failed."""
-    began = time.perf_counter()
-    n = trace.n
-    arrival = trace.arrival
-    remaining = np.asarray(work, dtype=float).copy()
-    start = np.full(n, np.nan)
-    finish = np.full(n, np.nan)
-    intervals: list[tuple[float, float]] = []
-    busy: list[np.ndarray] = []
-    active = np.empty(0, dtype=np.int64)
-    admitted = done = 0
-    now = float(arrival[0]) if n else 0.0
-    plan: Plan | None = None
-    changed = True
-    status, error = "done", None
-    reported = time.perf_counter()
-    while done < n:
-        arrived = int(np.searchsorted(arrival, now, side="right"))
-        if arrived > admitted:
-            active = np.concatenate([active, np.arange(admitted, arrived)])
-            admitted, changed = arrived, True
-        next_arrival = float(arrival[admitted]) if admitted < n else math.inf
-        if active.size == 0:
-            now = next_arrival
-            continue
-        state = State(now, active, remaining, arrival, changed)
-        if plan is None or changed or now >= plan.until:
-            try:
-                plan = mechanism.plan(state)
-            except PolicyFailed as failure:
-                status, error = "error", f"at {failure.time:.1f} s: {failure.message}"
-                break
-            changed = False
-        rates = plan.rates
-        with np.errstate(divide="ignore", invalid="ignore"):
-            needs = np.where(rates > 0, remaining[active] / rates, math.inf)
-        end = _epoch_end(plan, now, next_arrival, needs)
-        if math.isinf(end):
-            status, error = "error", (f"at {now:.1f} s: the policy leaves all {active.size} "
-                                      f"active job(s) idle and no job is still to arrive")
-            break
-        ends = np.minimum(now + needs, end)
-        finished = now + needs <= end + FINISH_SLACK_S
-        seconds = ends - now
-        running = rates > 0
-        first = running & np.isnan(start[active])
-        start[active[first]] = now
-        remaining[active] = np.where(finished, 0.0, remaining[active] - rates * seconds)
-        finish[active[finished]] = now + needs[finished]
-        intervals.append((now, end))
-        busy.append(plan.use.T @ np.where(running, seconds, 0.0) if plan.use.size
-                    else np.zeros(resources))
-        mechanism.ran(state, plan, np.where(running, seconds, 0.0))
-        if finished.any():
-            active = active[~finished]
-            done += int(finished.sum())
-            changed = True
-            if watch is not None and np.isfinite(finish[watch]).all():
-                now = end
-                break
-        now = end
-        if progress is not None and time.perf_counter() - reported >= PROGRESS_EVERY_S:
-            progress(now, done, n)
-            reported = time.perf_counter()
-    if progress is not None:
-        progress(now, done, n)
-    return Timeline(start, finish, np.array(intervals).reshape(-1, 2),
-                    np.array(busy).reshape(-1, resources), policy.verdicts.summary(),
-                    policy.changes, policy.solve_s, time.perf_counter() - began, now,
-                    status, error)
-
-
-def _epoch_end(plan: Plan, now: float, next_arrival: float, needs: np.ndarray) -> float:
-    """When the current plan's stretch of constant rates ends: a held plan (a round) at its
-    end, or when nothing runs in it at the next arrival (once none is to come: at the plan's
-    end, when the mechanism will act again); otherwise at the first of the next arrival, the
-    next completion and the plan's end."""
-    if plan.held:
-        if np.isfinite(needs).any():
-            return plan.until
-        return max(now, next_arrival) if math.isfinite(next_arrival) else plan.until
-    return min(plan.until, next_arrival, now + float(needs.min()))
