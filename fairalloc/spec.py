@@ -32,6 +32,7 @@ import jsonschema_rs
 import numpy as np
 import orjson
 
+from fairalloc.documents import refuse_other_sort
 from fairalloc.errors import InputRefused, SpecError, Violation, Violations, is_unicode, json_path
 from fairalloc.files import as_text, read_bytes
 from fairalloc.registry import KINDS, kind_schema
@@ -510,15 +511,13 @@ def build(data: Any, source: str | None = None) -> Spec:
     if not isinstance(data, dict):
         found.add("$", "a spec must be a JSON object")
         found.raise_if_any(source)
+    refuse_other_sort(data, ("problem",), source)
     raw, data = data, without_schema_key(data, found)
     kind = data.get("problem")
     if not isinstance(kind, str) or kind not in KINDS:
         known = ", ".join(sorted(KINDS))
         rule = ("required key is missing" if kind is None
                 else f"unknown problem kind (known: {known})")
-        if kind is None and "study" in data and "kind" in data:
-            rule += ("; this is a study spec: run it with fairalloc study run, and give its "
-                     "store to summary or report")
         found.add(["problem"], rule)
         found.raise_if_any(source)
     check_schema(kind, data, found)

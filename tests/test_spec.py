@@ -295,7 +295,8 @@ def test_api_accepts_a_spec_or_raises_spec_error():
 def test_a_study_given_as_a_spec_says_how_to_run_it():
     study = template("study")
     [(path, rule)] = violations(parse_text(study, "study.jsonc"))
-    assert path == "problem" and "this is a study spec: run it with fairalloc study run" in rule
+    assert path == "$" and rule.startswith('a study (key "study"), not a spec: run '
+                                           '"fairalloc study run FILE"')
 
 
 # ---------------------------------------------------------------- json_path and set_path

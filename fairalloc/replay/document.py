@@ -19,6 +19,7 @@ import jsonschema_rs
 import numpy as np
 
 from fairalloc.contract import Kind, MethodDoesNotApply, method_options
+from fairalloc.documents import refuse_other_sort
 from fairalloc.errors import ArgumentError, SpecError, Violations
 from fairalloc.registry import KINDS
 from fairalloc.replay.elasticflow import CLUSTERS, elasticflow
@@ -84,6 +85,7 @@ def load(source: str | Path | dict, root: str | Path | None = None) -> Document:
     if not isinstance(data, dict):
         found.add("$", "a replay document is a JSON object")
         raise SpecError(found.items, label, "replay")
+    refuse_other_sort(data, ("replay",), label)
     data = without_schema_key(data, found)
     check_against(replay_schema(), _validator(), data, found)
     if found:

@@ -29,6 +29,7 @@ import jsonschema_rs
 import numpy as np
 
 from fairalloc.contract import method_options
+from fairalloc.documents import refuse_other_sort
 from fairalloc.engine import sweep_values
 from fairalloc.errors import ArgumentError, SpecError, Violations
 from fairalloc.registry import KINDS
@@ -350,10 +351,7 @@ def load_study(source: str | Path | dict, root: str | Path | None = None,
     if not isinstance(data, dict):
         found.add("$", "a study must be a JSON object")
         _raise(found, label)
-    if "problem" in data and "study" not in data:   # one line, not every key it lacks
-        found.add("problem", "this is a problem spec, not a study: solve it with fairalloc "
-                  "solve, or study it with a study whose instances are {\"base\": FILE}")
-        _raise(found, label)
+    refuse_other_sort(data, ("study",), label)
     data = without_schema_key(data, found)
     check_against(study_schema(), _validator(), data, found)
     if found:

@@ -85,7 +85,8 @@ def test_a_problem_spec_given_as_a_study_says_so_in_one_line():
     with pytest.raises(SpecError) as caught:
         load_study(ROOT / "specs/drf/classic.json")
     [violation] = caught.value.violations
-    assert violation.path == "problem" and "this is a problem spec, not a study" in violation.rule
+    assert violation.rule.startswith('a spec (key "problem"), not a study: run "fairalloc '
+                                     'solve '), violation.rule
 
 
 def test_a_bad_study_exits_2_with_its_paths(tmp_path, capsys):
