@@ -17,6 +17,7 @@ from fairalloc import engine, traces
 from fairalloc import report as reports
 from fairalloc.allocation import _pandas
 from fairalloc.contract import Experiment
+from fairalloc.documents import refuse_other_sort, sort_of
 from fairalloc.engine import MAX_SWEEP_POINTS, SolverSettings, sweep_values
 from fairalloc.errors import ArgumentError, SpecError, StoreError, Violation
 from fairalloc.registry import KINDS
@@ -42,8 +43,8 @@ from fairalloc.traces import TableImport
 __all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "SimulationRun", "SolverSettings", "SpecLike",
            "StudyRun", "StudySummary", "Sweep", "TableImport", "compare", "experiment",
            "experiment_of", "export", "import_table", "instance_spec", "is_store",
-           "kinds_with", "load_spec", "method_of", "replay", "replay_rows", "ReplayRun", "report",
-           "run_study",
+           "kinds_with", "load_document", "load_spec", "method_of", "replay", "replay_rows",
+           "ReplayRun", "report", "run_study",
            "simulate", "solve",
            "study_frame", "study_run", "summary", "sweep", "sweep_values", "validate",
            "write_report"]
@@ -53,6 +54,23 @@ SpecLike = Spec | str | Path | dict
 
 def _spec(spec: SpecLike) -> Spec:
     return spec if isinstance(spec, Spec) else load_spec(spec)
+
+
+def load_document(source: SpecLike | replays.Document) -> Spec | replays.Document:
+    """A spec or a replay document (a path, ``-`` for standard input, read once, or parsed
+    data), told apart by its top-level key (``problem`` or ``replay``) and checked as
+    :func:`load_spec` or ``replays.load`` checks it (``SpecError``); a study raises
+    :class:`~fairalloc.documents.WrongDocument`, naming the command that runs it."""
+    if isinstance(source, (Spec, replays.Document)):
+        return source
+    if isinstance(source, dict):
+        data, label = plain(source), None
+    elif isinstance(source, (str, Path)):
+        data, label = read_json(source)
+    else:
+        return load_spec(source)        # its TypeError names what a spec may be
+    refuse_other_sort(data, ("problem", "replay"), label)
+    return replays.from_data(data, label) if sort_of(data) == "replay" else build(data, label)
 
 
 def method_of(spec: SpecLike, method: str | None = None) -> str:

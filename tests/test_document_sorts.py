@@ -4,6 +4,9 @@ the command to run instead; the API raises the same ``SpecError``."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from clitools import ROOT, cli, write
 
@@ -65,3 +68,32 @@ def test_the_sort_is_the_one_top_level_key_it_has():
 def test_a_spec_of_no_other_sort_keeps_its_schema_problems(tmp_path, capsys, data, first):
     code, _, err = cli(capsys, "solve", write(tmp_path, data))
     assert code == 2 and "invalid spec" in err and f"\n  {first}" in err
+
+
+def test_validate_checks_a_replay_document_in_one_line(capsys):
+    code, out, err = cli(capsys, "validate", REPLAY)
+    assert (code, err) == (0, "")
+    assert out == (f"{REPLAY}: valid replay document quick: hetero, 16 jobs "
+                   "(gavel(seed=0, jobs=16, rate=2.0)), policy max-min, mechanism rounds\n")
+
+
+def test_validate_gives_a_bad_replay_document_s_problems(tmp_path, capsys):
+    data = json.loads(Path(REPLAY).read_text())
+    data["trace"]["rate"], data["policy"]["method"] = -1, "nosuch"
+    code, out, err = cli(capsys, "validate", write(tmp_path, data))
+    assert (code, out) == (2, "") and "invalid replay (2 problems)" in err
+    assert "\n  policy.method: unknown policy 'nosuch'" in err and "\n  trace.rate: " in err
+
+
+@pytest.mark.parametrize("flag", [["--method", "lp"], ["--allocation", SPEC],
+                                  ["--fail-on", "feasibility"], ["--format", "json"]])
+def test_validate_refuses_an_allocation_s_flags_for_a_replay_document(capsys, flag):
+    code, out, err = cli(capsys, "validate", REPLAY, *flag)
+    assert (code, out) == (2, "") and err.startswith(f"fairalloc validate: error: {flag[0]}: ")
+
+
+def test_load_document_tells_a_spec_from_a_replay_document():
+    assert isinstance(api.load_document(REPLAY), api.replays.Document)
+    assert api.load_document(SPEC).kind == "drf"
+    assert isinstance(api.load_document(json.loads(Path(REPLAY).read_text())),
+                      api.replays.Document)

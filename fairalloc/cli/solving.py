@@ -66,7 +66,10 @@ def register(commands: Commands) -> None:
     format_flags(sp, rows=False)
     gate_flags(sp)
     sp = commands.add("validate", cmd_validate,
-                      "check an allocation (from --allocation, or solved)")
+                      "check an allocation (from --allocation, or solved); of a replay "
+                      "document, check the document", spec=False)
+    sp.add_argument("spec", help="spec or replay document (JSON), or - for standard input")
+    sp.set_defaults(reads={"spec": "SPEC"})
     sp.add_argument("--allocation", help="JSON file: a result or its allocation object")
     sp.add_argument("--method", type=arg.name,
                     help="without --allocation: the method to solve with; with "
@@ -121,10 +124,26 @@ def cmd_validate(args) -> int:
     if args.spec == "-" and args.allocation == "-":
         raise UsageError("--allocation", "standard input can be read only once: give the spec "
                          "or the allocation as a file")
-    result = api.validate(args.spec, args.allocation, args.method)
+    doc = api.load_document(args.spec)
+    if isinstance(doc, api.replays.Document):
+        return _valid_replay(doc, args)
+    result = api.validate(doc, args.allocation, args.method)
     check_fail_on(result.problem, args.fail_on)
     emit(result, args.format, args.rows, args.latex_width)
     return exit_status([result], args.fail_on)
+
+
+def _valid_replay(doc, args) -> int:
+    """A replay document checked (its problems exit 2 before this): one line saying so; the
+    flags of an allocation's checks are refused."""
+    given = [flag for flag, value in (("--allocation", args.allocation),
+                                      ("--method", args.method), ("--fail-on", args.fail_on),
+                                      ("--format", args.format != "table")) if value]
+    if given:
+        raise UsageError(given[0], "checks an allocation of a spec; a replay document is "
+                                   "checked as a document (run it with fairalloc replay)")
+    print(f"{doc.source}: valid replay document {doc.described()}")
+    return 0
 
 
 def cmd_compare(args) -> int:

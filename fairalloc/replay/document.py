@@ -71,6 +71,11 @@ class Document:
     raw: dict
     source: str | None = None
 
+    def described(self) -> str:
+        """The document in one line: its name, kind, trace, policy and mechanism."""
+        return (f"{self.name}: {self.kind.name}, {self.trace.n} jobs ({self.trace.source}), "
+                f"policy {self.policy}, mechanism {self.mechanism}")
+
 
 def load(source: str | Path | dict, root: str | Path | None = None) -> Document:
     """Read and check a replay document (a path or parsed data); raises
@@ -81,6 +86,12 @@ def load(source: str | Path | dict, root: str | Path | None = None) -> Document:
         data, label = plain(source, None, what="replay"), None
     else:
         data, label = read_json(source, what="replay")
+    return from_data(data, label, root)
+
+
+def from_data(data: Any, label: str | None, root: str | Path | None = None) -> Document:
+    """Check a parsed replay document read from ``label`` (a path, ``<stdin>`` or None) as
+    :func:`load` does."""
     found = Violations()
     if not isinstance(data, dict):
         found.add("$", "a replay document is a JSON object")
