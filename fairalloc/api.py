@@ -502,10 +502,12 @@ def report(source: SpecLike, *, methods: Sequence[str] | None = None,
            sweep: tuple[str, Iterable[Any]] | bool | None = None,
            on_step: Callable[[str, int, int], None] | None = None) -> Document:
     """The report of a spec (every method, or ``methods``, side by side, the verdict matrix
-    with witnesses, metrics, figures, the notes on its paper) or of a study store (a
-    ``.duckdb`` file: its summary and plots; ``study`` names one when it holds several), as
-    ``fairalloc report`` makes it; :func:`write_report` writes it. ``time_limit``, ``mip_gap``
-    and ``threads`` as for :func:`compare`; they and ``methods`` are for a spec only
+    with witnesses, metrics, figures, the notes on its paper), of a replay document (played:
+    its measures, the checks' verdicts over the run, its figure; ``on_step`` sees the
+    simulated time and jobs done) or of a study store (a ``.duckdb`` file: its summary and
+    plots; ``study`` names one when it holds several), as ``fairalloc report`` makes it;
+    :func:`write_report` writes it. ``time_limit``, ``mip_gap`` and ``threads`` as for
+    :func:`compare`; they, ``methods``, ``checks`` and ``sweep`` are for a spec only
     (:class:`ArgumentError`), as ``study`` is for a store.
 
     A spec's checks: every one, or those in ``checks``, or none with ``validate=False``.
@@ -519,24 +521,42 @@ def report(source: SpecLike, *, methods: Sequence[str] | None = None,
     >>> doc.title, [b.text for b in doc.blocks if type(b).__name__ == "Heading"][:2]
     ('EMRF paper, Example 1 (knob 0.5)', ['The spec', 'Methods side by side'])
     """
+    spec_only = {"methods": methods or time_limit or mip_gap is not None or threads,
+                 "checks": checks is not None or not validate, "sweep": sweep is not None}
     if isinstance(source, (str, Path)) and str(source) != "-" and is_store(str(source)):
-        if methods or time_limit or mip_gap is not None or threads:
-            raise ArgumentError("methods", "a study's report shows its stored rows; solver "
-                                           "and method flags are for a spec's report")
-        if checks is not None or not validate or sweep is not None:
-            raise ArgumentError("checks" if checks is not None or not validate else "sweep",
-                                "a study's report shows its stored rows; checks and the "
-                                "trade-off sweep are for a spec's report")
+        _refuse_spec_flags(spec_only, "a study's report shows its stored rows")
         return reports.store_report(str(source), study)
     if study:
-        raise ArgumentError("study", "names a study in a store, not in a spec")
-    spec = _spec(source)
+        raise ArgumentError("study", "names a study in a store, not in a spec or a replay "
+                                     "document")
+    spec = load_document(source)
+    if isinstance(spec, replays.Document):
+        _refuse_spec_flags(spec_only, "a replay's report shows its run")
+        return _replay_report(spec, on_step)
     chosen = _chosen_checks(spec, checks, validate)
     if sweep not in (None, True, False):
         sweep = _report_sweep(spec, sweep)
     with SolverSettings(mip_gap=mip_gap, threads=threads).solving():
         return reports.spec_report(spec, methods, time_limit, checks=chosen, sweep=sweep,
                                    on_step=on_step)
+
+
+def _refuse_spec_flags(given: dict[str, Any], why: str) -> None:
+    """``ArgumentError`` for the first of a spec report's arguments ``given`` (argument ->
+    whether given) to the report of a store or a replay, saying ``why`` they do not apply."""
+    for argument, value in given.items():
+        if value:
+            flags = ("solver and method flags are" if argument == "methods" else
+                     "checks and the trade-off sweep are")
+            raise ArgumentError(argument, f"{why}; {flags} for a spec's report")
+
+
+def _replay_report(doc: replays.Document, on_step: Callable | None) -> Document:
+    """The report of one replay, played with its progress (simulated time, jobs done) as
+    ``on_step`` steps."""
+    progress = None if on_step is None else \
+        lambda now, done, total: on_step(f"{now / 3600:.1f} h simulated", done, total)
+    return reports.replay_report(play(doc, progress), doc.raw)
 
 
 def _report_sweep(spec: Spec, sweep: Any) -> tuple[str, list]:

@@ -1,9 +1,10 @@
-"""Reports: one document for a spec or a study store (``fairalloc report``).
+"""Reports: one document for a spec, a replay or a study store (``fairalloc report``).
 
 For a spec: the spec, every method side by side (objective, ratio to the exact method, status,
 gap, bound, time), the verdict matrix (methods × checks, each witness on expand), the metrics,
 an allocation, the kind's figures (its picture of a result, its trade-off sweep) and the notes on
-its paper. For a study store: the study, its summary table and its plots.
+its paper. For a replay: its measures, the checks' verdicts over the run, its figure and its
+document. For a study store: the study, its summary table and its plots.
 
 A report is a list of blocks written as HTML (one self-contained file: inline CSS and SVG, no
 scripts, no network) or as Markdown (its figures as SVG files beside it). Shared code: it uses
@@ -433,6 +434,30 @@ def _replay_study_report(path: str, record: dict, rows: dict, jobs: dict,
           for block in (Heading(f"The replay document {file}", 3),
                         Code(json.dumps(data, indent=2)))],
         *_reference(KINDS[record["kind"]]),
+    ]
+    return doc
+
+
+# --- a replay --------------------------------------------------------------------------------
+
+def replay_report(run, document: dict) -> Document:
+    """The report of one replay (a ``ReplayRun``): its measures and the checks' verdicts over
+    the run (as ``fairalloc replay`` prints them), its figure (JCT CDF, utilisation over time)
+    and its replay document."""
+    s = run.settings
+    played = f"{s['policy']} ({s['mechanism']}), {s['trace']}"
+    doc = Document(run.name, f"one replay of {run.kind}: {played} — fairalloc {__version__}")
+    doc.blocks += [
+        Heading("Summary"),
+        Table(["measure", "value"], [list(row) for row in run.rows()],
+              note="JCT: job completion time, arrival to finish; rho: JCT over the JCT under "
+                   "the isolated share; a check's counts are over the allocations judged",
+              ident="summary"),
+        Heading("Figures"),
+        _figure("replay", f"replay {run.name}: {played}",
+                lambda p: plots.replay_run(run, p)),
+        Heading("The replay document"), Code(json.dumps(document, indent=2)),
+        *_reference(KINDS[run.kind]),
     ]
     return doc
 

@@ -1,4 +1,4 @@
-"""``report``: one document of a spec or of a study store."""
+"""``report``: one document of a spec, of a replay or of a study store."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ from fairalloc.cli.output import note, steps
 def register(commands: Commands) -> None:
     sp = commands.add("report", cmd_report, "write a report: of a spec (every method side by "
                       "side, the verdict matrix with witnesses, metrics, figures, the notes on "
-                      "its paper) or of a study store (summary and plots)", spec=False)
-    sp.add_argument("source", metavar="SPEC|STORE",
-                    help="a spec (JSON, or - for standard input) or a study store (.duckdb)")
+                      "its paper), of a replay document (it is run: its measures, checks and "
+                      "figure) or of a study store (summary and plots)", spec=False)
+    sp.add_argument("source", metavar="SPEC|REPLAY|STORE",
+                    help="a spec or a replay document (JSON, or - for standard input) or a "
+                         "study store (.duckdb)")
     sp.add_argument("-o", "--output", required=True, metavar="FILE.html|FILE.md",
                     type=arg.writable)
-    sp.set_defaults(reads={"source": "SPEC|STORE"}, writes={"output": "--output"})
+    sp.set_defaults(reads={"source": "SPEC|REPLAY|STORE"}, writes={"output": "--output"})
     sp.add_argument("--format", choices=("html", "markdown"),
                     help="default: markdown for a .md file, else html (one self-contained "
                          "file); markdown writes its figures into FILE_files/")
@@ -36,7 +38,8 @@ def register(commands: Commands) -> None:
 
 def cmd_report(args) -> int:
     """One document for a spec (every method, verdicts with witnesses, figures, the notes on
-    the paper) or a study store (summary and plots): HTML, or Markdown with figure files."""
+    the paper), a replay (run: its measures, checks and figure; progress on stderr) or a
+    study store (summary and plots): HTML, or Markdown with figure files."""
     if args.sweep and args.no_sweep:
         raise UsageError("--sweep", "give --sweep or --no-sweep, not both")
     sweep = False if args.no_sweep else parse_set(args.sweep, "--sweep") if args.sweep else None

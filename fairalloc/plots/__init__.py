@@ -386,19 +386,36 @@ def boxes(values: dict[str, dict[str, np.ndarray]], labels: dict[str, str], titl
 
 
 def replay_run(replay, path: str) -> None:
-    """One replay (``fairalloc replay FILE --plot``): the CDF of its jobs' JCT (when one
-    finished) and the share of each resource in use over time."""
+    """One replay (``fairalloc replay FILE --plot``, its report), a panel each where there is
+    something to show: the CDFs of its jobs' JCT and of their finish-time fairness rho (of
+    the jobs that finished), the share of each resource in use over time and the share of
+    the allocations judged that each check's verdict was."""
     plt = pyplot()
     name = f"{replay.settings['policy']} ({replay.settings['mechanism']})"
     jct = np.asarray(replay.jobs["jct"], dtype=float) / panels.HOUR
-    finished = bool(np.isfinite(jct).any())
-    fig, axes = plt.subplots(1, 1 + finished, figsize=(5.5 * (1 + finished), 4),
-                             squeeze=False)
-    if finished:
-        panels.cdf(axes[0, 0], {name: jct}, "job completion time (h, log scale)", log=True)
-        axes[0, 0].set_title("JCT of the jobs that finished", fontsize=9)
-    panels.utilization(axes[0, -1], {name: replay.utilization}, list(replay.resources))
-    axes[0, -1].set_title("utilisation over time", fontsize=9)
+    rho = np.asarray(replay.jobs["rho"], dtype=float)
+    counts = {f"{replay.settings['policy']}: {check}": {v: float(c[v])
+                                                        for v in panels.VERDICT_COLORS}
+              for check, c in replay.verdicts.items()}
+    draws = [(title, draw) for title, draw, shown in (
+        ("JCT of the jobs that finished", lambda ax: panels.cdf(
+            ax, {name: jct}, "job completion time (h, log scale)", log=True),
+         np.isfinite(jct).any()),
+        ("finish-time fairness", lambda ax: panels.cdf(
+            ax, {name: rho}, "rho: JCT / JCT under the isolated share (ratio)", reference=1.0),
+         np.isfinite(rho).any()),
+        ("utilisation over time", lambda ax: panels.utilization(
+            ax, {name: replay.utilization}, list(replay.resources)), True),
+        ("the checks on the allocations judged", lambda ax: panels.verdicts(ax, counts),
+         any(sum(c.values()) for c in counts.values()))) if shown]
+    columns = min(2, len(draws))
+    rows = -(-len(draws) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(5.5 * columns, 4 * rows), squeeze=False)
+    for ax, (title, draw) in zip(axes.flat, draws):
+        draw(ax)
+        ax.set_title(title, fontsize=9)
+    for ax in axes.flat[len(draws):]:
+        ax.set_visible(False)
     fig.suptitle(f"replay {replay.name}: {name}, {replay.settings['trace']}", fontsize=10)
     fig.tight_layout()
     save(fig, path)

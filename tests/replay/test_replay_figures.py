@@ -91,14 +91,25 @@ def test_a_panel_with_nothing_to_show_is_left_out(store, monkeypatch, tmp_path):
     assert len(titles) == 3 and not any("fairness" in t or "checks" in t for t in titles)
 
 
-def test_one_replay_draws_its_jct_cdf_and_utilisation(monkeypatch, tmp_path):
+def test_one_replay_draws_its_cdfs_utilisation_and_checks(monkeypatch, tmp_path):
     figures = captured(monkeypatch)
     plots.replay_run(api.replay(ROOT / "specs" / "replay" / "quick.json"),
                      str(tmp_path / "x.png"))
     fig, = figures
-    assert [ax.get_title() for ax in fig.axes] == ["JCT of the jobs that finished",
-                                                    "utilisation over time"]
+    assert [ax.get_title() for ax in fig.axes] == [
+        "JCT of the jobs that finished", "finish-time fairness", "utilisation over time",
+        "the checks on the allocations judged"]
     assert problems(fig) == []
+
+
+def test_one_replay_leaves_out_a_panel_with_nothing_to_show(monkeypatch, tmp_path):
+    figures = captured(monkeypatch)
+    run = api.replay(ROOT / "specs" / "replay" / "quick.json")
+    run.jobs["rho"][:] = np.nan
+    run.verdicts = {}
+    plots.replay_run(run, str(tmp_path / "x.png"))
+    assert [ax.get_title() for ax in figures[0].axes] == ["JCT of the jobs that finished",
+                                                           "utilisation over time"]
 
 
 def test_the_commands_draw_and_report_a_replay_study(store, tmp_path, capsys):
