@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from fairalloc.documents import sort_of
 from fairalloc.files import make_folder, write_bytes
 
 EXAMPLES = Path(__file__).parent / "examples"
@@ -33,10 +34,9 @@ def _describe(path: Path) -> tuple[str, str]:
     if path.suffix != ".json":
         return path.parent.name, path.stem
     data = json.loads(path.read_text(encoding="utf-8"))
-    if "study" in data:
-        return f"study ({data.get('kind', '?')})", str(data["study"])
-    if "replay" in data:
-        return f"replay ({data.get('kind', '?')})", str(data["replay"])
+    key = sort_of(data)
+    if key in ("study", "replay"):
+        return f"{key} ({data.get('kind', '?')})", str(data[key])
     return str(data.get("problem", path.parent.name)), str(data.get("name", path.stem))
 
 
