@@ -89,6 +89,21 @@ def load(source: str | Path | dict, root: str | Path | None = None) -> Document:
     return from_data(data, label, root)
 
 
+def anchored(data: dict, root: str | Path) -> dict:
+    """The document with its trace table's path made absolute (resolved against ``root``, the
+    document's folder), so that it names the same file from any working directory: a study
+    stores its documents so, for ``--resume`` and ``study instance`` run elsewhere.
+
+    >>> anchored({"trace": {"table": "jobs.csv"}}, "/data")["trace"]
+    {'table': '/data/jobs.csv'}
+    """
+    trace = data.get("trace")
+    if not isinstance(trace, dict) or not isinstance(trace.get("table"), str) \
+            or Path(trace["table"]).is_absolute():
+        return data
+    return {**data, "trace": {**trace, "table": str((Path(root) / trace["table"]).resolve())}}
+
+
 def from_data(data: Any, label: str | None, root: str | Path | None = None) -> Document:
     """Check a parsed replay document read from ``label`` (a path, ``<stdin>`` or None) as
     :func:`load` does."""

@@ -526,6 +526,7 @@ def _spec_files(where: dict, kind_name: str, base: Path, found: Violations,
         if is_replay(data):
             doc = replays.load(data, Path(label).parent)     # its own errors, as they are
             made = doc.kind.name
+            data = replays.anchored(data, Path(label).parent)
         else:
             made = build(data, label).kind
         if made != kind_name:

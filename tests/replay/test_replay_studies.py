@@ -251,3 +251,32 @@ def test_a_replay_study_summary_prints_durations_in_hours_and_stores_seconds(tmp
     code, out, _ = cli(capsys, "study", "summary", store, *by, "--format", "markdown",
                        "--values", "metric.makespan_s,metric.worst_rho")
     assert code == 0 and "| makespan (h) |" in out and "| worst_rho |" in out
+
+
+def test_a_table_trace_study_is_read_and_its_instances_replay_from_anywhere(tmp_path, capsys,
+                                                                          monkeypatch):
+    """A replay document's trace table is found beside the document; the study stores the
+    document with that path made absolute, so that ``study instance`` (and ``--resume``) from
+    another folder, and the instance written to a third, still find the table."""
+    made, elsewhere, out_dir = (tmp_path / "made", tmp_path / "elsewhere", tmp_path / "out")
+    for folder in (made, elsewhere, out_dir):
+        folder.mkdir()
+    (made / "jobs.csv").write_text("id,arrival,model,scale_factor,steps\n"
+                                   "a,0,A3C,1,4000\nb,600,A3C,1,9000\n")
+    monkeypatch.chdir(made)
+    study = written(made, {**STUDY, "grid": {"policy.method": ["max-min", "isolated"]}},
+                    {**DOCUMENT, "trace": {"table": "jobs.csv"}})
+    store = str(made / "s.duckdb")
+    assert cli(capsys, "study", "run", "study.json", "--store", store, "--workers", "1",
+               "-q")[0] == 0
+    monkeypatch.chdir(elsewhere)
+    code, _, err = cli(capsys, "study", "instance", store, "0", "--method", "isolated",
+                       "-o", str(out_dir / "row.json"))
+    assert code == 0, err
+    document = json.loads((out_dir / "row.json").read_text())
+    assert document["trace"]["table"] == str(made / "jobs.csv")
+    again = run_fields(play(replays.load(str(out_dir / "row.json"))))
+    stored = table(store, "SELECT jct FROM replay_jobs WHERE method = 'isolated' "
+                          "ORDER BY position")
+    assert list(again["replay_jobs"]["jct"]) == [j for (j,) in stored]
+    assert cli(capsys, "study", "run", study, "--store", store, "--resume", "-q")[0] == 0
