@@ -361,11 +361,13 @@ def solve_pyomo(
     time_limit: float | None = None,
     mip_gap: float | None = None,
     duals: bool = False,
+    tolerance: float | None = None,
 ) -> Report:
     """Solve a Pyomo model with HiGHS (``pyomo.contrib.solver``'s ``highs``) and load the solution.
 
-    Honours ``time_limit`` (seconds) and ``mip_gap`` (relative). With ``duals=True`` the report's
-    ``duals`` maps each constraint data object to its dual value (LPs only).
+    Honours ``time_limit`` (seconds) and ``mip_gap`` (relative); ``tolerance`` sets HiGHS's
+    primal and MIP feasibility tolerances (as in ``load_matrix``). With ``duals=True`` the
+    report's ``duals`` maps each constraint data object to its dual value (LPs only).
     """
     startup.pyomo()     # the interface's one-off start-up, timed apart (a model built elsewhere)
     # lazy: heavy, only methods with a Pyomo model need it
@@ -388,6 +390,9 @@ def solve_pyomo(
     if gap is not None:     # relative only, as in load_matrix
         config["rel_gap"] = float(gap)
         config["abs_gap"] = 0.0
+    if tolerance is not None:
+        config["solver_options"] = {"primal_feasibility_tolerance": tolerance,
+                                    "mip_feasibility_tolerance": tolerance}
     start = time.perf_counter()
     res = solver.solve(model, **config)
     elapsed = time.perf_counter() - start

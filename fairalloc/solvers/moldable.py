@@ -785,7 +785,11 @@ def milp(p: MoldableProblem, best: Solution, bound: float, until: float):
     upper = float(best.objective)
     unit = upper
     model = exact_model(p.scaled(1 / unit), 1 + EXACT_GAP, bound / unit)   # the best schedule fits
-    report = solve_pyomo(model, time_limit=seconds_left(until), mip_gap=EXACT_GAP)
+    # feasibility as fine as the gap proven: at HiGHS's default (1e-6) a binary may be 1e-6
+    # fractional, which the big-M turns into 1e-6 of the horizon, and the schedule re-timed
+    # exactly then sits that far above HiGHS's bound, never proven to EXACT_GAP
+    report = solve_pyomo(model, time_limit=seconds_left(until), mip_gap=EXACT_GAP,
+                         tolerance=EXACT_GAP)
     if report.status == "infeasible":
         raise SolverError("moldable exact: HiGHS finds no schedule as good as a known one "
                           "(numerical trouble)")
