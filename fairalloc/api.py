@@ -26,7 +26,7 @@ from fairalloc.replay.engine import Progress as ReplayProgress
 from fairalloc.replay.run import ReplayRun, play
 from fairalloc.report import Document
 from fairalloc.result import Comparison, Result
-from fairalloc.spec import Spec, build, load_spec, plain, read_json, schema, set_path
+from fairalloc.spec import Spec, build, load_spec, parsed, plain, read_json, schema, set_path
 from fairalloc.studies.plan import Study, load_study
 from fairalloc.studies.run import Progress, parse_cluster
 from fairalloc.studies.run import run_study as run
@@ -63,12 +63,7 @@ def load_document(source: SpecLike | replays.Document) -> Spec | replays.Documen
     :class:`~fairalloc.documents.WrongDocument`, naming the command that runs it."""
     if isinstance(source, (Spec, replays.Document)):
         return source
-    if isinstance(source, dict):
-        data, label = plain(source), None
-    elif isinstance(source, (str, Path)):
-        data, label = read_json(source)
-    else:
-        return load_spec(source)        # its TypeError names what a spec may be
+    data, label = parsed(source)
     refuse_other_sort(data, ("problem", "replay"), label)
     return replays.from_data(data, label) if sort_of(data) == "replay" else build(data, label)
 

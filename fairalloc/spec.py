@@ -550,13 +550,18 @@ def load_spec(source: str | Path | dict) -> Spec:
 
     Raises :class:`~fairalloc.errors.SpecError` listing every problem found.
     """
+    return build(*parsed(source))
+
+
+def parsed(source: str | Path | dict) -> tuple[Any, str | None]:
+    """A document's data and its label, not yet checked: a dict made plain (no label), a
+    file path or ``-`` (standard input) read once (``read_json``)."""
     if isinstance(source, dict):
-        return build(plain(source), None)
+        return plain(source), None
     if not isinstance(source, (str, Path)):
         raise TypeError(f"a spec is a dict, a file path or '-' (standard input), not "
                         f"{type(source).__name__}")
-    data, label = read_json(source)
-    return build(data, label)
+    return read_json(source)
 
 
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")

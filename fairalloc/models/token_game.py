@@ -191,7 +191,6 @@ class MeanField(RoundByRound):
         super().__init__(p, pop, rng)
         self.thresholds = thresholds
         self.tokens = np.full(p.agents, p.initial_tokens, dtype=np.int64)
-        self.asking = np.empty(0, dtype=np.int64)    # the round's boosted, planned to ran
 
     def boosted(self, r: int) -> np.ndarray:
         tokens, n = self.tokens, self.p.boosts
@@ -201,12 +200,11 @@ class MeanField(RoundByRound):
         asking = np.flatnonzero(signal)
         if len(asking) > n:                  # most tokens first, ties at random
             asking = asking[top(tokens[asking] + self.rng.random(len(asking)), n)]
-        self.asking = asking
         return asking
 
     def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
         super().ran(state, plan, seconds)
-        asking, tokens = self.asking, self.tokens
+        asking, tokens = np.flatnonzero(plan.rates), self.tokens    # the round's boosted
         tokens[asking] -= 1                  # each spends a token, handed to distinct others
         open_ = tokens < self.p.max_tokens
         open_[asking] = False
