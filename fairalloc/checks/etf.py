@@ -210,9 +210,11 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
     "energy-gluttonous" app) or another demand; the mechanism is re-run. A gain is a better
     (useful time, energy) pair: useful time min(t', true demand) not less, energy at the power
     it runs at not less, one of them more (the paper's definition in Lemma 1's proof). The
-    largest relative gain found is reported. Apps in ``probe_order``, their lies likeliest
-    first (``_misreports``), as many re-runs as ``probe_budget`` allows n apps (at least two:
-    one app's two likeliest lies); the detail names every app probed and its misreports.
+    largest relative gain found is reported, each relative to at least one slice (of time, or
+    of energy at the app's true power): a gain from 0 is counted in slices, not as infinite.
+    Apps in ``probe_order``, their lies likeliest first (``_misreports``), as many re-runs as
+    ``probe_budget`` allows n apps (at least two: one app's two likeliest lies); the detail
+    names every app probed and its misreports.
     No gain found is ``unrefuted``; without a mechanism the check is ``unchecked``."""
     if mechanism is None:
         return no_mechanism()
@@ -232,7 +234,7 @@ def strategy_proofness(p: EtfProblem, allocation: Allocation, mechanism=None,
         if not (t_new >= t[i] and e_new >= energy[i] and (t_new > t[i] or e_new > energy[i])):
             return None
         return {"gain": max((t_new - t[i]) / max(t[i], 1.0),
-                            (e_new - energy[i]) / max(energy[i], ENERGY_FLOOR)),
+                            (e_new - energy[i]) / max(energy[i], float(p.power[i]), ENERGY_FLOOR)),
                 "app": p.ids[i], "misreport": label,
                 "time": [t[i], t_new], "energy": [energy[i], e_new]}
 

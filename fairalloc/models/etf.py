@@ -50,7 +50,8 @@ MILP_TOLERANCE = 1e-10
 # relative to max(1, level): a round's optimal level is kept to within this in the next rounds
 # (10 x MILP_TOLERANCE, so HiGHS's noise cannot make the level it found infeasible)
 LEVEL_SLACK = 1e-9
-# energy units: a relative energy gain divides by at least this (an app at 0 slices has none)
+# energy units: a relative energy gain divides by at least one slice's energy at the app's
+# power, as a time gain by one slice (an app at 0 slices has none), and by this for power 0
 ENERGY_FLOOR = 1e-12
 
 
