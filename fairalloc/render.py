@@ -94,31 +94,34 @@ def render_table(result: Result, console=None, rows: int = 25) -> None:
     """Print a result as rich tables: summary, allocation (first ``rows`` ids), metrics, checks."""
     # lazy: rich (tens of ms), only the table format needs it
     from rich.console import Console
+    from rich.markup import escape  # cells are markup; names, details and witnesses are text
 
     console = console or Console(highlight=False)
-    title = f"{result.name or result.problem} — {result.problem} / {result.method}"
+    title = escape(f"{result.name or result.problem} — {result.problem} / {result.method}")
     style = "green" if result.status in ("optimal", "heuristic", "feasible") else "bold red"
     time_s = result.solver.get("time_s")
     head = f"[{style}]{result.status}[/]  objective {fmt(result.objective)}"
     if time_s is not None:
-        head += f"  ({result.solver.get('name', '?')}, {time_s:.3g} s)"
+        head += f"  ({escape(str(result.solver.get('name', '?')))}, {time_s:.3g} s)"
     if "gap" in result.solver:
         head += f"  gap {fmt(result.solver['gap'])}"
     console.print(f"[bold]{title}[/]\n{head}")
 
     header, body = _allocation_rows(result.allocation, rows)
-    print_table(console, header, body, "allocation")
+    print_table(console, header, [[escape(c) for c in row] for row in body], "allocation")
     if len(result.allocation) > rows:
         console.print(f"  … {len(result.allocation) - rows:,} more (use --format json for all)")
 
     if result.metrics:
         print_table(console, ["metric", "value"],
-                    [[key, fmt(value)] for key, value in _dotted(result.metrics)], "metrics")
+                    [[escape(key), escape(fmt(value))] for key, value in _dotted(result.metrics)],
+                    "metrics")
 
     if result.validation:
         print_table(console, ["check", "verdict", "detail", "witness"],
-                    [[f.check, f"{rich_mark(f.verdict)} {f.verdict}", f.detail,
-                      fmt(f.witness, 50) if f.witness else ""] for f in result.validation],
+                    [[f.check, f"{rich_mark(f.verdict)} {f.verdict}", escape(f.detail),
+                      escape(fmt(f.witness, 50)) if f.witness else ""]
+                     for f in result.validation],
                     "validation", legend(result.validation))
 
 
