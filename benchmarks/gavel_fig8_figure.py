@@ -94,7 +94,7 @@ def jct_panel(ax, measured: dict[str, dict[float, float]]) -> None:
     ax.set_ylabel("average JCT of jobs 4000-4999 (h)", fontsize=8)
     ax.set_ylim(0, top * 1.05)
     ax.grid(alpha=0.3)
-    replay_panels.legend_above(ax, top * 1.05, columns=2)
+    replay_panels.legend_below(ax, columns=2)
     ax.set_title("average JCT against the input rate: fairalloc's runs (lines) and "
                  "Gavel's printed values (crosses)", fontsize=8)
 
@@ -113,7 +113,7 @@ def difference_panel(ax, diffs: dict[str, dict[float, float]]) -> None:
     ax.set_ylabel("fairalloc - Gavel (% of Gavel's value)", fontsize=8)
     ax.set_xlabel(RATE_LABEL, fontsize=8)
     ax.grid(alpha=0.3)
-    replay_panels.legend_above(ax, worst * 1.1, columns=3)
+    replay_panels.legend_below(ax, columns=3)
     ax.set_title("difference to Gavel's printed value", fontsize=8)
 
 

@@ -402,7 +402,8 @@ def replay_run(replay, path: str) -> None:
             ax, {name: jct}, "job completion time (h, log scale)", log=True),
          np.isfinite(jct).any()),
         ("finish-time fairness", lambda ax: panels.cdf(
-            ax, {name: rho}, "rho: JCT / JCT under the isolated share (ratio)", reference=1.0),
+            ax, {name: rho}, "rho: JCT / JCT under the isolated share (ratio)", reference=1.0,
+            log=None),
          np.isfinite(rho).any()),
         ("utilisation over time", lambda ax: panels.utilization(
             ax, {name: replay.utilization}, list(replay.resources)), True),

@@ -4,36 +4,53 @@ the share of each resource in use over time, and the checks' verdicts over the a
 judged. Each draws on the axes it is given; ``plots.replay_run`` (``fairalloc replay FILE
 --plot``) and ``plots.replay_study`` (a replay study's figure) put them together.
 
-Every legend sits in headroom above the data (the y axis is extended past the largest value),
-inside its axes, so it never covers a line; every axis names its quantity and unit.
+Every legend sits below its axes, under the x axis's label, so it neither covers a line nor
+takes room from the data; every axis names its quantity and unit. A ratio whose values span
+more than a decade (finish-time fairness: rho reaches 100 under FIFO) is drawn on a log axis.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from matplotlib import transforms
 
-HEADROOM = 1.45          # the y axis runs to this times the data's top: the legend's room
 HOUR = 3600.0
 STYLES = ("-", "--", ":", "-.")     # a policy's (or a resource's) dash, beside its colour
 VERDICT_COLORS = {"holds": "tab:green", "fails": "tab:red", "unrefuted": "tab:orange",
                   "unchecked": "tab:gray"}
 
 
-def legend_above(ax, top: float, columns: int = 3) -> None:
-    """The axes' legend in the band above ``top`` (the data's largest y), which the y axis is
-    extended to hold."""
-    low = ax.get_ylim()[0]
-    ticks = [t for t in ax.get_yticks() if low <= t <= top * (1 + 1e-9)]
-    ax.set_ylim(low, low + (top - low) * HEADROOM)
-    if ax.get_yscale() == "linear":
-        ax.set_yticks(ticks)        # no tick in the legend's band: no value lives there
-    ax.legend(fontsize=7, loc="upper left", ncol=columns, frameon=True)
+LEGEND_DROP_PT = 36      # below the axes: tick labels (a log axis's 10^k too) and the x label
+
+
+def legend_below(ax, columns: int = 3) -> None:
+    """The axes' legend below them, under the x axis's label: a fixed drop in points, so it
+    clears the labels whatever the panel's height (``fig.tight_layout`` makes room for it)."""
+    below = transforms.offset_copy(ax.transAxes, fig=ax.figure, y=-LEGEND_DROP_PT,
+                                   units="points")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, 0.0), bbox_transform=below,
+              ncol=columns, frameon=False, borderaxespad=0.0)
+
+
+def spans_decades(values: dict[str, np.ndarray]) -> bool:
+    """Whether the finite positive values span more than a decade (a log axis shows them).
+
+    >>> spans_decades({"a": np.array([0.5, 2.0])}), spans_decades({"a": [0.9], "b": [181.0]})
+    (False, True)
+    """
+    xs = np.concatenate([np.asarray(v, dtype=float).ravel() for v in values.values()])
+    xs = xs[np.isfinite(xs) & (xs > 0)]
+    return bool(xs.size) and float(xs.max()) > 10.0 * float(xs.min())
 
 
 def cdf(ax, values: dict[str, np.ndarray], label: str, reference: float | None = None,
-        log: bool = False) -> bool:
+        log: bool | None = False) -> bool:
     """Empirical CDFs, one step line per name (the finite values only); ``reference`` a dashed
-    vertical line there (rho = 1). False when no name has a value (nothing drawn)."""
+    vertical line there (rho = 1); ``log`` a log x axis (None: when the values span more than
+    a decade, the label then saying so). False when no name has a value (nothing drawn)."""
+    if log is None:
+        log = spans_decades(values)
+        label = f"{label}, log scale" if log else label
     drawn = False
     for i, (name, xs) in enumerate(values.items()):
         xs = np.sort(np.asarray(xs, dtype=float)[np.isfinite(xs)])
@@ -53,15 +70,16 @@ def cdf(ax, values: dict[str, np.ndarray], label: str, reference: float | None =
         ax.set_xscale("log")
     ax.set_xlabel(label, fontsize=8)
     ax.set_ylabel("share of jobs (CDF, 0-1)", fontsize=8)
+    ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    legend_above(ax, 1.0, columns=2)
+    legend_below(ax, columns=2)
     return True
 
 
 def utilization(ax, runs: dict[str, dict], resources: list[str]) -> bool:
-    """The share of each resource in use over time (hours), a colour per run (name) and a
-    line style per resource; ``runs``: name -> {"from", "to", "share" (intervals x
-    resources)}. False when no run has an interval."""
+    """The share of each resource in use over time (hours): of one run a colour per resource;
+    of several a colour per run (name) and a line style per resource. ``runs``: name ->
+    {"from", "to", "share" (intervals x resources)}. False when no run has an interval."""
     drawn = False
     for i, (name, over) in enumerate(runs.items()):
         start = np.asarray(over["from"], dtype=float)
@@ -70,18 +88,19 @@ def utilization(ax, runs: dict[str, dict], resources: list[str]) -> bool:
         end = np.asarray(over["to"], dtype=float)
         for r, resource in enumerate(resources):
             share = np.asarray(over["share"])[:, r]
+            alone = len(runs) == 1
             ax.step(np.r_[start, end[-1]] / HOUR, np.r_[share, share[-1]], where="post",
-                    color=f"C{i % 10}", linestyle=STYLES[r % len(STYLES)],
-                    linewidth=0.9,
-                    label=f"{name}: {resource}" if len(runs) > 1 else resource)
+                    color=f"C{(r if alone else i) % 10}",
+                    linestyle="-" if alone else STYLES[r % len(STYLES)], linewidth=0.9,
+                    label=resource if alone else f"{name}: {resource}")
         drawn = True
     if not drawn:
         return False
     ax.set_xlabel("simulated time (h)", fontsize=8)
     ax.set_ylabel("share of the resource in use (0-1)", fontsize=8)
-    ax.set_ylim(0, 1.0)
+    ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
-    legend_above(ax, 1.0, columns=min(3, max(len(resources), 1)))
+    legend_below(ax, columns=min(3, max(len(resources), 1)))
     return True
 
 
@@ -101,31 +120,33 @@ def against_rate(ax, lines: dict[str, tuple[list, list, list, list]], rate: str,
         return False
     ax.set_xlabel(rate, fontsize=8)
     ax.set_ylabel(label, fontsize=8)
-    ax.set_ylim(0, top)
+    ax.set_ylim(0, top * 1.02)
     ax.grid(alpha=0.3)
-    legend_above(ax, top, columns=2)
+    legend_below(ax, columns=2)
     return True
 
 
 def verdicts(ax, counts: dict[str, dict[str, float]]) -> bool:
-    """Stacked bars, one per (policy: check), of the share of the allocations judged that
-    each verdict was (``counts``: bar -> verdict -> count). False when nothing was judged."""
+    """Stacked horizontal bars, one per (policy: check) named beside it, of the share of the
+    allocations judged that each verdict was (``counts``: bar -> verdict -> count): names of
+    any length and number stay apart. False when nothing was judged."""
     bars = {name: c for name, c in counts.items() if sum(c.values()) > 0}
     if not bars:
         return False
     names = list(bars)
-    bottom = np.zeros(len(names))
+    totals = np.array([sum(bars[n].values()) for n in names])
+    left = np.zeros(len(names))
     for verdict, color in VERDICT_COLORS.items():
-        totals = np.array([sum(bars[n].values()) for n in names])
         share = np.array([bars[n].get(verdict, 0.0) for n in names]) / totals
         if share.any():
-            ax.bar(range(len(names)), share, bottom=bottom, color=color, label=verdict,
-                   width=0.6)
-        bottom += share
-    ax.set_xticks(range(len(names)), [f"{n}\n({int(sum(bars[n].values()))} judged)"
-                                      for n in names], fontsize=7)
-    ax.set_xlabel("policy: check", fontsize=8)
-    ax.set_ylabel("share of allocations judged (0-1)", fontsize=8)
-    ax.set_ylim(0, 1.0)
-    legend_above(ax, 1.0, columns=4)
+            ax.barh(range(len(names)), share, left=left, color=color, label=verdict,
+                    height=0.6)
+        left += share
+    ax.set_yticks(range(len(names)), [f"{n} ({int(t)} judged)" for n, t in zip(names, totals)],
+                  fontsize=7)
+    ax.invert_yaxis()        # the first bar on top, as the names were given
+    ax.set_xlabel("share of allocations judged (0-1)", fontsize=8)
+    ax.set_ylabel("policy: check", fontsize=8)
+    ax.set_xlim(0, 1.0)
+    legend_below(ax, columns=4)
     return True

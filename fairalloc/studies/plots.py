@@ -132,7 +132,8 @@ def replay_study(rows: dict[str, np.ndarray], jobs: dict[str, np.ndarray],
                 ax, jct, "job completion time (h, log scale)", log=True)))
         if any(np.isfinite(v).any() for v in rho.values()):
             draws.append((f"finish-time fairness{at}", lambda ax: replay_panels.cdf(
-                ax, rho, "rho: JCT / JCT under the isolated share (ratio)", reference=1.0)))
+                ax, rho, "rho: JCT / JCT under the isolated share (ratio)", reference=1.0,
+                log=None)))
     over, resources = _utilization_at(utilization, key, top, methods)
     if over:
         draws.append((f"utilisation over time, the first run of each policy{at}",

@@ -1,8 +1,11 @@
-"""Replay figures follow the figure rules (issue 27): every legend inside its axes and off the
-data, every axis labelled (a y axis with its unit), no empty and no duplicated panel; the
-study summary, the report and ``replay --plot`` draw them."""
+"""Replay figures follow the figure rules (issue 27, legends moved below the axes by issue 33):
+every legend in the figure and off the data, its axes' labels and the other panels, every axis
+labelled (the axis of values with its unit), no empty and no duplicated panel; the study
+summary, the report and ``replay --plot`` draw them."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
@@ -28,6 +31,16 @@ def captured(monkeypatch) -> list:
     return figures
 
 
+def _numeric(text: str) -> bool:
+    """Whether a tick label is a number (matplotlib writes minus signs and powers as math)."""
+    plain = text.replace("\N{MINUS SIGN}", "-").strip("$").replace("\\mathdefault{", "")
+    try:
+        float(plain.replace("}", "").replace("10^{", "1e"))
+    except ValueError:
+        return False
+    return True
+
+
 def problems(fig) -> list[str]:
     """What breaks the figure rules, one line each."""
     fig.canvas.draw()
@@ -42,16 +55,26 @@ def problems(fig) -> list[str]:
             out.append(f"{name}: empty panel")
         if not ax.get_xlabel():
             out.append(f"{name}: no x label")
-        if "(" not in ax.get_ylabel():
-            out.append(f"{name}: y label without a unit: {ax.get_ylabel()!r}")
+        # the axis of values names its unit: y, or x beside a y axis of names (horizontal bars)
+        named = any(t.get_text() and not _numeric(t.get_text()) for t in ax.get_yticklabels())
+        values = ax.get_xlabel() if named else ax.get_ylabel()
+        if "(" not in values:
+            out.append(f"{name}: axis of values without a unit: {values!r}")
         legend = ax.get_legend()
         if legend is None:
             continue
         box = legend.get_window_extent(renderer)
-        frame = ax.get_window_extent(renderer)
-        if not (box.x0 >= frame.x0 - 1 and box.x1 <= frame.x1 + 1 and box.y0 >= frame.y0 - 1
-                and box.y1 <= frame.y1 + 1):
-            out.append(f"{name}: legend outside its axes")
+        page = fig.bbox
+        if not (box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1
+                and box.y1 <= page.y1 + 1):
+            out.append(f"{name}: legend outside the figure")
+        labels = [ax.xaxis.label, *ax.get_xticklabels()]
+        if any(t.get_text() and t.get_window_extent(renderer).overlaps(box) for t in labels):
+            out.append(f"{name}: legend over its x axis's labels")
+        for other in fig.axes:
+            if other is not ax and other.get_visible() and \
+                    other.get_window_extent(renderer).overlaps(box):
+                out.append(f"{name}: legend over the panel {other.get_title()!r}")
         for line in ax.lines:       # its path as drawn (steps too), each segment sampled
             xy = line.get_path().interpolated(40).vertices
             points = line.get_transform().transform(xy[np.isfinite(xy).all(axis=1)])
@@ -100,6 +123,33 @@ def test_one_replay_draws_its_cdfs_utilisation_and_checks(monkeypatch, tmp_path)
         "JCT of the jobs that finished", "finish-time fairness", "utilisation over time",
         "the checks on the allocations judged"]
     assert problems(fig) == []
+
+
+def test_a_fifo_replay_reads_at_any_spread_and_any_number_of_checks(monkeypatch, tmp_path):
+    """FIFO's rho spans two decades (0.3 to 17 here): its CDF on a log axis; six checks' names
+    stay apart; one run's worker types differ by colour, not only by dash (issue 33 §3)."""
+    figures = captured(monkeypatch)
+    doc = json.loads((ROOT / "specs" / "replay" / "quick.json").read_text())
+    doc["policy"] = {"method": "fifo"}
+    doc["trace"].update(jobs=30, rate=6)
+    doc["measure"] = {"checks": {"every": 4}}
+    run = api.replay(doc)
+    assert np.nanmax(run.jobs["rho"]) > 10 * np.nanmin(run.jobs["rho"])
+    plots.replay_run(run, str(tmp_path / "x.png"))
+    fig, = figures
+    assert problems(fig) == []
+    axes = {ax.get_title(): ax for ax in fig.axes}
+    rho = axes["finish-time fairness"]
+    assert rho.get_xscale() == "log" and "log scale" in rho.get_xlabel()
+    checks = axes["the checks on the allocations judged"]
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    names = [t for t in checks.get_yticklabels() + checks.get_xticklabels() if t.get_text()]
+    assert len(checks.get_yticklabels()) == 6
+    boxes = [t.get_window_extent(renderer) for t in names]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    used = axes["utilisation over time"]
+    assert len({line.get_color() for line in used.lines}) == len(run.resources)
 
 
 def test_one_replay_leaves_out_a_panel_with_nothing_to_show(monkeypatch, tmp_path):
