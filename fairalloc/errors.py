@@ -37,7 +37,9 @@ def json_path(parts: Iterable[str | int]) -> str:
         if _IDENTIFIER.match(part.rstrip("…")):
             out += f".{part}" if out else part
         else:
-            out += f"[{json.dumps(part, ensure_ascii=not is_unicode(part))}]"
+            # escaped unless printable: a lone surrogate, a control or a line break (U+0085,
+            # U+2028) would break the line or the print
+            out += f"[{json.dumps(part, ensure_ascii=not part.isprintable())}]"
     return out or "$"
 
 
@@ -61,10 +63,22 @@ class Violation:
 
     def __str__(self) -> str:
         rule = self.rule if len(self.rule) <= RULE_SHOWN else self.rule[:RULE_SHOWN - 1] + "…"
-        return f"{self.path}: {rule}"
+        return one_line(f"{self.path}: {rule}")
 
 
 RULE_SHOWN = 300     # characters of a rule printed: a rule may quote a user's (long) value
+LINE_BREAKS = {c: f"\\u{ord(c):04x}" if ord(c) > 0xFF else f"\\x{ord(c):02x}"
+               for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that ends a line (for ``str.splitlines``: CR, LF, U+0085,
+    U+2028, ...) escaped, so that a problem quoting a user's text stays one line.
+
+    >>> print(one_line("a\\x85b\\nc"))
+    a\\x85b\\x0ac
+    """
+    return text.translate(str.maketrans(LINE_BREAKS))
 
 
 class SpecError(Exception):

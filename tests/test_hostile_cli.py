@@ -57,6 +57,22 @@ def test_a_huge_id_is_cut_in_messages(capsys, tmp_path):
     assert error_lines(err) and max(len(line) for line in error_lines(err)) < 400
 
 
+@pytest.mark.parametrize("brk", ["\x85", "\u2028", "\r", "\x1e"])
+def test_a_line_break_in_a_key_or_a_value_stays_in_its_line(capsys, tmp_path, brk):
+    """A key or an id holding a character that ends a line (U+0085 and U+2028 too, as
+    ``str.splitlines`` reads them) is escaped: each problem is one line under its count."""
+    spec = json.loads(json.dumps(DRF))
+    spec["users"][0][f"x{brk}y"] = 1                     # an unknown key, named in its path
+    spec["users"][1]["id"] = spec["users"][0]["id"] = f"a{brk}b"    # a duplicate id, quoted
+    path = tmp_path / "breaks.json"
+    path.write_text(json.dumps(spec, ensure_ascii=False), encoding="utf-8")
+    code, out, err = cli(capsys, "solve", str(path))
+    lines = err.strip().splitlines()
+    assert code == 2 and out == ""
+    assert len(lines) == 1 + int(lines[0].rsplit("(", 1)[1].split()[0]), err
+    assert brk not in err
+
+
 def test_a_oneof_rule_is_said_in_words(capsys, tmp_path):
     spec = json.loads((ROOT / "specs" / "moldable" / "example1.json").read_text())
     spec["jobs"][0]["work"] = "lots"
