@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import time
+import types
 from collections.abc import Iterator
 
 from rich.console import Console
@@ -161,14 +163,55 @@ def _flat(record: dict) -> dict:
     return out
 
 
-def progress_bar(opts, field: str) -> Bar:
-    """A progress bar on stderr showing ``field``, left out with -q and when stderr is not a
-    terminal (rich would still write a blank line into a log)."""
+LOG_EVERY_S = 30.0       # stderr not a terminal (a log file, CI): a plain line this often
+
+
+class ProgressLines:
+    """Progress as plain lines on stderr, one every ``LOG_EVERY_S`` seconds of wall time
+    (``description: done/total, field``), for a long run whose stderr is a log file: a bar
+    there would say nothing until the run ends. The part of rich's ``Progress`` that the
+    commands use (``add_task``, ``update``, ``tasks``), for one task."""
+
+    def __init__(self, field: str):
+        self.field = field
+        self.task = types.SimpleNamespace(description="", completed=0, total=None, fields={})
+        self.tasks = [self.task]
+        self.said = time.monotonic()
+
+    def __enter__(self) -> ProgressLines:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def add_task(self, description: str, total=None, **fields) -> int:
+        self.task.description, self.task.total, self.task.fields = description, total, fields
+        return 0
+
+    def update(self, task: int, *, advance: float = 0, completed=None, total=None,
+               description: str | None = None, **fields) -> None:
+        t = self.task
+        t.completed = (t.completed if completed is None else completed) + advance
+        t.total = t.total if total is None else total
+        t.description = t.description if description is None else description
+        t.fields.update(fields)
+        if time.monotonic() - self.said >= LOG_EVERY_S:
+            self.said = time.monotonic()
+            field = self.field.replace("task.fields", "fields").format(fields=t.fields)
+            of = f"/{int(t.total):,}" if t.total is not None else ""
+            print(f"{t.description}: {int(t.completed):,}{of}" + (f", {field}" if field else ""),
+                  file=sys.stderr, flush=True)
+
+
+def progress_bar(opts, field: str = "") -> Bar | ProgressLines:
+    """Progress on stderr showing ``field``: a bar on a terminal, a plain line every
+    ``LOG_EVERY_S`` seconds elsewhere (``ProgressLines``), nothing with -q."""
     shown_on = Console(stderr=True)
+    if not shown_on.is_terminal:
+        return Bar(disable=True) if opts.quiet else ProgressLines(field)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn(field), TimeRemainingColumn())
-    return Bar(*columns, transient=True, console=shown_on,
-               disable=opts.quiet or not shown_on.is_terminal)
+               *([TextColumn(field)] if field else []), TimeRemainingColumn())
+    return Bar(*columns, transient=True, console=shown_on, disable=opts.quiet)
 
 
 @contextlib.contextmanager

@@ -5,14 +5,10 @@ from __future__ import annotations
 import json
 import sys
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
-from rich.progress import Progress as Bar
-
 from fairalloc import api, plots
 from fairalloc import arguments as arg
 from fairalloc.cli.options import Commands
-from fairalloc.cli.output import note, print_rows, stored_number
+from fairalloc.cli.output import note, print_rows, progress_bar, stored_number
 from fairalloc.render import csv_table
 
 
@@ -29,12 +25,10 @@ def register(commands: Commands) -> None:
 
 def cmd_replay(args) -> int:
     """Replay a kind's policy over time: the run's measures (or every job, as CSV), progress
-    (simulated time, jobs done) on stderr; exit 1 when the policy failed mid-run."""
+    (simulated time, jobs done) on stderr (a bar, or a plain line every so often into a log);
+    exit 1 when the policy failed mid-run."""
     doc = api.replays.load(args.spec)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeRemainingColumn())
-    with Bar(*columns, transient=True, console=Console(stderr=True),
-             disable=args.quiet) as bar:
+    with progress_bar(args) as bar:
         task = bar.add_task(doc.name, total=doc.trace.n)
         run = api.replay(doc, progress=lambda now, done, total: bar.update(
             task, completed=done, description=f"{doc.name}: {now / 3600:.1f} h simulated"))
