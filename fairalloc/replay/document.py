@@ -24,6 +24,7 @@ from fairalloc.errors import ArgumentError, SpecError, Violations
 from fairalloc.registry import KINDS
 from fairalloc.replay.elasticflow import CLUSTERS, elasticflow
 from fairalloc.replay.engine import Checking
+from fairalloc.replay.tables import ARRIVAL, TENANT, Column, listed_column
 from fairalloc.replay.trace import Trace
 from fairalloc.spec import check_against, plain, read_json, without_schema_key
 
@@ -232,7 +233,7 @@ def _trace(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | Non
         foreign = [k for k in data if k != "jobs"]
         for key in foreign:
             found.add(["trace", key], "a listed trace has only \"jobs\"")
-        return None if foreign else listed(data["jobs"], found)
+        return None if foreign else listed(data["jobs"], kind.replay.columns(), found)
     generators = kind.replay.generators
     name = data.get("generator")
     if name not in generators:
@@ -277,10 +278,11 @@ def _fits(value: Any, annotation: str) -> bool:
     return True
 
 
-def listed(jobs: list[dict], found: Violations) -> Trace | None:
+def listed(jobs: list[dict], kinds: dict[str, Column], found: Violations) -> Trace | None:
     """A trace from jobs given in the document: ``id``, ``arrival`` (s, default 0) and the
-    kind's columns as keys (a nested object ``{"throughput": {"v100": 4}}`` becomes the
-    columns ``throughput.v100``)."""
+    kind's columns ``kinds`` (name -> ``Column``) as keys (a nested object ``{"throughput":
+    {"v100": 4}}`` becomes the columns ``throughput.v100``), each value checked by its
+    column's type and rules as a table's cells are."""
     ids = [job["id"] for job in jobs]
     seen: set[str] = set()
     for i, job_id in enumerate(ids):
@@ -288,18 +290,36 @@ def listed(jobs: list[dict], found: Violations) -> Trace | None:
             found.add(["trace", "jobs", i, "id"], f"duplicate id {job_id!r}")
         seen.add(job_id)
     rows = [_flat(job) for job in jobs]
-    names = sorted({key for row in rows for key in row} - {"id", "arrival"})
+    for row in rows:
+        row.setdefault("arrival", 0.0)
+    kinds = {"arrival": ARRIVAL, "tenant": TENANT, **kinds}
+    names = list(dict.fromkeys(key for row in rows for key in row if key != "id"))
     columns = {}
     for name in names:
+        spec = _column_of(name, kinds)
         missing = [i for i, row in enumerate(rows) if name not in row]
-        if missing:
+        if spec is None:
+            first = next(i for i, row in enumerate(rows) if name in row)
+            known = ", ".join(k + "<name>" if k.endswith(".") else k for k in kinds)
+            found.add(["trace", "jobs", first, *name.split(".")],
+                      f"no such key (a job has: id, {known})")
+        elif missing:
             found.add(["trace", "jobs", missing[0]], f"every job gives {name!r} when one does")
-            continue
-        columns[name] = np.array([row[name] for row in rows],
-                                 dtype=object if isinstance(rows[0][name], str) else float)
+        else:
+            columns[name], bad = listed_column([row[name] for row in rows], name, spec)
+            for i, rule in bad:
+                found.add(["trace", "jobs", i, *name.split(".")], rule)
     if found:
         return None
-    return Trace.of(ids, [job.get("arrival", 0.0) for job in jobs], columns, source="listed")
+    return Trace.of(ids, columns.pop("arrival"), columns, source="listed")
+
+
+def _column_of(name: str, kinds: dict[str, Column]) -> Column | None:
+    """The column ``name`` is: its own, or that of the family (``throughput.``) it is in."""
+    if name in kinds:
+        return kinds[name]
+    family = name[:name.index(".") + 1] if "." in name else None
+    return kinds.get(family)
 
 
 def _flat(job: dict, prefix: str = "") -> dict:

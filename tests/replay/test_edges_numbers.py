@@ -55,3 +55,124 @@ def test_a_5001_digit_integer_in_a_study_is_refused(capsys, tmp_path):
     err = refused(capsys, tmp_path, text, "study", "run", "DOC", "--store",
                   str(tmp_path / "s.duckdb"))
     assert 'grid["trace.seed"][1]: ' in err and "not a finite number" in err
+
+
+# --- a listed trace's values: the kind's column types and rules ----------------------------------
+
+def hetero_job(i: int, **more) -> dict:
+    return {"id": f"j{i}", "steps": 1000, "throughput": {"v100": 2, "p100": 1, "k80": 0.5},
+            **more}
+
+
+def hetero_doc(jobs: list[dict], **parts) -> dict:
+    return {**QUICK, "trace": {"jobs": jobs}, **parts}
+
+
+def drf_doc(jobs: list[dict], capacity: dict | None = None) -> dict:
+    return {"replay": "drf", "kind": "drf", "cluster": {"capacity": capacity or {"cpu": 9}},
+            "trace": {"jobs": jobs}, "policy": {"method": "progressive-filling"}}
+
+
+def drf_job(name: str, **more) -> dict:
+    return {"id": name, "demand": {"cpu": 1}, "max_tasks": 2, "duration": 100, **more}
+
+
+def test_a_listed_traces_values_are_checked_by_type_and_rule_all_at_once(capsys, tmp_path):
+    """-1 and null throughputs were "cannot run there", true was 1, and a string or a list a
+    traceback."""
+    jobs = [hetero_job(0, weight=1),
+            hetero_job(1, weight=True, throughput={"v100": -1, "p100": None, "k80": True}),
+            hetero_job(2, weight=[1], steps="abc"), hetero_job(3, weight=2, steps=True)]
+    err = refused(capsys, tmp_path, json.dumps(hetero_doc(jobs)), "replay", "DOC")
+    for line in ["trace.jobs[1].throughput.v100: -1 is below 0",
+                 "trace.jobs[1].throughput.p100: null is not a number",
+                 "trace.jobs[1].throughput.k80: true is not a number",
+                 "trace.jobs[1].weight: true is not a number",
+                 "trace.jobs[2].weight: [1] is not a number",
+                 'trace.jobs[2].steps: "abc" is not a number',
+                 "trace.jobs[3].steps: true is not a number"]:
+        assert line in err
+    assert "invalid replay (7 problems)" in err
+
+
+def test_a_listed_drf_traces_values_are_checked_too(capsys, tmp_path):
+    jobs = [drf_job("a", demand={"cpu": True}, duration="600", tenant="x"), drf_job("b", tenant=3)]
+    err = refused(capsys, tmp_path, json.dumps(drf_doc(jobs)), "replay", "DOC")
+    assert "trace.jobs[0].demand.cpu: true is not a number" in err
+    assert 'trace.jobs[0].duration: "600" is not a number' in err
+    assert "trace.jobs[1].tenant: 3 is not a string" in err
+
+
+def test_a_listed_jobs_unknown_key_is_refused_not_ignored(capsys, tmp_path):
+    jobs = [hetero_job(0, weigth=5), hetero_job(1, weigth=1)]
+    err = refused(capsys, tmp_path, json.dumps(hetero_doc(jobs)), "replay", "DOC")
+    assert "trace.jobs[0].weigth: no such key (a job has: id, arrival" in err
+
+
+# --- numbers the models cannot represent: exit 2 with the range, from every source -------------
+
+@pytest.mark.parametrize("job, line", [
+    (hetero_job(1, throughput={"v100": 1e308}),
+     "trace.jobs[1].throughput.v100: 1e+308 is above 1e+12 (throughput.v100 is at most 1e+12)"),
+    (hetero_job(1, weight=1e308), "trace.jobs[1].weight: 1e+308 is above 1e+06"),
+    (hetero_job(1, arrival=1e305), "trace.jobs[1].arrival: 1e+305 is above 1e+09"),
+])
+def test_a_listed_hetero_number_beyond_the_models_range(capsys, tmp_path, job, line):
+    """Each was exit 1 (HiGHS: Empty / Unbounded) or a replay in which the job started and
+    finished at once (JCT 0)."""
+    first = hetero_job(0, **({"weight": 1} if "weight" in job else {}))
+    err = refused(capsys, tmp_path, json.dumps(hetero_doc([first, job])), "replay", "DOC")
+    assert line in err
+
+
+def test_a_table_traces_weight_and_arrival_beyond_the_range_name_the_cell(capsys, tmp_path):
+    (tmp_path / "jobs.csv").write_text("model,scale_factor,steps,arrival,weight\n"
+                                       "ResNet-18 (batch size 16),1,1000,0,1\n"
+                                       "ResNet-18 (batch size 16),1,1000,1e305,1e308\n")
+    doc = {**QUICK, "trace": {"table": str(tmp_path / "jobs.csv")}}
+    err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
+    assert "line 3, column 'arrival': 1e+305 is above 1e+09" in err
+    assert "line 3, column 'weight': 1e+308 is above 1e+06" in err
+
+
+def test_a_hetero_cluster_of_a_billion_gpus_is_refused(capsys, tmp_path):
+    """It was HiGHS's "infeasible" after 39,240 simulated seconds (exit 1)."""
+    doc = {**QUICK, "cluster": {"workers": {"v100": 10**9, "p100": 2, "k80": 2}}}
+    err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
+    assert "cluster.workers.v100: a number of GPUs is a whole number from 0 to 1,000,000" in err
+
+
+@pytest.mark.parametrize("doc, line", [
+    (drf_doc([drf_job("a", max_tasks=1e308)]), "trace.jobs[0].max_tasks: 1e+308 is above 1e+09"),
+    (drf_doc([drf_job("a", weight=1e308)]), "trace.jobs[0].weight: 1e+308 is above 1e+06"),
+    (drf_doc([drf_job("a", demand={"cpu": 1e-300})]),
+     "trace.jobs.a.demand: a positive demand is at least 1e-09 of the capacity"),
+    (drf_doc([drf_job("a")], capacity={"cpu": 1e308}),
+     "cluster.capacity.cpu: a capacity is a number from 1e-06 to 1e+12"),
+])
+def test_a_drf_number_beyond_the_models_range(capsys, tmp_path, doc, line):
+    """max_tasks 1e308 was "the policy leaves all jobs idle" (exit 1) with an overflow
+    warning on stderr."""
+    err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
+    assert line in err and "Warning" not in err
+
+
+def test_the_replays_ranges_are_the_spec_schemas():
+    """One bound per quantity: the replay's ranges are the constants the kinds' schemas
+    state for a spec."""
+    from fairalloc.models import hetero, leontief
+    from fairalloc.models.drf import SMALLEST_DEMAND
+    from fairalloc.registry import KINDS, kind_schema
+    from fairalloc.replay.drf import LARGEST_TASKS
+
+    job = kind_schema(KINDS["hetero"])["properties"]["jobs"]["items"]["properties"]
+    assert job["throughput"]["additionalProperties"]["maximum"] == hetero.LARGEST_THROUGHPUT
+    assert job["weight"]["maximum"] == hetero.LARGEST_WEIGHT
+    workers = kind_schema(KINDS["hetero"])["properties"]["workers"]["additionalProperties"]
+    assert workers["maximum"] == hetero.LARGEST_WORKERS
+    drf = kind_schema(KINDS["drf"])["properties"]
+    assert drf["capacity"]["additionalProperties"]["maximum"] == leontief.LARGEST_CAPACITY
+    user = drf["users"]["items"]["properties"]
+    assert user["demand"]["additionalProperties"]["maximum"] == leontief.LARGEST_CAPACITY
+    assert user["weight"]["maximum"] == leontief.LARGEST_WEIGHT
+    assert LARGEST_TASKS * SMALLEST_DEMAND == pytest.approx(1.0)
