@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from clitools import cli
 
+from fairalloc.registry import KINDS, kind_schema
+
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = json.loads((ROOT / "specs" / "replay" / "quick.json").read_text())
 HUGE = "1" + "0" * 5000          # past Python's 4,300-digit limit on int()
@@ -162,7 +164,6 @@ def test_the_replays_ranges_are_the_spec_schemas():
     state for a spec."""
     from fairalloc.models import hetero, leontief
     from fairalloc.models.drf import SMALLEST_DEMAND
-    from fairalloc.registry import KINDS, kind_schema
     from fairalloc.replay.drf import LARGEST_TASKS
 
     job = kind_schema(KINDS["hetero"])["properties"]["jobs"]["items"]["properties"]
@@ -176,3 +177,23 @@ def test_the_replays_ranges_are_the_spec_schemas():
     assert user["demand"]["additionalProperties"]["maximum"] == leontief.LARGEST_CAPACITY
     assert user["weight"]["maximum"] == leontief.LARGEST_WEIGHT
     assert LARGEST_TASKS * SMALLEST_DEMAND == pytest.approx(1.0)
+
+
+# --- policy options of the wrong JSON type ------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["hetero", "drf"])
+@pytest.mark.parametrize("base", [[], {}, 3, None])
+def test_a_fair_share_base_that_is_no_name_is_refused(capsys, tmp_path, kind, base):
+    """[] and {} were a traceback (unhashable, looked up among the methods)."""
+    doc = QUICK if kind == "hetero" else drf_doc([drf_job("a")])
+    doc = {**doc, "policy": {"method": "fair-share", "base": base}}
+    err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
+    assert f"policy.base: one of {', '.join(KINDS[kind].methods)}, not {json.dumps(base)}" in err
+
+
+def test_a_fair_share_half_life_past_the_clock_is_refused_without_a_warning(capsys, tmp_path):
+    """1e308 overflowed (a RuntimeWarning on stderr, exit 0)."""
+    doc = {**QUICK, "policy": {"method": "fair-share", "half_life_s": 1e308}}
+    err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
+    assert "policy.half_life_s: a number of seconds from 0 to 1e+09" in err
+    assert "Warning" not in err
