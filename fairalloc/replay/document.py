@@ -26,7 +26,7 @@ from fairalloc.replay.elasticflow import CLUSTERS, elasticflow
 from fairalloc.replay.engine import Checking
 from fairalloc.replay.tables import ARRIVAL, TENANT, Column, listed_column
 from fairalloc.replay.trace import Trace
-from fairalloc.spec import check_against, plain, read_json, without_schema_key
+from fairalloc.spec import check_against, plain, read_json, schema, without_schema_key
 
 IDEAL = "ideal"
 DEFAULT_TOLERANCE = 1.1
@@ -182,7 +182,19 @@ def _policy(kind: Kind, data: dict, found: Violations) -> tuple[str, Callable | 
     check = getattr(run, "check_options", None)   # a replay policy checking its values
     if check is not None:
         check(options, found)
+    if name in kind.methods:
+        check_against(*_options_rules(kind.name, KINDS.generation), {"policy": options}, found)
     return name, run, options
+
+
+@functools.cache
+def _options_rules(kind: str, generation: int) -> tuple[dict, Any]:
+    """The JSON Schema of a replay's ``policy`` when it is a method of ``kind``: its options'
+    types and ranges as a spec of the kind states them (an option the method does not take is
+    reported apart), and its validator (``generation``: the registry's, as ``schema``)."""
+    options = {**schema(kind)["properties"]["options"], "additionalProperties": True}
+    rules = {"type": "object", "properties": {"policy": options}}
+    return rules, jsonschema_rs.validator_for(rules)
 
 
 def _serves(kind: Kind, cluster: Any, jobs: Any, method: str, found: Violations) -> None:

@@ -197,3 +197,16 @@ def test_a_fair_share_half_life_past_the_clock_is_refused_without_a_warning(caps
     err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
     assert "policy.half_life_s: a number of seconds from 0 to 1e+09" in err
     assert "Warning" not in err
+
+
+@pytest.mark.parametrize("policy, line", [
+    ({"method": "finish-time", "tolerance": []}, "policy.tolerance: must be of type number"),
+    ({"method": "finish-time", "tolerance": 1e308}, "policy.tolerance: must be <= 0.01"),
+    ({"method": "max-min", "formulation": {}}, "policy.formulation: must be one of"),
+])
+def test_a_methods_options_are_checked_as_a_specs_are(capsys, tmp_path, policy, line):
+    """A list as finish-time's tolerance was exit 1 at the first allocation (TypeError), a
+    formulation {} and a tolerance of 1e308 were used as given."""
+    doc = {**QUICK, "trace": {**QUICK["trace"], "jobs": 3}, "policy": policy}
+    err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
+    assert line in err
