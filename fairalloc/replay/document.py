@@ -115,6 +115,7 @@ def from_data(data: Any, label: str | None, root: str | Path | None = None) -> D
     refuse_other_sort(data, ("replay",), label)
     data = without_schema_key(data, found)
     check_against(replay_schema(), _validator(), data, found)
+    _whole_numbers(replay_schema(), data, [], found)
     if found:
         raise SpecError(found.items, label, "replay")
     if root is None:
@@ -123,6 +124,31 @@ def from_data(data: Any, label: str | None, root: str | Path | None = None) -> D
     if found or doc is None:
         raise SpecError(found.items, label, "replay")
     return doc
+
+
+def _whole_numbers(rules: dict, value: Any, path: list, found: Violations) -> None:
+    """A violation for each number written with a fraction or an exponent where the schema
+    ``rules`` says integer (a seed, a count, a position): JSON Schema lets an integral float
+    be an integer, but seeds, counts and slices take whole numbers (1e308 as a seed was a
+    traceback)."""
+    if isinstance(value, float) and "integer" in _types(rules):
+        found.add(path, f"a whole number written in digits (as 7), not {json.dumps(value)}")
+    for branch in rules.get("anyOf", ()):
+        _whole_numbers({k: v for k, v in branch.items() if k != "type"}, value, path, found)
+    if isinstance(value, dict):
+        for key, rule in rules.get("properties", {}).items():
+            if key in value:
+                _whole_numbers(rule, value[key], [*path, key], found)
+    elif isinstance(value, list) and isinstance(rules.get("items"), dict):
+        for i, item in enumerate(value):
+            _whole_numbers(rules["items"], item, [*path, i], found)
+
+
+def _types(rules: dict) -> set[str]:
+    """The JSON types ``rules`` admits by name (its ``type`` and those of its ``anyOf``)."""
+    named = rules.get("type")
+    out = set(named) if isinstance(named, list) else {named}
+    return out | {branch.get("type") for branch in rules.get("anyOf", ())}
 
 
 def _checked(data: dict, label: str | None, found: Violations, root: Path
@@ -237,6 +263,10 @@ def _checking(kind: Kind, data: dict, found: Violations) -> Checking:
 def _trace(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | None:
     """The trace: from a table, the shipped production trace, the jobs listed or a
     generator's (seeded)."""
+    source = next((key for key in ("table", "shipped") if key in data), None)
+    if source is not None and isinstance(data.get("jobs"), list):
+        found.add("trace.jobs", f"a {source} trace takes a count (\"jobs\": N keeps its first "
+                  "N jobs), not a list of jobs")
     if "table" in data:
         return _table(kind, data, found, root)
     if "shipped" in data:
@@ -264,30 +294,53 @@ def _trace(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | Non
         if param.default is inspect.Parameter.empty and key not in params:
             found.add(["trace", key], f"{name} needs {key!r}")
         elif key in params and not _fits(params[key], param.annotation):
-            found.add(["trace", key], f"{key} is {param.annotation}, not "
+            found.add(["trace", key], f"{key} is {_wanted(param.annotation)}, not "
                       f"{json.dumps(params[key])}")
     if found:
         return None
-    try:
-        return make(**params)
+    try:      # a rate of 5e-324 makes infinite arrivals, refused below: no warning
+        with np.errstate(over="ignore", invalid="ignore"):
+            trace = make(**params)
     except ValueError as exc:       # a parameter's value the generator refuses
         found.add("trace", str(exc))
         return None
+    last = float(trace.arrival[-1]) if trace.n else 0.0
+    if not last <= ARRIVAL.at_most:    # a rate so low the clock cannot hold the arrivals
+        found.add(["trace", "rate" if "rate" in params else "jobs"],
+                  f"the jobs generated arrive until {last:g} s, past {ARRIVAL.at_most:g} s "
+                  "(a replay's clock ends there): a higher rate or fewer jobs")
+        return None
+    return trace
+
+
+WANTED = {"int": "a whole number >= 0 (in digits, as 7)", "float": "a number > 0",
+          "bool": "true or false", "str": "a string"}
 
 
 def _fits(value: Any, annotation: str) -> bool:
-    """Whether a JSON value fits a generator parameter's annotation (int, float, bool; with
-    ``| None``, null too); positive numbers (counts, rates)."""
+    """Whether a JSON value fits a generator parameter's annotation (int, float, bool, str;
+    with ``| None``, null too): counts and seeds whole numbers >= 0, rates numbers > 0."""
     text = str(annotation)
     if value is None:
         return "None" in text
+    if text.startswith("bool"):
+        return isinstance(value, bool)
+    if text.startswith("str"):
+        return isinstance(value, str)
     if isinstance(value, bool):
-        return text.startswith("bool")
+        return False
     if text.startswith("int"):
         return isinstance(value, int) and value >= 0
     if text.startswith("float"):
         return isinstance(value, (int, float)) and value > 0
-    return True
+    return False
+
+
+def _wanted(annotation: str) -> str:
+    """What a generator parameter of ``annotation`` takes, in words."""
+    text = str(annotation)
+    words = WANTED.get(text.split("|")[0].strip(), text)
+    return words + (" or null" if "None" in text else "")
 
 
 def listed(jobs: list[dict], kinds: dict[str, Column], found: Violations) -> Trace | None:

@@ -210,3 +210,86 @@ def test_a_methods_options_are_checked_as_a_specs_are(capsys, tmp_path, policy, 
     doc = {**QUICK, "trace": {**QUICK["trace"], "jobs": 3}, "policy": policy}
     err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
     assert line in err
+
+
+# --- generator parameters and the document's whole numbers -------------------------------------
+
+@pytest.mark.parametrize("kind, trace, line", [
+    ("hetero", {"multi_gpu": "no"}, 'trace.multi_gpu: multi_gpu is true or false, not "no"'),
+    ("hetero", {"priorities": "no"}, 'trace.priorities: priorities is true or false, not "no"'),
+    ("hetero", {"multi_gpu": 1}, "trace.multi_gpu: multi_gpu is true or false, not 1"),
+    ("hetero", {"stream": 3}, "trace.stream: stream is a string, not 3"),
+    ("hetero", {"rate": True}, "trace.rate: rate is a number > 0, not true"),
+    ("drf", {"tenants": "4"}, 'trace.tenants: tenants is a whole number >= 0 (in digits, as 7), '
+                              'not "4"'),
+])
+def test_a_generators_parameter_takes_only_its_type(capsys, tmp_path, kind, trace, line):
+    """"multi_gpu": "no" turned multi-GPU jobs on; "priorities": "no" was a traceback."""
+    doc = {**QUICK, "trace": {**QUICK["trace"], **trace}} if kind == "hetero" else \
+        {**drf_doc([]), "trace": {"generator": "poisson", "seed": 0, "jobs": 3, "rate": 9.0,
+                                  **trace}}
+    err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
+    assert line in err
+
+
+@pytest.mark.parametrize("part, value, line", [
+    ("trace", {"seed": 1e308}, "trace.seed: a whole number written in digits (as 7), not 1e+308"),
+    ("mechanism", {"seed": 1e308}, "mechanism.seed: a whole number written in digits (as 7), "
+                                   "not 1e+308"),
+    ("trace", {"jobs": 5.0}, "trace.jobs: a whole number written in digits (as 7), not 5.0"),
+    ("measure", {"window": [0, 1e3]}, "measure.window[1]: a whole number written in digits "
+                                      "(as 7), not 1000.0"),
+])
+def test_a_whole_number_written_as_a_float_is_refused(capsys, tmp_path, part, value, line):
+    """JSON Schema's integer admits an integral float: mechanism.seed 1e308 was a traceback
+    (numpy's SeedSequence), trace.seed 1e308 'seed is int, not 1e+308'."""
+    doc = {**QUICK, part: {**QUICK[part], **value}}
+    err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
+    assert line in err
+
+
+def test_a_shipped_traces_types_seed_written_as_a_float_is_refused(capsys, tmp_path):
+    doc = {**QUICK, "trace": {"shipped": "elasticflow", "cluster": "cluster01",
+                              "types_seed": 1e308, "larger": "drop", "jobs": 3}}
+    err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
+    assert "trace.types_seed: a whole number written in digits (as 7), not 1e+308" in err
+
+
+def test_a_huge_whole_seed_is_a_seed(capsys, tmp_path):
+    """numpy's SeedSequence and Python's random take any whole number >= 0."""
+    doc = {**QUICK, "trace": {**QUICK["trace"], "seed": 10**30, "jobs": 3},
+           "mechanism": {**QUICK["mechanism"], "seed": 10**30}}
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    code, _, err = cli(capsys, "validate", str(path))
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("kind, stream", [("hetero", "numpy"), ("hetero", "gavel"),
+                                          ("drf", None)])
+@pytest.mark.parametrize("rate", [1e-300, 5e-324])
+def test_a_rate_so_low_the_clock_cannot_hold_the_arrivals(capsys, tmp_path, kind, stream, rate):
+    """A rate of 1e-300 jobs/hour put arrivals near 1e304 s, where each job started and
+    finished at once (JCT 0, exit 0); 5e-324 made them infinite (a RuntimeWarning)."""
+    if kind == "hetero":
+        doc = {**QUICK, "trace": {**QUICK["trace"], "rate": rate, "stream": stream}}
+    else:
+        doc = {**drf_doc([]), "trace": {"generator": "poisson", "seed": 0, "jobs": 3,
+                                        "rate": rate}}
+    err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
+    assert "trace.rate: the jobs generated arrive until " in err
+    assert "past 1e+09 s (a replay's clock ends there)" in err and "Warning" not in err
+
+
+@pytest.mark.parametrize("trace", [
+    {"table": "jobs.csv", "jobs": [{"id": "a"}]},
+    {"shipped": "elasticflow", "cluster": "cluster01", "types_seed": 0, "larger": "drop",
+     "jobs": [{"id": "a"}]},
+])
+def test_listed_jobs_beside_a_table_or_a_shipped_trace(capsys, tmp_path, trace):
+    """It was a traceback (a list taken as a count), or 'the table has no rows'."""
+    (tmp_path / "jobs.csv").write_text("model,scale_factor,steps,arrival\n"
+                                       "ResNet-18 (batch size 16),1,1000,0\n")
+    err = refused(capsys, tmp_path, json.dumps({**QUICK, "trace": trace}), "replay", "DOC")
+    source = "table" if "table" in trace else "shipped"
+    assert f'trace.jobs: a {source} trace takes a count ("jobs": N keeps its first N jobs)' in err
