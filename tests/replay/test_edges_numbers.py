@@ -293,3 +293,18 @@ def test_listed_jobs_beside_a_table_or_a_shipped_trace(capsys, tmp_path, trace):
     err = refused(capsys, tmp_path, json.dumps({**QUICK, "trace": trace}), "replay", "DOC")
     source = "table" if "table" in trace else "shipped"
     assert f'trace.jobs: a {source} trace takes a count ("jobs": N keeps its first N jobs)' in err
+
+
+def test_a_reset_period_past_the_clock_is_refused_without_a_warning(capsys, tmp_path):
+    """reset_s 1e308 overflowed (a RuntimeWarning on stderr, exit 0)."""
+    doc = {**QUICK, "mechanism": {**QUICK["mechanism"], "reset_s": 1e308}}
+    err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
+    assert "mechanism.reset_s: must be <= 1000000000" in err and "Warning" not in err
+
+
+def test_the_reset_periods_range_is_the_clocks():
+    from fairalloc.replay.clock import LATEST_S
+    from fairalloc.replay.document import replay_schema
+
+    mechanism = replay_schema()["properties"]["mechanism"]["properties"]
+    assert mechanism["reset_s"]["maximum"] == LATEST_S
