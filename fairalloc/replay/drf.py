@@ -45,7 +45,7 @@ SATURATION = ("continue", "stop")
 CLUSTER_KEYS = ("capacity", "divisible", "saturation")
 DEMAND = "demand."               # the trace's columns of per-task demand: demand.<resource>
 FIT = 1 + 1e-12                  # relative slack: a task that fits exactly fits
-LARGEST_TASKS = 1 / SMALLEST_DEMAND      # no more tasks fit a resource (a drf spec's floor)
+LARGEST_TASKS = round(1 / SMALLEST_DEMAND)    # no more tasks fit a resource (the spec floor)
 
 # the generator's jobs (documented in ``generate``)
 GENERATED = ("cpu", "mem", "gpu")

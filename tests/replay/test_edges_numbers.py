@@ -159,6 +159,18 @@ def test_a_drf_number_beyond_the_models_range(capsys, tmp_path, doc, line):
     assert line in err and "Warning" not in err
 
 
+def test_the_ranges_own_ends_are_in_range():
+    from fairalloc.replay.document import load
+
+    doc = drf_doc([drf_job("a", max_tasks=1e9, weight=1e6), drf_job("b", weight=1e-6)],
+                  capacity={"cpu": 1e12, "mem": 9})
+    for job in doc["trace"]["jobs"]:
+        job["demand"] = {"cpu": 1e4, "mem": 1}
+    assert load(doc).jobs.tasks.tolist() == [1e9, 2]
+    jobs = [hetero_job(0, arrival=1e9, weight=1e6), hetero_job(1, weight=1e-6)]
+    assert load(hetero_doc(jobs)).trace.arrival.tolist() == [0, 1e9]
+
+
 def test_the_replays_ranges_are_the_spec_schemas():
     """One bound per quantity: the replay's ranges are the constants the kinds' schemas
     state for a spec."""
