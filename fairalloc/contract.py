@@ -165,6 +165,10 @@ class Replay:
     * ``table``, ``formats`` and ``typed``: traces from files — a table with the kind's
       columns, a simulator's own trace format by name (hetero: Gavel's), and the kind's
       columns drawn for a trace of durations and GPU counts (the shipped production trace).
+    * ``columns() -> {name: Column}``: the trace columns a listed trace (``"jobs": [...]``)
+      may give and their types and rules (``fairalloc.replay.tables.Column``, as the
+      kind's table reader declares them), a name ending in ``.`` standing for every column
+      it begins (hetero ``throughput.<type>``); each value is checked as a table's cell is.
     * ``example``: a small document ``cluster`` on which the ``static`` generator's jobs (all
       at time 0) run: what the conformance battery replays."""
 
@@ -187,6 +191,7 @@ class Replay:
     typed: Callable | None = None      # (trace, seed, larger) -> (Trace, ids dropped): the
     #                                    kind's columns for jobs known by duration and GPUs
     example: dict = field(default_factory=dict)
+    columns: Callable[[], dict] = dict
 
 
 @dataclass(frozen=True)

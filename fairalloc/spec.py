@@ -112,6 +112,10 @@ def strict_parse(text: str, source: str | None, what: str = "spec") -> Any:
                 if math.isinf(value):
                     raise OverflowError
             else:
+                # past 309 digits an integer is beyond a float, and past 4,300 int() refuses
+                # it (Python's limit on converting long digit strings): never convert those
+                if len(literal.lstrip("-")) > FLOAT_DIGITS:
+                    raise OverflowError
                 value = int(literal)
                 if len(literal) > 300:
                     float(value)  # raises OverflowError beyond the float range
@@ -218,6 +222,7 @@ def plain(data: Any, source: str | None = None, what: str = "spec") -> Any:
 
 MAX_DEPTH = 64           # nesting levels a spec may have (the deepest real spec has 5)
 _FLOAT_MAX = sys.float_info.max
+FLOAT_DIGITS = 309       # digits of the largest whole number a float holds (1.8e308)
 
 
 def plain_json(data: Any, found: Violations) -> Any:

@@ -37,7 +37,7 @@ KIND = Kind(
         work=replay.work, generators={"poisson": replay.poisson, "static": replay.static},
         problem=replay.problem, rates=replay.rates, usage=replay.usage,
         policies=replay.policies(METHODS), default_policy="progressive-filling",
-        example={"capacity": {"cpu": 64, "mem": 512, "gpu": 8}}),
+        example={"capacity": {"cpu": 64, "mem": 512, "gpu": 8}}, columns=replay.columns),
     reference=("Ali Ghodsi, Matei Zaharia, Benjamin Hindman, Andy Konwinski, Scott Shenker and Ion "
               "Stoica. *Dominant Resource Fairness: Fair Allocation of Multiple Resource Types.* "
               "NSDI 2011, USENIX, 323–336."),

@@ -39,6 +39,11 @@ from fairalloc.preconditions import check_at_least, check_unique_ids
 
 SMALLEST_WEIGHT = 1e-6
 SMALLEST_THROUGHPUT = 1e-9    # steps/s; below this a type is as good as unusable
+# the largest weight, throughput (steps/s) and GPUs of a type the LPs represent (HiGHS scales
+# them; a throughput of 1e308 makes its LP empty or unbounded): the schema's maxima
+LARGEST_WEIGHT = 1e6
+LARGEST_THROUGHPUT = 1e12
+LARGEST_WORKERS = 1_000_000
 INTERIOR_FROM = 2_000         # LP columns from which the interior point method wins (benchmarks)
 
 # The kind's tolerances: its solvers and checks import them from here.

@@ -28,6 +28,8 @@ T = TypeVar("T")
 
 SMALLEST_CAPACITY = 1e-6    # with capacities <= 1e12 and weights in 1e-6..1e6 (the schemas'
 SMALLEST_WEIGHT = 1e-6      # maxima) the LPs' numbers stay well scaled for HiGHS
+LARGEST_CAPACITY = 1e12     # of a capacity and of a demand per task
+LARGEST_WEIGHT = 1e6
 # The kind's tolerances (drf and emrf): their solvers and checks import them from here.
 # relative: weighted dominant shares this close are one level (0.1 / 0.6 and 0.3 / 0.6 / 3 are
 # an ulp apart), so ties go to the user listed first whatever the float rounding; and a task

@@ -27,6 +27,10 @@ from typing import Any, Protocol
 import numpy as np
 
 FINISH_SLACK_S = 1e-6      # a job whose completion falls within this of an event ends there
+# The latest time a replay's clock represents (31.7 years): a double's spacing there is 1.2e-7
+# s, an eighth of FINISH_SLACK_S; far later (an arrival at 1e305 s) a job's whole duration is
+# below the spacing, and it would start and finish at the same time
+LATEST_S = 1e9
 PROGRESS_EVERY_S = 0.25    # wall-clock seconds between two progress reports
 
 

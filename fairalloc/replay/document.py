@@ -24,8 +24,9 @@ from fairalloc.errors import ArgumentError, SpecError, Violations
 from fairalloc.registry import KINDS
 from fairalloc.replay.elasticflow import CLUSTERS, elasticflow
 from fairalloc.replay.engine import Checking
+from fairalloc.replay.tables import ARRIVAL, TENANT, Column, listed_column
 from fairalloc.replay.trace import Trace
-from fairalloc.spec import check_against, plain, read_json, without_schema_key
+from fairalloc.spec import check_against, plain, read_json, schema, without_schema_key
 
 IDEAL = "ideal"
 DEFAULT_TOLERANCE = 1.1
@@ -114,6 +115,7 @@ def from_data(data: Any, label: str | None, root: str | Path | None = None) -> D
     refuse_other_sort(data, ("replay",), label)
     data = without_schema_key(data, found)
     check_against(replay_schema(), _validator(), data, found)
+    _whole_numbers(replay_schema(), data, [], found)
     if found:
         raise SpecError(found.items, label, "replay")
     if root is None:
@@ -122,6 +124,31 @@ def from_data(data: Any, label: str | None, root: str | Path | None = None) -> D
     if found or doc is None:
         raise SpecError(found.items, label, "replay")
     return doc
+
+
+def _whole_numbers(rules: dict, value: Any, path: list, found: Violations) -> None:
+    """A violation for each number written with a fraction or an exponent where the schema
+    ``rules`` says integer (a seed, a count, a position): JSON Schema lets an integral float
+    be an integer, but seeds, counts and slices take whole numbers (1e308 as a seed was a
+    traceback)."""
+    if isinstance(value, float) and "integer" in _types(rules):
+        found.add(path, f"a whole number written in digits (as 7), not {json.dumps(value)}")
+    for branch in rules.get("anyOf", ()):
+        _whole_numbers({k: v for k, v in branch.items() if k != "type"}, value, path, found)
+    if isinstance(value, dict):
+        for key, rule in rules.get("properties", {}).items():
+            if key in value:
+                _whole_numbers(rule, value[key], [*path, key], found)
+    elif isinstance(value, list) and isinstance(rules.get("items"), dict):
+        for i, item in enumerate(value):
+            _whole_numbers(rules["items"], item, [*path, i], found)
+
+
+def _types(rules: dict) -> set[str]:
+    """The JSON types ``rules`` admits by name (its ``type`` and those of its ``anyOf``)."""
+    named = rules.get("type")
+    out = set(named) if isinstance(named, list) else {named}
+    return out | {branch.get("type") for branch in rules.get("anyOf", ())}
 
 
 def _checked(data: dict, label: str | None, found: Violations, root: Path
@@ -181,7 +208,19 @@ def _policy(kind: Kind, data: dict, found: Violations) -> tuple[str, Callable | 
     check = getattr(run, "check_options", None)   # a replay policy checking its values
     if check is not None:
         check(options, found)
+    if name in kind.methods:
+        check_against(*_options_rules(kind.name, KINDS.generation), {"policy": options}, found)
     return name, run, options
+
+
+@functools.cache
+def _options_rules(kind: str, generation: int) -> tuple[dict, Any]:
+    """The JSON Schema of a replay's ``policy`` when it is a method of ``kind``: its options'
+    types and ranges as a spec of the kind states them (an option the method does not take is
+    reported apart), and its validator (``generation``: the registry's, as ``schema``)."""
+    options = {**schema(kind)["properties"]["options"], "additionalProperties": True}
+    rules = {"type": "object", "properties": {"policy": options}}
+    return rules, jsonschema_rs.validator_for(rules)
 
 
 def _serves(kind: Kind, cluster: Any, jobs: Any, method: str, found: Violations) -> None:
@@ -224,6 +263,10 @@ def _checking(kind: Kind, data: dict, found: Violations) -> Checking:
 def _trace(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | None:
     """The trace: from a table, the shipped production trace, the jobs listed or a
     generator's (seeded)."""
+    source = next((key for key in ("table", "shipped") if key in data), None)
+    if source is not None and isinstance(data.get("jobs"), list):
+        found.add("trace.jobs", f"a {source} trace takes a count (\"jobs\": N keeps its first "
+                  "N jobs), not a list of jobs")
     if "table" in data:
         return _table(kind, data, found, root)
     if "shipped" in data:
@@ -232,7 +275,7 @@ def _trace(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | Non
         foreign = [k for k in data if k != "jobs"]
         for key in foreign:
             found.add(["trace", key], "a listed trace has only \"jobs\"")
-        return None if foreign else listed(data["jobs"], found)
+        return None if foreign else listed(data["jobs"], kind.replay.columns(), found)
     generators = kind.replay.generators
     name = data.get("generator")
     if name not in generators:
@@ -251,36 +294,60 @@ def _trace(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | Non
         if param.default is inspect.Parameter.empty and key not in params:
             found.add(["trace", key], f"{name} needs {key!r}")
         elif key in params and not _fits(params[key], param.annotation):
-            found.add(["trace", key], f"{key} is {param.annotation}, not "
+            found.add(["trace", key], f"{key} is {_wanted(param.annotation)}, not "
                       f"{json.dumps(params[key])}")
     if found:
         return None
-    try:
-        return make(**params)
+    try:      # a rate of 5e-324 makes infinite arrivals, refused below: no warning
+        with np.errstate(over="ignore", invalid="ignore"):
+            trace = make(**params)
     except ValueError as exc:       # a parameter's value the generator refuses
         found.add("trace", str(exc))
         return None
+    last = float(trace.arrival[-1]) if trace.n else 0.0
+    if not last <= ARRIVAL.at_most:    # a rate so low the clock cannot hold the arrivals
+        found.add(["trace", "rate" if "rate" in params else "jobs"],
+                  f"the jobs generated arrive until {last:g} s, past {ARRIVAL.at_most:g} s "
+                  "(a replay's clock ends there): a higher rate or fewer jobs")
+        return None
+    return trace
+
+
+WANTED = {"int": "a whole number >= 0 (in digits, as 7)", "float": "a number > 0",
+          "bool": "true or false", "str": "a string"}
 
 
 def _fits(value: Any, annotation: str) -> bool:
-    """Whether a JSON value fits a generator parameter's annotation (int, float, bool; with
-    ``| None``, null too); positive numbers (counts, rates)."""
+    """Whether a JSON value fits a generator parameter's annotation (int, float, bool, str;
+    with ``| None``, null too): counts and seeds whole numbers >= 0, rates numbers > 0."""
     text = str(annotation)
     if value is None:
         return "None" in text
+    if text.startswith("bool"):
+        return isinstance(value, bool)
+    if text.startswith("str"):
+        return isinstance(value, str)
     if isinstance(value, bool):
-        return text.startswith("bool")
+        return False
     if text.startswith("int"):
         return isinstance(value, int) and value >= 0
     if text.startswith("float"):
         return isinstance(value, (int, float)) and value > 0
-    return True
+    return False
 
 
-def listed(jobs: list[dict], found: Violations) -> Trace | None:
+def _wanted(annotation: str) -> str:
+    """What a generator parameter of ``annotation`` takes, in words."""
+    text = str(annotation)
+    words = WANTED.get(text.split("|")[0].strip(), text)
+    return words + (" or null" if "None" in text else "")
+
+
+def listed(jobs: list[dict], kinds: dict[str, Column], found: Violations) -> Trace | None:
     """A trace from jobs given in the document: ``id``, ``arrival`` (s, default 0) and the
-    kind's columns as keys (a nested object ``{"throughput": {"v100": 4}}`` becomes the
-    columns ``throughput.v100``)."""
+    kind's columns ``kinds`` (name -> ``Column``) as keys (a nested object ``{"throughput":
+    {"v100": 4}}`` becomes the columns ``throughput.v100``), each value checked by its
+    column's type and rules as a table's cells are."""
     ids = [job["id"] for job in jobs]
     seen: set[str] = set()
     for i, job_id in enumerate(ids):
@@ -288,18 +355,36 @@ def listed(jobs: list[dict], found: Violations) -> Trace | None:
             found.add(["trace", "jobs", i, "id"], f"duplicate id {job_id!r}")
         seen.add(job_id)
     rows = [_flat(job) for job in jobs]
-    names = sorted({key for row in rows for key in row} - {"id", "arrival"})
+    for row in rows:
+        row.setdefault("arrival", 0.0)
+    kinds = {"arrival": ARRIVAL, "tenant": TENANT, **kinds}
+    names = list(dict.fromkeys(key for row in rows for key in row if key != "id"))
     columns = {}
     for name in names:
+        spec = _column_of(name, kinds)
         missing = [i for i, row in enumerate(rows) if name not in row]
-        if missing:
+        if spec is None:
+            first = next(i for i, row in enumerate(rows) if name in row)
+            known = ", ".join(k + "<name>" if k.endswith(".") else k for k in kinds)
+            found.add(["trace", "jobs", first, *name.split(".")],
+                      f"no such key (a job has: id, {known})")
+        elif missing:
             found.add(["trace", "jobs", missing[0]], f"every job gives {name!r} when one does")
-            continue
-        columns[name] = np.array([row[name] for row in rows],
-                                 dtype=object if isinstance(rows[0][name], str) else float)
+        else:
+            columns[name], bad = listed_column([row[name] for row in rows], name, spec)
+            for i, rule in bad:
+                found.add(["trace", "jobs", i, *name.split(".")], rule)
     if found:
         return None
-    return Trace.of(ids, [job.get("arrival", 0.0) for job in jobs], columns, source="listed")
+    return Trace.of(ids, columns.pop("arrival"), columns, source="listed")
+
+
+def _column_of(name: str, kinds: dict[str, Column]) -> Column | None:
+    """The column ``name`` is: its own, or that of the family (``throughput.``) it is in."""
+    if name in kinds:
+        return kinds[name]
+    family = name[:name.index(".") + 1] if "." in name else None
+    return kinds.get(family)
 
 
 def _flat(job: dict, prefix: str = "") -> dict:

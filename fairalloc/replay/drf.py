@@ -28,9 +28,16 @@ import numpy as np
 
 from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations
-from fairalloc.models.drf import DrfProblem
-from fairalloc.models.leontief import SMALLEST_CAPACITY, Leontief
+from fairalloc.models.drf import SMALLEST_DEMAND, DrfProblem
+from fairalloc.models.leontief import (
+    LARGEST_CAPACITY,
+    LARGEST_WEIGHT,
+    SMALLEST_CAPACITY,
+    SMALLEST_WEIGHT,
+    Leontief,
+)
 from fairalloc.replay import fairshare
+from fairalloc.replay.tables import Column
 from fairalloc.replay.trace import Trace
 from fairalloc.result import Solution
 
@@ -38,6 +45,7 @@ SATURATION = ("continue", "stop")
 CLUSTER_KEYS = ("capacity", "divisible", "saturation")
 DEMAND = "demand."               # the trace's columns of per-task demand: demand.<resource>
 FIT = 1 + 1e-12                  # relative slack: a task that fits exactly fits
+LARGEST_TASKS = round(1 / SMALLEST_DEMAND)    # no more tasks fit a resource (the spec floor)
 
 # the generator's jobs (documented in ``generate``)
 GENERATED = ("cpu", "mem", "gpu")
@@ -88,9 +96,9 @@ def cluster(data: dict, found: Violations) -> Cluster | None:
         return None
     for name, amount in capacity.items():
         if isinstance(amount, bool) or not isinstance(amount, (int, float)) or \
-                not amount >= SMALLEST_CAPACITY:
-            found.add(["cluster", "capacity", name],
-                      f"a capacity is a number >= {SMALLEST_CAPACITY:g}")
+                not SMALLEST_CAPACITY <= amount <= LARGEST_CAPACITY:
+            found.add(["cluster", "capacity", name], f"a capacity is a number from "
+                      f"{SMALLEST_CAPACITY:g} to {LARGEST_CAPACITY:g}")
     divisible = data.get("divisible", True)
     if not isinstance(divisible, bool):
         found.add("cluster.divisible", "true (tasks divisible) or false (whole tasks)")
@@ -106,6 +114,16 @@ def cluster(data: dict, found: Violations) -> Cluster | None:
 def resources(c: Cluster) -> tuple[str, ...]:
     """Utilisation is measured per resource."""
     return c.resources
+
+
+def columns() -> dict[str, Column]:
+    """The columns a drf trace may list and their rules: a demand per task of each resource
+    (``demand.<resource>``, within a capacity's range), the tasks wanted, the duration (s)
+    and the weight (the drf spec's range)."""
+    return {DEMAND: Column(float, at_least=0.0, at_most=LARGEST_CAPACITY),
+            "max_tasks": Column(float, at_least=1.0, at_most=LARGEST_TASKS),
+            "duration": Column(float),
+            "weight": Column(float, at_least=SMALLEST_WEIGHT, at_most=LARGEST_WEIGHT)}
 
 
 def jobs(c: Cluster, trace: Trace, found: Violations) -> Jobs | None:
@@ -156,6 +174,9 @@ def _refuse(c: Cluster, ids, demand: np.ndarray, tasks: np.ndarray, duration: np
         (~(demand > 0).any(axis=1), "demand", "a job needs a positive amount of some resource"),
         ((demand > c.capacity * FIT).any(axis=1), "demand",
          "one task needs more than the cluster's capacity: the job can run nowhere"),
+        (((demand > 0) & (demand < SMALLEST_DEMAND * c.capacity)).any(axis=1), "demand",
+         f"a positive demand is at least {SMALLEST_DEMAND:g} of the capacity (more tasks "
+         "than that are beyond the solvers' precision)"),
         (~(tasks >= 1) | ~np.isfinite(tasks), "max_tasks", "a number of tasks >= 1"),
         (np.logical_and(not c.divisible, tasks != np.floor(tasks)), "max_tasks",
          "a whole number of tasks when the cluster's tasks are not divisible"),

@@ -43,6 +43,7 @@ carries the jobs' weights (:class:`Weights`), its replay ``usage`` and its metho
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from fairalloc.errors import Violations
+from fairalloc.replay.clock import LATEST_S
 from fairalloc.result import Solution
 
 WEEK_S = 7 * 24 * 3600.0       # Slurm's default PriorityDecayHalfLife (7-0)
@@ -177,14 +179,17 @@ def policy(weights: Weights, usage: Callable[[Any, Any], np.ndarray],
             "fair_share_factor": dict(zip(names[present].tolist(), factor[present].tolist()))})
 
     def check_options(options: dict, found: Violations) -> None:
-        """A violation for a ``base`` that is no method of the kind and a half-life that is
-        no number of seconds >= 0 (checked when the replay document is read)."""
-        if "base" in options and options["base"] not in methods:
-            found.add("policy.base", f"one of {', '.join(methods)}, not "
-                      f"{options['base']!r}")
+        """A violation for a ``base`` that is no method of the kind (a name: any other JSON
+        value too) and a half-life that is no number of seconds from 0 to the latest time a
+        replay represents (checked when the replay document is read)."""
+        base = options.get("base", default)
+        if not isinstance(base, str) or base not in methods:
+            found.add("policy.base", f"one of {', '.join(methods)}, not {json.dumps(base)}")
         life = options.get("half_life_s", 0.0)
-        if isinstance(life, bool) or not isinstance(life, (int, float)) or not life >= 0:
-            found.add("policy.half_life_s", f"a number of seconds >= 0, not {life!r}")
+        if isinstance(life, bool) or not isinstance(life, (int, float)) or \
+                not 0 <= life <= LATEST_S:
+            found.add("policy.half_life_s", f"a number of seconds from 0 to {LATEST_S:g} (a "
+                      f"replay's clock ends there), not {json.dumps(life)}")
 
     fair_share.check_options = check_options
     # the method it runs, which a mechanism may treat as it treats that method (Gavel's rounds

@@ -21,6 +21,7 @@ import numpy as np
 from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations
 from fairalloc.models.hetero import (
+    LARGEST_WORKERS,
     SMALLEST_THROUGHPUT,
     HeteroProblem,
     effective,
@@ -73,9 +74,10 @@ def cluster(data: dict, found: Violations) -> Cluster | None:
                   '{"v100": 36, "p100": 36, "k80": 36}')
         return None
     bad = [t for t, w in workers.items() if not isinstance(w, int) or isinstance(w, bool)
-           or w < 0]
+           or not 0 <= w <= LARGEST_WORKERS]
     for t in bad:
-        found.add(["cluster", "workers", t], "a number of GPUs is a whole number >= 0")
+        found.add(["cluster", "workers", t], "a number of GPUs is a whole number from 0 to "
+                  f"{LARGEST_WORKERS:,}")
     if bad:
         return None
     return Cluster(tuple(workers), np.array(list(workers.values()), dtype=float))

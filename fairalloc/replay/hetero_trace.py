@@ -24,7 +24,14 @@ from collections.abc import Mapping
 import numpy as np
 
 from fairalloc.errors import ArgumentError
-from fairalloc.models.hetero import SMALLEST_THROUGHPUT, SMALLEST_WEIGHT, measured, models
+from fairalloc.models.hetero import (
+    LARGEST_THROUGHPUT,
+    LARGEST_WEIGHT,
+    SMALLEST_THROUGHPUT,
+    SMALLEST_WEIGHT,
+    measured,
+    models,
+)
 from fairalloc.replay.tables import Column, read_trace
 from fairalloc.replay.trace import Trace
 from fairalloc.traces import Layout
@@ -46,7 +53,16 @@ def hetero_columns() -> dict[str, Column]:
     return {"model": Column(str, choices=models()),
             "scale_factor": Column(int, at_least=1),
             "steps": Column(float),
-            "weight": Column(float, at_least=SMALLEST_WEIGHT, default=1.0)}
+            "weight": Column(float, at_least=SMALLEST_WEIGHT, default=1.0,
+                             at_most=LARGEST_WEIGHT)}
+
+
+def listed_columns() -> dict[str, Column]:
+    """The columns a hetero trace may list: a table's, and instead of a model a throughput
+    per worker type (steps/s, 0: cannot run there), and a duration (s alone on a V100) with
+    a model instead of steps."""
+    return {**hetero_columns(), "duration": Column(float),
+            "throughput.": Column(float, at_least=0.0, at_most=LARGEST_THROUGHPUT)}
 
 
 def _hetero_rows(values: Mapping[str, np.ndarray]) -> list[tuple[int, str, str]]:

@@ -14,6 +14,7 @@ Shared code: it names no kind.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ import numpy as np
 
 from fairalloc import traces
 from fairalloc.errors import ArgumentError, SpecError, Violation
+from fairalloc.replay.clock import LATEST_S
 from fairalloc.replay.trace import Trace
 from fairalloc.traces import Layout, Leaf
 
@@ -32,21 +34,23 @@ LARGEST = {int: 2 ** 63, float: 2 ** 1023, str: 0}    # whole numbers past a col
 
 @dataclass(frozen=True)
 class Column:
-    """A trace column: its type (``int``, ``float`` or ``str``), the least value a number may
-    take, the values a text may take, and its value when the table has no such column (None:
-    the table must have it). An empty cell is refused."""
+    """A trace column: its type (``int``, ``float`` or ``str``), the least and the largest
+    value a number may take, the values a text may take, and its value when the table has no
+    such column (None: the table must have it). An empty cell is refused."""
 
     type: type
     at_least: float | None = None
     choices: Collection[str] | None = None
     default: Any = None
+    at_most: float | None = None
 
     def __post_init__(self) -> None:
         if self.type not in KINDS:
             raise TypeError(f"a trace column is int, float or str, not {self.type!r}")
 
 
-ARRIVAL = Column(float, at_least=0.0)
+ARRIVAL = Column(float, at_least=0.0, at_most=LATEST_S)
+TENANT = Column(str)      # a job's tenant (fair share), in any kind's trace
 
 # A rule over whole rows (``rules`` of ``read_trace``): the columns read, in file order, to
 # the bad rows as (row index, trace column, rule).
@@ -139,15 +143,58 @@ def _cells(table: traces.Table, column: str, name: str, spec: Column,
                        dtype=DTYPES[spec.type])
     checked = np.ones(len(out), dtype=bool)
     checked[[i for i, _ in wrong]] = False
+    bad += [(i, column, rule) for i, rule in broken(out, checked, name, spec)]
+    return out
+
+
+def broken(out: np.ndarray, checked: np.ndarray, name: str, spec: Column
+           ) -> list[tuple[int, str]]:
+    """The values of column ``name`` (those ``checked``: of its type) that break its rules,
+    as (row, rule): below ``at_least``, above ``at_most`` or not a choice."""
+    bad = []
     if spec.at_least is not None:
-        bad += [(int(i), column, f"{traces.cell_text(out[i].item())} is below "
-                 f"{spec.at_least:g} ({name} is at least {spec.at_least:g})")
+        bad += [(int(i), f"{traces.cell_text(out[i].item())} is below {spec.at_least:g} "
+                 f"({name} is at least {spec.at_least:g})")
                 for i in np.flatnonzero(checked & (out < spec.at_least))]
+    if spec.at_most is not None:
+        bad += [(int(i), f"{traces.cell_text(out[i].item())} is above {spec.at_most:g} "
+                 f"({name} is at most {spec.at_most:g})")
+                for i in np.flatnonzero(checked & (out > spec.at_most))]
     if spec.choices is not None:
         known = set(spec.choices)
-        bad += [(i, column, f"{out[i]!r} is not a known {name} ({_near(out[i], known)})")
+        bad += [(int(i), f"{out[i]!r} is not a known {name} ({_near(out[i], known)})")
                 for i in np.flatnonzero(checked) if out[i] not in known]
-    return out
+    return bad
+
+
+def listed_column(values: list, name: str, spec: Column
+                  ) -> tuple[np.ndarray, list[tuple[int, str]]]:
+    """JSON values of a trace column (a listed trace's, one a job) as the column ``spec``
+    says, and the bad ones as (job, rule): not its type (JSON's: ``true`` or ``"2"`` is no
+    number, a whole number past the column's dtype is too large), or breaking its rules, as a
+    table's cells are checked."""
+    kind = KINDS[spec.type]
+    wrong = [(i, f"{json.dumps(v)} is not {traces.article(kind)} ({name} is "
+              f"{traces.article(kind)})") for i, v in enumerate(values) if not _fits(v, spec)]
+    wrong += [(i, f"{v} is too large ({name} is {traces.article(kind)})")
+              for i, v in enumerate(values) if _fits(v, spec) and spec.type is int
+              and abs(v) >= LARGEST[int]]
+    rows = {i for i, _ in wrong}
+    fill = "" if spec.type is str else 0
+    out = np.array([fill if i in rows else v for i, v in enumerate(values)],
+                   dtype=DTYPES[spec.type])
+    checked = np.ones(len(out), dtype=bool)
+    checked[list(rows)] = False
+    return out, wrong + broken(out, checked, name, spec)
+
+
+def _fits(value: Any, spec: Column) -> bool:
+    """Whether a JSON value is of the column's type (an integral float is a whole number)."""
+    if spec.type is str:
+        return isinstance(value, str)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return spec.type is float or float(value).is_integer()
 
 
 def _array(values: list, of: type) -> np.ndarray | None:

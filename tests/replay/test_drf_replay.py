@@ -129,7 +129,7 @@ def test_the_generator_draws_what_its_docstring_says():
     (lambda d: d["trace"]["jobs"][0]["demand"].update(cpu=10), "trace.jobs.A.demand"),
     (lambda d: [j["demand"].update(gpu=g) for j, g in zip(d["trace"]["jobs"], (0, 1))],
      "trace.jobs.B.demand.gpu"),
-    (lambda d: d["trace"]["jobs"][0].update(max_tasks=0), "trace.jobs.A.max_tasks"),
+    (lambda d: d["trace"]["jobs"][0].update(max_tasks=0), "trace.jobs[0].max_tasks"),
     (lambda d: d["trace"]["jobs"][0].update(duration=-1), "trace.jobs.A.duration"),
     (lambda d: d["cluster"]["capacity"].update(cpu=0), "cluster.capacity.cpu"),
     (lambda d: d["cluster"].update(divisible="yes"), "cluster.divisible"),

@@ -134,9 +134,11 @@ def test_base_picks_the_method():
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"base": "nope"}, "policy.base: one of progressive-filling, lp, not 'nope'"),
-    ({"half_life_s": -1}, "policy.half_life_s: a number of seconds >= 0, not -1"),
-    ({"half_life_s": "week"}, "policy.half_life_s: a number of seconds >= 0, not 'week'"),
+    ({"base": "nope"}, 'policy.base: one of progressive-filling, lp, not "nope"'),
+    ({"half_life_s": -1}, "policy.half_life_s: a number of seconds from 0 to 1e+09 (a replay's "
+                          "clock ends there), not -1"),
+    ({"half_life_s": "week"}, 'policy.half_life_s: a number of seconds from 0 to 1e+09 (a '
+                              'replay\'s clock ends there), not "week"'),
 ])
 def test_bad_options_are_a_bad_document(tmp_path, capsys, options, message):
     d = multi_tenant("drf", "fair-share", **options)
