@@ -368,10 +368,12 @@ def listed(jobs: list[dict], kinds: dict[str, Column], found: Violations) -> Tra
             known = ", ".join(k + "<name>" if k.endswith(".") else k for k in kinds)
             found.add(["trace", "jobs", first, *name.split(".")],
                       f"no such key (a job has: id, {known})")
-        elif missing:
-            found.add(["trace", "jobs", missing[0]], f"every job gives {name!r} when one does")
-        else:
-            columns[name], bad = listed_column([row[name] for row in rows], name, spec)
+        elif missing and spec.default is None:
+            found.add(["trace", "jobs", missing[0]], f"every job gives {name!r} when one does "
+                      "(it has no default)")
+        else:      # a job without a value that has a default takes it, as a table's does
+            columns[name], bad = listed_column([row.get(name, spec.default) for row in rows],
+                                               name, spec)
             for i, rule in bad:
                 found.add(["trace", "jobs", i, *name.split(".")], rule)
     if found:

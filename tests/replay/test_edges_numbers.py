@@ -320,3 +320,19 @@ def test_the_reset_periods_range_is_the_clocks():
 
     mechanism = replay_schema()["properties"]["mechanism"]["properties"]
     assert mechanism["reset_s"]["maximum"] == LATEST_S
+
+
+def test_a_listed_job_without_a_value_that_has_a_default_takes_it(capsys, tmp_path):
+    """A weight (default 1, as a table's missing column) given for one job only: the others
+    take the default; steps have none, so a job without them is refused."""
+    jobs = [{"id": "a", "throughput": {"v100": 2, "p100": 1, "k80": 1}, "steps": 100,
+             "weight": 3},
+            {"id": "b", "throughput": {"v100": 2, "p100": 1, "k80": 1}, "steps": 100}]
+    doc = {**QUICK, "trace": {"jobs": jobs}, "mechanism": {"name": "ideal"}}
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = cli(capsys, "replay", str(path), "--format", "json", "-q")
+    assert code == 0, err
+    del jobs[1]["steps"]
+    err = refused(capsys, tmp_path, json.dumps(doc), "replay", "DOC")
+    assert "trace.jobs[1]: every job gives 'steps' when one does (it has no default)" in err
