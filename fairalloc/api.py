@@ -28,6 +28,7 @@ from fairalloc.report import Document
 from fairalloc.result import Comparison, Result
 from fairalloc.spec import Spec, build, load_spec, parsed, plain, read_json, schema, set_path
 from fairalloc.studies.plan import Study, load_study
+from fairalloc.studies.plan import inputs as plan_inputs
 from fairalloc.studies.run import Progress, parse_cluster
 from fairalloc.studies.run import run_study as run
 from fairalloc.studies.store import Store
@@ -42,7 +43,7 @@ from fairalloc.traces import TableImport
 
 __all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "SimulationRun", "SolverSettings", "SpecLike",
            "StudyRun", "StudySummary", "Sweep", "TableImport", "compare", "experiment",
-           "experiment_of", "export", "import_table", "instance_spec", "is_store",
+           "experiment_of", "export", "files_read", "import_table", "instance_spec", "is_store",
            "kinds_with", "load_document", "load_spec", "method_of", "replay", "replay_rows",
            "ReplayRun", "report", "run_study",
            "simulate", "solve",
@@ -579,6 +580,28 @@ def write_report(doc: Document, output: str | Path, format: str | None = None) -
     if chosen not in ("html", "markdown"):
         raise ArgumentError("format", f"html or markdown, not {chosen!r}")
     return reports.write(doc, output, chosen)
+
+
+def files_read(source: str | Path) -> list[tuple[str, Path]]:
+    """The files a document at path ``source`` reads besides itself, as (what, path): a replay
+    document's trace table, a study's spec files and their trace tables, the trace tables of
+    the replay documents a study store keeps. Empty for standard input, a pipe (read once, by
+    the command), a spec, or a file that is not a document (the command says why)."""
+    path = str(source)
+    if path == "-" or not os.path.isfile(path):
+        return []
+    try:
+        if is_store(path):
+            with Store(path, read_only=True) as db:
+                return [("trace table", table) for name in db.studies()
+                        for file, data in db.spec_files(name)
+                        for table in replays.inputs(data, Path(file).parent)]
+        data, _ = read_json(path)
+    except (SpecError, StoreError):
+        return []
+    if sort_of(data) == "replay":
+        return [("trace table", table) for table in replays.inputs(data, Path(path).parent)]
+    return plan_inputs(data, Path(path).parent) if sort_of(data) == "study" else []
 
 
 def is_store(path: str) -> bool:

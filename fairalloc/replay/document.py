@@ -97,11 +97,29 @@ def anchored(data: dict, root: str | Path) -> dict:
     >>> anchored({"trace": {"table": "jobs.csv"}}, "/data")["trace"]
     {'table': '/data/jobs.csv'}
     """
-    trace = data.get("trace")
-    if not isinstance(trace, dict) or not isinstance(trace.get("table"), str) \
-            or Path(trace["table"]).is_absolute():
+    table = _table_name(data)
+    if table is None or Path(table).is_absolute():
         return data
-    return {**data, "trace": {**trace, "table": str((Path(root) / trace["table"]).resolve())}}
+    return {**data, "trace": {**data["trace"], "table": str((Path(root) / table).resolve())}}
+
+
+def inputs(data: Any, root: str | Path) -> list[Path]:
+    """The files a replay document (parsed data, checked or not) reads besides itself: its
+    trace table or a simulator's trace file, found from ``root`` (the document's folder), so
+    that a command refuses to write over one of them.
+
+    >>> inputs({"trace": {"table": "jobs.csv"}}, "/data"), inputs({"trace": {"jobs": []}}, ".")
+    ([PosixPath('/data/jobs.csv')], [])
+    """
+    table = _table_name(data)
+    return [] if table is None else [Path(root) / table]
+
+
+def _table_name(data: Any) -> str | None:
+    """The file named by a document's ``trace.table``, if it names one."""
+    trace = data.get("trace") if isinstance(data, dict) else None
+    table = trace.get("table") if isinstance(trace, dict) else None
+    return table if isinstance(table, str) else None
 
 
 def from_data(data: Any, label: str | None, root: str | Path | None = None) -> Document:

@@ -503,20 +503,12 @@ def _spec_files(where: dict, kind_name: str, base: Path, found: Violations,
     """The (path, data) of every spec file named by ``specs`` (globs) or ``base`` (``known``
     ones as given); each is checked as a spec of the study's kind (its own errors are raised
     as they are)."""
-    if "specs" in where:
-        patterns = [(["instances", "specs", i], p) for i, p in enumerate(where["specs"])]
-    elif "base" in where:
-        patterns = [(["instances", "base"], where["base"])]
-    else:
-        return []
     files: list[str] = []
-    for path, pattern in patterns:
+    for path, pattern in _patterns(where):
         if pattern in known:
             files.append(pattern)
             continue
-        full = pattern if Path(pattern).is_absolute() else str(base / pattern)
-        matched = sorted(glob.glob(full)) if glob.has_magic(pattern) else \
-            ([full] if Path(full).is_file() else [])
+        matched = _matches(pattern, base)
         if not matched:
             found.add(path, f"matches no file (looked in {base})")
         files += [m for m in matched if m not in files]
@@ -535,6 +527,43 @@ def _spec_files(where: dict, kind_name: str, base: Path, found: Violations,
         out.append((label, data))
     if len({is_replay(d) for _, d in out}) > 1:
         found.add(["instances"], "replay documents and problem specs are two studies")
+    return out
+
+
+def _patterns(where: dict) -> list[tuple[list, str]]:
+    """The spec files a study's ``instances`` names (``specs``: globs, or ``base``), each
+    with its JSON path; a pattern that is not text is left to the schema."""
+    if "specs" in where:
+        named = list(enumerate(where["specs"])) if isinstance(where["specs"], list) else []
+        patterns = [(["instances", "specs", i], p) for i, p in named]
+    else:
+        patterns = [(["instances", "base"], where["base"])] if "base" in where else []
+    return [(path, pattern) for path, pattern in patterns if isinstance(pattern, str)]
+
+
+def _matches(pattern: str, base: Path) -> list[str]:
+    """The files a pattern names, found from ``base``: a glob's matches, sorted."""
+    full = pattern if Path(pattern).is_absolute() else str(base / pattern)
+    if glob.has_magic(pattern):
+        return sorted(glob.glob(full))
+    return [full] if Path(full).is_file() else []
+
+
+def inputs(data: Any, base: str | Path) -> list[tuple[str, Path]]:
+    """The files a study spec (parsed data, checked or not; its spec files found from
+    ``base``) reads besides itself, as (what, path): its spec files and the trace tables its
+    replay documents read, so that a command refuses to write over one of them."""
+    where = data.get("instances") if isinstance(data, dict) else None
+    out: list[tuple[str, Path]] = []
+    for _, pattern in _patterns(where) if isinstance(where, dict) else []:
+        for file in _matches(pattern, Path(base)):
+            out.append(("spec file", Path(file)))
+            if Path(file).is_file():        # a pipe is read once, by the command
+                try:
+                    spec, _ = read_json(file)
+                except SpecError:           # the command says what is wrong with it
+                    continue
+                out += [("trace table", t) for t in replays.inputs(spec, Path(file).parent)]
     return out
 
 

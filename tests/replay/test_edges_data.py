@@ -1,0 +1,83 @@
+"""The replay's data edges (issue 32): no command writes over a file a document reads, a study
+never mixes two versions of a trace table, and a trace that is not a table file is refused in
+one line saying what it is, never by echoing what it holds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from clitools import cli
+from test_trace_tables import JOBS_GAVEL, gavel_file
+
+MODEL = "ResNet-50 (batch size 64)"
+
+
+def jobs_csv(count: int) -> str:
+    return "job,submitted,model,scale_factor,steps\n" + "".join(
+        f"j{i},{30 * i},{MODEL},1,{500 + i}\n" for i in range(count))
+
+
+def replay_doc(table: str = "jobs.csv", **trace) -> dict:
+    return {"replay": "edges", "kind": "hetero",
+            "cluster": {"workers": {"v100": 2, "p100": 2, "k80": 2}},
+            "trace": {"table": table, "map": {"id": "job", "arrival": "submitted"}, **trace},
+            "policy": {"method": "max-min"}, "mechanism": {"name": "ideal"},
+            "measure": {"finish_time_fairness": False}}
+
+
+@pytest.fixture
+def replay_files(tmp_path):
+    """A folder with a trace table of 40 jobs, a replay document reading it and a study of
+    that document under two policies."""
+    (tmp_path / "jobs.csv").write_text(jobs_csv(40))
+    (tmp_path / "doc.json").write_text(json.dumps(replay_doc()))
+    (tmp_path / "study.json").write_text(json.dumps(
+        {"study": "edges", "kind": "hetero", "instances": {"base": "doc.json"},
+         "grid": {"policy.method": ["max-min", "agnostic-max-min"]}}))
+    return tmp_path
+
+
+# An output over the trace table ------------------------------------------------------------
+
+def test_no_output_is_written_over_the_trace_table_a_document_reads(replay_files, capsys):
+    """``replay --plot`` (through a link named .png) and ``report -o`` over the document's
+    own trace table: exit 2 naming it, the table as it was."""
+    table = replay_files / "jobs.csv"
+    before = table.read_bytes()
+    (replay_files / "jobs.png").symlink_to(table)
+    doc = str(replay_files / "doc.json")
+    for argv, option in ((("replay", doc, "--plot", str(replay_files / "jobs.png")), "--plot"),
+                         (("report", doc, "-o", str(table)), "--output")):
+        code, out, err = cli(capsys, *argv, "-q")
+        assert code == 2, err
+        assert f"error: {option}: " in err and "trace table (read by" in err, err
+        assert len(err.strip().splitlines()) == 1, err
+        assert table.read_bytes() == before
+
+
+def test_no_report_is_written_over_the_gavel_trace_file_a_document_reads(tmp_path, capsys):
+    trace = Path(gavel_file(tmp_path, JOBS_GAVEL))
+    before = trace.read_bytes()
+    doc = {**replay_doc(), "trace": {"table": "gavel.trace", "format": "gavel"},
+           "cluster": {"workers": {"v100": 4, "p100": 4, "k80": 4}}}
+    (tmp_path / "doc.json").write_text(json.dumps(doc))
+    code, _, err = cli(capsys, "report", str(tmp_path / "doc.json"), "-o", str(trace), "-q")
+    assert code == 2 and "--output: " in err and "trace table (read by" in err, err
+    assert trace.read_bytes() == before
+
+
+def test_a_study_s_outputs_spare_the_tables_its_documents_read(replay_files, capsys):
+    """``study run --store`` over a trace table its replay document reads, and ``study
+    instance -o`` over the table a stored study's document reads: exit 2, table kept."""
+    table = replay_files / "jobs.csv"
+    before = table.read_bytes()
+    study, store = str(replay_files / "study.json"), str(replay_files / "s.duckdb")
+    code, _, err = cli(capsys, "study", "run", study, "--store", str(table), "-q")
+    assert code == 2 and "--store: " in err and "trace table" in err, err
+    assert table.read_bytes() == before
+    assert cli(capsys, "study", "run", study, "--store", store, "-q")[0] == 0
+    code, _, err = cli(capsys, "study", "instance", store, "0", "--method", "max-min",
+                       "-o", str(table))
+    assert code == 2 and "--output: " in err and "trace table" in err, err
+    assert table.read_bytes() == before
