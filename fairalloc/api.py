@@ -470,12 +470,14 @@ def instance_spec(store: str | Path, instance: int, study: str | None = None,
                   method: str | None = None) -> tuple[dict, int | None]:
     """One instance of a stored study re-made as a spec, as ``fairalloc study instance``
     does: the spec's data and the instance's seed (None for a spec file's instance). An id
-    the study does not have raises ``StoreError``. A replay study's instance is the replay
-    document of its row of policy ``method`` (which a study of several policies needs; a
-    method the study does not have raises :class:`ArgumentError`)."""
+    the study does not have, or a trace table changed since the study ran, raises
+    ``StoreError``. A replay study's instance is the replay document of its row of policy
+    ``method`` (which a study of several policies needs; a method the study does not have
+    raises :class:`ArgumentError`)."""
     with Store(store, read_only=True) as db:
         record = db.study(study)
         files = db.spec_files(record["study"])
+        db.check_data_files(record["study"])
     plan = load_study(record["spec"], files=files)
     found = next((i for i in plan.instances() if i.id == instance), None)
     if found is None:
@@ -691,8 +693,9 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
     :func:`study_run` returns it instead, with the run's progress.
 
     Raises ``SpecError`` for a bad study, ``StoreError`` for a store that cannot take it (not
-    a fairalloc store, damaged, or holding the study already, or with its spec files
-    changed since it ran), ``TypeError`` or ``ValueError`` for a bad argument.
+    a fairalloc store, damaged, or holding the study already, or with its spec files or
+    their trace tables changed since it ran), ``TypeError`` or ``ValueError`` for a bad
+    argument.
 
     >>> rows = run_study({"study": "doc", "kind": "drf", "seed": 1, "methods": ["lp"],
     ...                   "instances": {"generate": {"users": 3}, "count": 2}}, workers=1)

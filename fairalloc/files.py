@@ -5,6 +5,7 @@ failed write leaves the old file as it was, and never over one of the command's 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 import sys
@@ -67,6 +68,17 @@ def read_bytes(source: str | Path) -> bytes:
     if len(data) > MAX_INPUT_BYTES:
         raise InputRefused("<stdin>" if str(source) == "-" else str(source), _too_large())
     return data
+
+
+def digest(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (hex), read in blocks; ``InputRefused`` for what
+    ``check_input`` refuses (a pipe too: it would be read away), ``OSError`` when it is gone."""
+    check_input(path, pipes=False)
+    sha = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
 
 
 def as_text(data: bytes) -> str:

@@ -230,6 +230,13 @@ class Study:
                 for values in itertools.product(*(v for _, v in self.grid))]
 
     @property
+    def data_files(self) -> list[Path]:
+        """The files its spec files read (a replay document's trace table), each once: its
+        rows depend on their bytes too."""
+        read = [t for label, data in self.files for t in replays.inputs(data, Path(label).parent)]
+        return list(dict.fromkeys(read))
+
+    @property
     def per_point(self) -> int:
         return self.count if self.generate is not None else len(self.files)
 

@@ -81,3 +81,23 @@ def test_a_study_s_outputs_spare_the_tables_its_documents_read(replay_files, cap
                        "-o", str(table))
     assert code == 2 and "--output: " in err and "trace table" in err, err
     assert table.read_bytes() == before
+
+
+# Resume over a changed trace table -----------------------------------------------------------
+
+def test_resume_and_instance_refuse_a_trace_table_changed_since_the_study_ran(replay_files,
+                                                                            capsys):
+    """The table cut from 40 jobs to 20 after the study first ran: ``--resume`` and ``study
+    instance`` exit 2 naming it (the rows would mix the two traces); restored, both go on."""
+    table, store = replay_files / "jobs.csv", str(replay_files / "s.duckdb")
+    study = str(replay_files / "study.json")
+    assert cli(capsys, "study", "run", study, "--store", store, "-q")[0] == 0
+    table.write_text(jobs_csv(20))
+    for argv in (("study", "run", study, "--store", store, "--resume", "-q"),
+                 ("study", "instance", store, "0", "--method", "max-min")):
+        code, out, err = cli(capsys, *argv)
+        assert code == 2 and out == "", err
+        assert f"{table} has changed since study 'edges' first ran on it" in err, err
+    table.write_text(jobs_csv(40))
+    assert cli(capsys, "study", "run", study, "--store", store, "--resume", "-q")[0] == 0
+    assert cli(capsys, "study", "instance", store, "0", "--method", "max-min")[0] == 0
