@@ -20,7 +20,8 @@ import numpy as np
 
 from fairalloc.contract import Kind, MethodDoesNotApply, method_options
 from fairalloc.documents import refuse_other_sort
-from fairalloc.errors import ArgumentError, SpecError, Violations
+from fairalloc.errors import ArgumentError, InputRefused, SpecError, Violations
+from fairalloc.files import check_input
 from fairalloc.registry import KINDS
 from fairalloc.replay.elasticflow import CLUSTERS, elasticflow
 from fairalloc.replay.engine import Checking
@@ -351,8 +352,12 @@ def _table(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | Non
     if fmt is not None and mapping is not None:
         found.add("trace.map", f"a {fmt} trace file is read as it is, without a map")
     path = root / data["table"]
-    if not path.is_file():
+    try:
+        check_input(path, pipes=False)      # never opened here: a pipe could block
+    except OSError:
         found.add("trace.table", f"no such file: {data['table']} (looked in {root})")
+    except InputRefused as exc:
+        found.add("trace.table", f"{data['table']} {exc.rule}")
     if found:
         return None
     try:

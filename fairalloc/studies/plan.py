@@ -16,6 +16,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import os
 import types
 import typing
 from collections.abc import Iterator, Sequence
@@ -31,7 +32,8 @@ import numpy as np
 from fairalloc.contract import method_options
 from fairalloc.documents import refuse_other_sort
 from fairalloc.engine import sweep_values
-from fairalloc.errors import ArgumentError, SpecError, Violations
+from fairalloc.errors import ArgumentError, InputRefused, SpecError, Violations
+from fairalloc.files import check_input
 from fairalloc.registry import KINDS
 from fairalloc.replay import document as replays
 from fairalloc.spec import (
@@ -518,7 +520,7 @@ def _spec_files(where: dict, kind_name: str, base: Path, found: Violations,
         matched = _matches(pattern, base)
         if not matched:
             found.add(path, f"matches no file (looked in {base})")
-        files += [m for m in matched if m not in files]
+        files += [m for m in matched if m not in files and _readable(m, path, found)]
     out = []
     for f in files:
         data, label = (known[f], f) if f in known else read_json(f)
@@ -553,7 +555,7 @@ def _matches(pattern: str, base: Path) -> list[str]:
     full = pattern if Path(pattern).is_absolute() else str(base / pattern)
     if glob.has_magic(pattern):
         return sorted(glob.glob(full))
-    return [full] if Path(full).is_file() else []
+    return [full] if os.path.lexists(full) else []
 
 
 def inputs(data: Any, base: str | Path) -> list[tuple[str, Path]]:
@@ -572,6 +574,20 @@ def inputs(data: Any, base: str | Path) -> list[tuple[str, Path]]:
                     continue
                 out += [("trace table", t) for t in replays.inputs(spec, Path(file).parent)]
     return out
+
+
+def _readable(file: str, path: list, found: Violations) -> bool:
+    """Whether a spec file a study names is a file to read; if not (a folder, a pipe, a
+    symbolic-link loop), a violation at ``path`` says what it is."""
+    try:
+        check_input(file, pipes=False)
+    except InputRefused as exc:
+        found.add(path, f"{file} {exc.rule}")
+        return False
+    except OSError as exc:
+        found.add(path, f"{file}: {exc.strerror or exc}")
+        return False
+    return True
 
 
 def is_replay(data: Any) -> bool:

@@ -5,6 +5,8 @@ one line saying what it is, never by echoing what it holds."""
 from __future__ import annotations
 
 import json
+import os
+import threading
 
 import pytest
 from clitools import cli
@@ -101,3 +103,75 @@ def test_resume_and_instance_refuse_a_trace_table_changed_since_the_study_ran(re
     table.write_text(jobs_csv(40))
     assert cli(capsys, "study", "run", study, "--store", store, "--resume", "-q")[0] == 0
     assert cli(capsys, "study", "instance", store, "0", "--method", "max-min")[0] == 0
+
+
+# What a trace table that is not a file is ------------------------------------------------------
+
+def _fifo(folder):
+    os.mkfifo(folder / "jobs.csv")
+
+
+def _folder(folder):
+    (folder / "jobs.csv").mkdir()
+
+
+def _loop(folder):
+    os.symlink(folder / "other.csv", folder / "jobs.csv")
+    os.symlink(folder / "jobs.csv", folder / "other.csv")
+
+
+def _device(folder):
+    os.symlink("/dev/null", folder / "jobs.csv")
+
+
+@pytest.mark.parametrize("make, said", [
+    (_fifo, "is a named pipe (FIFO), not a file"),
+    (_folder, "is a folder, not a file"),
+    (_loop, "is a symbolic-link loop, not a file"),
+    (_device, "is a character device, not a file"),
+])
+def test_a_trace_table_that_is_not_a_file_is_said_to_be_what_it_is(tmp_path, capsys, make,
+                                                                   said):
+    """Never "no such file", and a pipe is never opened (it would wait for a writer)."""
+    make(tmp_path)
+    (tmp_path / "doc.json").write_text(json.dumps(replay_doc()))
+    done = []
+    worker = threading.Thread(target=lambda: done.append(
+        cli(capsys, "validate", str(tmp_path / "doc.json"))), daemon=True)
+    worker.start()
+    worker.join(60)                   # a guard against a hang, not a measure
+    assert done, "validate still waiting after 60 s"
+    code, _, err = done[0]
+    assert code == 2 and f"trace.table: jobs.csv {said}" in err, err
+
+
+@pytest.mark.parametrize("make, said", [
+    (_folder, "is a folder, not a file"),
+    (_loop, "is a symbolic-link loop, not a file"),
+    (_fifo, "is a named pipe (FIFO), not a file"),
+])
+def test_a_study_s_spec_file_that_is_not_a_file_is_said_to_be_what_it_is(tmp_path, capsys,
+                                                                         make, said):
+    make(tmp_path)
+    study = {"study": "s", "kind": "hetero", "instances": {"specs": ["jobs.csv"]}}
+    (tmp_path / "study.json").write_text(json.dumps(study))
+    code, _, err = cli(capsys, "study", "run", str(tmp_path / "study.json"), "--store",
+                       str(tmp_path / "s.duckdb"), "-q")
+    assert code == 2 and f"instances.specs[0]: {tmp_path / 'jobs.csv'} {said}" in err, err
+
+
+def test_a_document_that_is_a_symbolic_link_loop_is_said_to_be_one(tmp_path, capsys):
+    _loop(tmp_path)
+    code, _, err = cli(capsys, "replay", str(tmp_path / "jobs.csv"))
+    assert code == 2 and "is a symbolic-link loop, not a file" in err, err
+
+
+@pytest.mark.parametrize("make, said", [
+    (_loop, "is a symbolic-link loop, not a file"),
+    (_fifo, "is a named pipe (FIFO), not a file"),
+])
+def test_an_imported_table_that_is_not_a_file_is_said_to_be_what_it_is(tmp_path, capsys,
+                                                                      make, said):
+    make(tmp_path)
+    code, out, err = cli(capsys, "import", "drf", str(tmp_path / "jobs.csv"))
+    assert code == 2 and out == "" and said in err, err
