@@ -30,7 +30,7 @@ import jsonschema_rs
 import numpy as np
 
 from fairalloc.contract import method_options
-from fairalloc.documents import refuse_other_sort
+from fairalloc.documents import refuse_other_sort, sort_of
 from fairalloc.engine import sweep_values
 from fairalloc.errors import ArgumentError, InputRefused, SpecError, Violations
 from fairalloc.files import check_input
@@ -592,7 +592,7 @@ def _readable(file: str, path: list, found: Violations) -> bool:
 
 def is_replay(data: Any) -> bool:
     """Whether a file's data is a replay document (``fairalloc replay``), not a spec."""
-    return isinstance(data, dict) and REPLAY in data and "problem" not in data
+    return sort_of(data) == "replay"
 
 
 def _replay_settings(data: dict, kind, files: Sequence[tuple[str, dict]],

@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from fairalloc.documents import sort_of
 from fairalloc.errors import InputRefused, StoreError
 from fairalloc.files import digest, replacing
 from fairalloc.registry import KINDS
@@ -291,9 +292,7 @@ class Store:
         record = dict(zip(keys, row))
         record["spec"] = json.loads(record["spec"])
         # a replay study: its instances are replay documents (``plan.is_replay``)
-        record["replay"] = any(isinstance(data, dict) and "replay" in data
-                               and "problem" not in data
-                               for _, data in self.spec_files(name))
+        record["replay"] = any(sort_of(data) == "replay" for _, data in self.spec_files(name))
         return record
 
     @_database_errors

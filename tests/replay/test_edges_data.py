@@ -175,3 +175,19 @@ def test_an_imported_table_that_is_not_a_file_is_said_to_be_what_it_is(tmp_path,
     make(tmp_path)
     code, out, err = cli(capsys, "import", "drf", str(tmp_path / "jobs.csv"))
     assert code == 2 and out == "" and said in err, err
+
+
+# Two sorts in one document -------------------------------------------------------------------
+
+@pytest.mark.parametrize("command, data", [
+    ("replay", {"replay": "x", "study": "y"}),
+    ("solve", {"problem": "drf", "replay": "x"}),
+    ("study run", {"study": "y", "problem": "drf", "replay": "x"}),
+])
+def test_a_document_of_two_sorts_is_one_line_naming_both_keys(tmp_path, capsys, command, data):
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(data))
+    code, out, err = cli(capsys, *command.split(), str(path))
+    keys = [f'"{key}"' for key in ("problem", "replay", "study") if key in data]
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert all(key in err for key in keys), err
