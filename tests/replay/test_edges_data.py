@@ -8,6 +8,7 @@ import json
 import os
 import threading
 
+import duckdb
 import pytest
 from clitools import cli
 from test_trace_tables import JOBS_GAVEL, gavel_file
@@ -191,3 +192,66 @@ def test_a_document_of_two_sorts_is_one_line_naming_both_keys(tmp_path, capsys, 
     keys = [f'"{key}"' for key in ("problem", "replay", "study") if key in data]
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
     assert all(key in err for key in keys), err
+
+
+# What is not a table, and what a table may not hold ---------------------------------------------
+
+PASSWD = "".join(f"user{i}:x:{i}:{i}:User {i}:/home/user{i}:/bin/sh\n" for i in range(23)) + \
+    "postgres:x:101:104:PostgreSQL administrator,,,:/var/lib/postgresql:/bin/bash\n"
+
+
+@pytest.mark.parametrize("name, content, said", [
+    ("passwd", PASSWD, "not a table: its first line holds no comma, tab, semicolon or '|'"),
+    ("passwd.csv", PASSWD, "not a table: its first line holds no comma between"),
+    ("tool.csv", b"\x7fELF\x02\x01\x01\x00\x00,id,arrival\n", "not a table: it holds binary "
+                                                              "data"),
+    ("latin.csv", "id,arrival,gar\xe7on\na,0,1\n".encode("latin-1"),
+     "not a table: it is not UTF-8 text"),
+])
+@pytest.mark.parametrize("mapped", [False, True])
+def test_a_file_that_is_not_a_table_is_refused_without_quoting_it(tmp_path, capsys, name,
+                                                                  content, said, mapped):
+    """/etc/passwd as a trace was "the table has no rows" (DuckDB skipped 23 lines to find a
+    header), or with a map echoed its line as the columns; a binary file is no table either."""
+    path = tmp_path / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    doc = replay_doc(str(path))
+    if not mapped:
+        del doc["trace"]["map"]
+    (tmp_path / "doc.json").write_text(json.dumps(doc))
+    code, out, err = cli(capsys, "replay", str(tmp_path / "doc.json"))
+    assert code == 2 and out == "" and said in err, err
+    assert "user0" not in err and "postgres" not in err and "ELF" not in err, err
+    code, _, err = cli(capsys, "import", "drf", str(path))
+    assert code == 2 and said in err, err
+
+
+def test_a_repeated_column_name_is_refused_at_line_1(tmp_path, capsys):
+    """DuckDB read ``id,arrival,id`` with the second id renamed ``id_1``: the trace took the
+    first and said nothing."""
+    (tmp_path / "jobs.csv").write_text(f"id,arrival,model,scale_factor,steps,id\n"
+                                       f"a,0,{MODEL},1,500,b\n")
+    doc = replay_doc()
+    del doc["trace"]["map"]
+    (tmp_path / "doc.json").write_text(json.dumps(doc))
+    code, _, err = cli(capsys, "replay", str(tmp_path / "doc.json"))
+    assert code == 2, err
+    assert "jobs.csv: invalid table" in err, err
+    assert "line 1, column 'id': repeated column name (columns 1 and 6)" in err, err
+
+
+@pytest.mark.parametrize("column, sql", [
+    ("id", "[1, 2]"), ("steps", "{'a': 1}"), ("model", "MAP {'k': 'v'}")])
+def test_a_parquet_column_of_lists_or_records_is_refused(tmp_path, capsys, column, sql):
+    """A Parquet list column was read as ids ``[1, 2]`` (DuckDB's text of it)."""
+    cells = {"id": "'a'", "arrival": "0", "model": f"'{MODEL}'", "scale_factor": "1",
+             "steps": "500", column: sql}
+    select = ", ".join(f"{value} AS {name}" for name, value in cells.items())
+    with duckdb.connect() as con:
+        con.execute(f"COPY (SELECT {select}) TO '{tmp_path / 'jobs.parquet'}' (FORMAT parquet)")
+    doc = replay_doc("jobs.parquet")
+    del doc["trace"]["map"]
+    (tmp_path / "doc.json").write_text(json.dumps(doc))
+    code, _, err = cli(capsys, "replay", str(tmp_path / "doc.json"))
+    assert code == 2 and f"column '{column}': holds " in err and "not a list or a record" \
+        in err, err
