@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -255,3 +260,72 @@ def test_a_parquet_column_of_lists_or_records_is_refused(tmp_path, capsys, colum
     code, _, err = cli(capsys, "replay", str(tmp_path / "doc.json"))
     assert code == 2 and f"column '{column}': holds " in err and "not a list or a record" \
         in err, err
+
+
+# Ctrl-C while fairalloc starts ------------------------------------------------------------------
+
+SCRIPT = Path(sys.executable).with_name("fairalloc")      # the console script pip installed
+# about half a second of HiGHS per "milp" task: a study that is still running after 1 s
+SLOW = {"study": "slow", "kind": "etf", "seed": 3,
+        "instances": {"generate": {"apps": 20, "quantum": 100}, "count": 48},
+        "methods": ["milp"], "solver": {"threads": 1}, "time_limit": 1}
+# sitecustomize runs before the console script: it sends this process SIGINT as the module
+# INTERRUPT_AT starts to import, the moment a Ctrl-C lands in the import of fairalloc
+AT_IMPORT = """
+import os, signal, sys
+
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == os.environ["INTERRUPT_AT"]:
+            os.kill(os.getpid(), signal.SIGINT)
+
+sys.meta_path.insert(0, Interrupt())
+"""
+
+
+def _study(tmp_path, store: str = "slow.duckdb") -> list[str]:
+    (tmp_path / "slow.json").write_text(json.dumps(SLOW))
+    return [str(SCRIPT), "study", "run", str(tmp_path / "slow.json"), "--store",
+            str(tmp_path / store), "--workers", "1", "-q"]
+
+
+@pytest.mark.parametrize("module", ["numpy", "fairalloc.api", "fairalloc.cli.studies"])
+def test_ctrl_c_while_fairalloc_imports_exits_130_in_one_line(tmp_path, module):
+    """The console script imports fairalloc (about a second) before ``main`` runs: a Ctrl-C
+    there was a KeyboardInterrupt traceback."""
+    assert SCRIPT.is_file(), f"no console script {SCRIPT}: pip install -e ."
+    (tmp_path / "sitecustomize.py").write_text(AT_IMPORT)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "INTERRUPT_AT": module}
+    done = subprocess.run(_study(tmp_path), capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert (done.returncode, done.stderr) == (130, "fairalloc: interrupted\n")
+    assert not (tmp_path / "slow.duckdb").exists()
+
+
+def test_ctrl_c_at_any_moment_of_the_start_exits_130_without_a_traceback(tmp_path):
+    """SIGINT to the process group (as a terminal's Ctrl-C) 0.05 to 1 s after Python has
+    started ``fairalloc study run``: while fairalloc imports, the study loads or runs. (Python's
+    own start-up, before it runs any code of the script, is not the script's to handle: a
+    SIGINT there is Python's "Fatal Python error: init_import_site". So the clock starts when
+    Python runs sitecustomize, the last step of its start-up.)"""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os\nos.write(int(os.environ['STARTED_FD']), b'.')\n")
+    for delay in (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0):
+        started, tell = os.pipe()
+        env = {**os.environ, "PYTHONPATH": str(tmp_path), "STARTED_FD": str(tell)}
+        process = subprocess.Popen(_study(tmp_path, f"{delay}.duckdb"), start_new_session=True,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   text=True, env=env, pass_fds=[tell])
+        os.close(tell)
+        assert os.read(started, 1) == b".", process.communicate()[1]
+        os.close(started)
+        time.sleep(delay)
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            _, err = process.communicate(timeout=60)     # a guard against a hang
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            pytest.fail(f"still running 60 s after Ctrl-C at {delay} s")
+        assert process.returncode == 130 and "Traceback" not in err, (delay, err)
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "interrupted" in lines[0], (delay, err)
