@@ -64,7 +64,7 @@ figures: $(STAMP)
 	else echo "$(FIG)/gavel-fig8.png kept: no $(FIG8_STORE) (see docs/replay.md)"; fi
 
 lint: $(STAMP)
-	$(BIN)/ruff check fairalloc tests benchmarks
+	$(BIN)/ruff check fairalloc fairalloc_command.py tests benchmarks
 
 clean:
 	rm -rf $(VENV) build *.egg-info sweep-*.png gantt-*.png experiment-*.png simulate-*.png replay-*.png

@@ -28,6 +28,7 @@ from fairalloc.report import Document
 from fairalloc.result import Comparison, Result
 from fairalloc.spec import Spec, build, load_spec, parsed, plain, read_json, schema, set_path
 from fairalloc.studies.plan import Study, load_study
+from fairalloc.studies.plan import inputs as plan_inputs
 from fairalloc.studies.run import Progress, parse_cluster
 from fairalloc.studies.run import run_study as run
 from fairalloc.studies.store import Store
@@ -42,7 +43,7 @@ from fairalloc.traces import TableImport
 
 __all__ = ["MAX_SWEEP_POINTS", "ExperimentRun", "SimulationRun", "SolverSettings", "SpecLike",
            "StudyRun", "StudySummary", "Sweep", "TableImport", "compare", "experiment",
-           "experiment_of", "export", "import_table", "instance_spec", "is_store",
+           "experiment_of", "export", "files_read", "import_table", "instance_spec", "is_store",
            "kinds_with", "load_document", "load_spec", "method_of", "replay", "replay_rows",
            "ReplayRun", "report", "run_study",
            "simulate", "solve",
@@ -469,12 +470,14 @@ def instance_spec(store: str | Path, instance: int, study: str | None = None,
                   method: str | None = None) -> tuple[dict, int | None]:
     """One instance of a stored study re-made as a spec, as ``fairalloc study instance``
     does: the spec's data and the instance's seed (None for a spec file's instance). An id
-    the study does not have raises ``StoreError``. A replay study's instance is the replay
-    document of its row of policy ``method`` (which a study of several policies needs; a
-    method the study does not have raises :class:`ArgumentError`)."""
+    the study does not have, or a trace table changed since the study ran, raises
+    ``StoreError``. A replay study's instance is the replay document of its row of policy
+    ``method`` (which a study of several policies needs; a method the study does not have
+    raises :class:`ArgumentError`)."""
     with Store(store, read_only=True) as db:
         record = db.study(study)
         files = db.spec_files(record["study"])
+        db.check_data_files(record["study"])
     plan = load_study(record["spec"], files=files)
     found = next((i for i in plan.instances() if i.id == instance), None)
     if found is None:
@@ -581,6 +584,28 @@ def write_report(doc: Document, output: str | Path, format: str | None = None) -
     return reports.write(doc, output, chosen)
 
 
+def files_read(source: str | Path) -> list[tuple[str, Path]]:
+    """The files a document at path ``source`` reads besides itself, as (what, path): a replay
+    document's trace table, a study's spec files and their trace tables, the trace tables of
+    the replay documents a study store keeps. Empty for standard input, a pipe (read once, by
+    the command), a spec, or a file that is not a document (the command says why)."""
+    path = str(source)
+    if path == "-" or not os.path.isfile(path):
+        return []
+    try:
+        if is_store(path):
+            with Store(path, read_only=True) as db:
+                return [("trace table", table) for name in db.studies()
+                        for file, data in db.spec_files(name)
+                        for table in replays.inputs(data, Path(file).parent)]
+        data, _ = read_json(path)
+    except (SpecError, StoreError):
+        return []
+    if sort_of(data) == "replay":
+        return [("trace table", table) for table in replays.inputs(data, Path(path).parent)]
+    return plan_inputs(data, Path(path).parent) if sort_of(data) == "study" else []
+
+
 def is_store(path: str) -> bool:
     """A study store (named ``.duckdb``, even a damaged one) or a DuckDB file (its magic
     bytes), not a spec. Only a regular file is looked into: a pipe's first bytes, once read,
@@ -668,8 +693,9 @@ def run_study(study: str | Path | dict, store: str | Path | None = None, *,
     :func:`study_run` returns it instead, with the run's progress.
 
     Raises ``SpecError`` for a bad study, ``StoreError`` for a store that cannot take it (not
-    a fairalloc store, damaged, or holding the study already, or with its spec files
-    changed since it ran), ``TypeError`` or ``ValueError`` for a bad argument.
+    a fairalloc store, damaged, or holding the study already, or with its spec files or
+    their trace tables changed since it ran), ``TypeError`` or ``ValueError`` for a bad
+    argument.
 
     >>> rows = run_study({"study": "doc", "kind": "drf", "seed": 1, "methods": ["lp"],
     ...                   "instances": {"generate": {"users": 3}, "count": 2}}, workers=1)

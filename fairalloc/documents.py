@@ -25,12 +25,16 @@ SORTS = {"problem": Sort("spec", "a spec", "fairalloc solve"),
          "study": Sort("study", "a study", "fairalloc study run")}
 
 
+def sort_keys(data: Any) -> list[str]:
+    """The keys naming a sort (``problem``, ``replay``, ``study``) that parsed document
+    ``data`` has: none when it is not an object."""
+    return [key for key in SORTS if key in data] if isinstance(data, dict) else []
+
+
 def sort_of(data: Any) -> str | None:
     """The key naming the sort of parsed document ``data`` (``problem``, ``replay`` or
     ``study``); None when it is not an object or has none of them, or several."""
-    if not isinstance(data, dict):
-        return None
-    keys = [key for key in SORTS if key in data]
+    keys = sort_keys(data)
     return keys[0] if len(keys) == 1 else None
 
 
@@ -45,8 +49,16 @@ class WrongDocument(SpecError):
 
 def refuse_other_sort(data: Any, accepted: tuple[str, ...], source: str | None) -> None:
     """Raise :class:`WrongDocument` when ``data`` is of a sort (``sort_of``) other than the
-    ``accepted`` keys' (``("problem",)`` where a spec is read); any other document, right or
+    ``accepted`` keys' (``("problem",)`` where a spec is read) or of several sorts at once
+    (``problem`` and ``replay``: no reader's schema fits it); any other document, right or
     malformed, is left to its reader's checks."""
+    keys = sort_keys(data)
+    if len(keys) > 1:
+        named = ", ".join(f"\"{k}\"" for k in keys[:-1]) + f" and \"{keys[-1]}\""
+        rule = (f"the keys {named} together: a document is "
+                f"{' or '.join(SORTS[k].called for k in keys)}, never "
+                f"{'both' if len(keys) == 2 else 'several'}")
+        raise WrongDocument([Violation("$", rule)], source, SORTS[accepted[0]].what)
     key = sort_of(data)
     if key is None or key in accepted:
         return

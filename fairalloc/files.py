@@ -5,6 +5,8 @@ failed write leaves the old file as it was, and never over one of the command's 
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import os
 import stat
 import sys
@@ -31,15 +33,22 @@ def limit_text() -> str:
 
 _FILE_TYPES = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
                (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_PIPE = (stat.S_ISFIFO, "a named pipe (FIFO)")
 
 
 def check_input(path: str | Path, pipes: bool = True) -> None:
-    """Refuse (``InputRefused``) an input that could be read forever or would not fit: a
-    device (``/dev/zero``), a folder or a socket, or a file above ``MAX_INPUT_BYTES``. Pipes
-    pass when ``pipes`` (``<(...)``; ``read_bytes`` stops at the limit); a missing file raises
-    ``OSError``."""
-    mode = os.stat(path)
-    refused = _FILE_TYPES if pipes else (*_FILE_TYPES, (stat.S_ISFIFO, "a pipe"))
+    """Refuse (``InputRefused``) an input that could be read forever or would not fit, saying
+    what it is without opening it (a pipe with no writer would block): a device
+    (``/dev/zero``), a folder, a socket, a symbolic-link loop, or a file above
+    ``MAX_INPUT_BYTES``. Pipes pass when ``pipes`` (``<(...)``; ``read_bytes`` stops at the
+    limit); a missing file raises ``OSError``."""
+    try:
+        mode = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputRefused(str(path), "is a symbolic-link loop, not a file") from None
+        raise
+    refused = _FILE_TYPES if pipes else (*_FILE_TYPES, _PIPE)
     for is_type, name in refused:
         if is_type(mode.st_mode):
             raise InputRefused(str(path), f"is {name}, not a file")
@@ -67,6 +76,17 @@ def read_bytes(source: str | Path) -> bytes:
     if len(data) > MAX_INPUT_BYTES:
         raise InputRefused("<stdin>" if str(source) == "-" else str(source), _too_large())
     return data
+
+
+def digest(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (hex), read in blocks; ``InputRefused`` for what
+    ``check_input`` refuses (a pipe too: it would be read away), ``OSError`` when it is gone."""
+    check_input(path, pipes=False)
+    sha = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
 
 
 def as_text(data: bytes) -> str:

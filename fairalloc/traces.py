@@ -13,6 +13,8 @@ Shared code: it reads the kind's schema, never a kind's name.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -36,6 +38,9 @@ TYPED = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "U
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 CSV_TOKEN = re.compile(r'"[^"]*"|\r\n|\r|\n|[^"\r\n]+')
 LINE_TOKEN = re.compile(r"\r\n|\r|\n|[^\r\n]+")     # a text table without quoting
+SNIFFED = (",", "\t", ";", "|")     # the delimiters DuckDB's sniffer tries
+DELIMITERS = {",": "comma", "\t": "tab", ";": "semicolon", "|": "'|'"}
+HEAD_BYTES = 1 << 16               # what is read of a text table to tell whether it is one
 
 
 @dataclass(frozen=True)
@@ -188,7 +193,8 @@ def read_table(path: str, layout: Layout = Layout()) -> tuple[list[str], Table, 
     """Read a CSV or Parquet file into DuckDB: (columns, the table, column -> type). A CSV's
     cells are its text (None when empty), written as ``layout`` says; a Parquet file's
     integer and double columns are numbers, its other columns text. A file DuckDB cannot read
-    is a ``SpecError`` naming the file (and DuckDB's line)."""
+    is a ``SpecError`` naming the file (and DuckDB's line); so is a text file that is not a
+    table (``text_head``), a repeated column name and a column of lists or records."""
     import duckdb  # lazy: heavy, only reading a trace table needs it
 
     source = Path(path)
@@ -200,6 +206,10 @@ def read_table(path: str, layout: Layout = Layout()) -> tuple[list[str], Table, 
     except InputRefused as exc:
         raise SpecError([Violation("$", exc.rule)], str(path), what="table") from None
     suffix = source.suffix.lower()
+    if suffix not in PARQUET_SUFFIXES:      # before DuckDB, whose messages quote the lines
+        text = text_head(source, path)
+        if layout.names is None:
+            _check_header(text, delimiter(suffix, layout), layout.quoted, path)
     reader, options = ("read_parquet(?)", []) if suffix in PARQUET_SUFFIXES else \
         csv_reader(suffix, layout)
     con = duckdb.connect()
@@ -217,25 +227,90 @@ def read_table(path: str, layout: Layout = Layout()) -> tuple[list[str], Table, 
     if not types or not rows:
         con.close()
         raise SpecError([Violation("$", "the table has no rows")], str(path), what="table")
+    nested = [Violation(f"column {name!r}", f"holds {kind} values: a cell holds one number or "
+                        "text, not a list or a record")
+              for name, kind in types.items()
+              if kind.endswith("]") or kind.startswith(("STRUCT", "MAP", "UNION"))]
+    if nested:
+        con.close()
+        raise SpecError(nested, str(path), what="table")
     return list(types), Table(con, types, rows), types
+
+
+def text_head(source: Path, path: str) -> str:
+    """The first ``HEAD_BYTES`` of a text table as text; a ``SpecError`` (saying nothing of
+    what the file holds) when they are not a table's: binary data (a NUL byte) or not UTF-8."""
+    with open(source, "rb") as fh:
+        head = fh.read(HEAD_BYTES)
+    if b"\0" in head:
+        _not_a_table(path, "it holds binary data (a NUL byte)")
+    try:
+        return head.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:     # a character cut at the end of the block is fine
+        if exc.reason != "unexpected end of data" or exc.start < len(head) - 3:
+            _not_a_table(path, "it is not UTF-8 text")
+        return head[:exc.start].decode("utf-8-sig")
+
+
+def _check_header(text: str, known: str | None, quoted: bool, path: str) -> None:
+    """Refuse a text table whose first record (its header) names fewer than two columns (it
+    is a text file, not a table: its line is not quoted back) or one column twice (DuckDB
+    would rename the second ``NAME_1``, and a map would read the wrong one). ``known``: the
+    delimiter, else the one that splits the header most of those DuckDB tries."""
+    candidates = (known,) if known else SNIFFED
+    header = max((_first_record(text, d, quoted) for d in candidates), key=len)
+    if len(header) == 1:          # (none: an empty file, which has no rows)
+        named = [DELIMITERS.get(d, repr(d)) for d in candidates]
+        either = ", ".join(named[:-1]) + " or " + named[-1] if len(named) > 1 else named[0]
+        _not_a_table(path, f"its first line holds no {either} between column names (a table "
+                           "names two or more columns)")
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header):
+        if name in seen:
+            line = record_lines(text, quoted)[0]
+            raise SpecError([Violation(f"line {line}, column {name!r}", f"repeated column "
+                                       f"name (columns {seen[name] + 1} and {i + 1}): name "
+                                       "each column once")], path, what="table")
+        seen[name] = i
+
+
+def _first_record(text: str, delimiter: str, quoted: bool) -> list[str]:
+    """The first non-blank record of a text table's ``text`` split at ``delimiter``."""
+    rows = csv.reader(io.StringIO(text), delimiter=delimiter,
+                      quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE)
+    try:
+        return next((row for row in rows if row), [])
+    except csv.Error:                 # a header DuckDB will refuse at its line
+        return []
+
+
+def _not_a_table(path: str, why: str) -> None:
+    raise SpecError([Violation("$", f"not a table: {why}")], path, what="table")
 
 
 def csv_reader(suffix: str, layout: Layout) -> tuple[str, list]:
     """DuckDB's reader of a text table written as ``layout`` says, and its parameters after
     the file's name: every cell read as text."""
-    delimiter = layout.delimiter or {".csv": ",", ".tsv": "\t"}.get(suffix)
+    known = delimiter(suffix, layout)
     options, values = ["header = ?"], [layout.names is None]
     if layout.names is None:
-        options.append("auto_detect = true, sample_size = -1, all_varchar = true")
+        # skip = 0: the first line is the header, never lines skipped to find one
+        options.append("auto_detect = true, sample_size = -1, all_varchar = true, skip = 0")
     else:       # as named, not sniffed: a row of other fields than named is refused at its line
         types = ", ".join(f"{_sql_text(name)}: 'VARCHAR'" for name in layout.names)
         options.append(f"auto_detect = false, columns = {{{types}}}")
-    if delimiter is not None:
+    if known is not None:
         options.append("delim = ?")
-        values.append(delimiter)
+        values.append(known)
     if not layout.quoted:
         options += ["quote = ''", "escape = ''"]
     return f"read_csv(?, {', '.join(options)})", values
+
+
+def delimiter(suffix: str, layout: Layout) -> str | None:
+    """A text table's delimiter: ``layout``'s, else ``,`` for .csv and a tab for .tsv; None:
+    DuckDB detects it."""
+    return layout.delimiter or {".csv": ",", ".tsv": "\t"}.get(suffix)
 
 
 def _sql_text(text: str) -> str:

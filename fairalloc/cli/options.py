@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from fairalloc import api
 from fairalloc import arguments as arg
 from fairalloc.arguments import UsageError
 from fairalloc.engine import sweep_values
@@ -171,10 +172,15 @@ def check_fail_on(kind_name: str, fail_on: list[str] | None) -> None:
 
 def refuse_overwrite(writes: dict[str, str | None], reads: dict[str, str | None]) -> None:
     """A usage error when a file the command writes (option -> path) is one of the files it
-    reads (its name -> path), or another file it writes, also through a link: the command
-    would destroy its input and exit 0."""
+    reads (its name -> path) or one its documents read (a replay document's trace table, a
+    study's spec files), or another file it writes, also through a link: the command would
+    destroy its input and exit 0."""
     outputs = [(option, path) for option, path in writes.items() if path]
+    if not outputs:
+        return
     others = [(name, path) for name, path in reads.items() if path and path != "-"]
+    others += [(f"{what} (read by {path})", str(file)) for _, path in others
+               for what, file in api.files_read(path)]
     for i, (option, path) in enumerate(outputs):
         for name, other in others + outputs[:i]:
             if same_file(path, other):

@@ -20,7 +20,8 @@ import numpy as np
 
 from fairalloc.contract import Kind, MethodDoesNotApply, method_options
 from fairalloc.documents import refuse_other_sort
-from fairalloc.errors import ArgumentError, SpecError, Violations
+from fairalloc.errors import ArgumentError, InputRefused, SpecError, Violations
+from fairalloc.files import check_input
 from fairalloc.registry import KINDS
 from fairalloc.replay.elasticflow import CLUSTERS, elasticflow
 from fairalloc.replay.engine import Checking
@@ -98,11 +99,29 @@ def anchored(data: dict, root: str | Path) -> dict:
     >>> anchored({"trace": {"table": "jobs.csv"}}, "/data")["trace"]
     {'table': '/data/jobs.csv'}
     """
-    trace = data.get("trace")
-    if not isinstance(trace, dict) or not isinstance(trace.get("table"), str) \
-            or Path(trace["table"]).is_absolute():
+    table = _table_name(data)
+    if table is None or Path(table).is_absolute():
         return data
-    return {**data, "trace": {**trace, "table": str((Path(root) / trace["table"]).resolve())}}
+    return {**data, "trace": {**data["trace"], "table": str((Path(root) / table).resolve())}}
+
+
+def inputs(data: Any, root: str | Path) -> list[Path]:
+    """The files a replay document (parsed data, checked or not) reads besides itself: its
+    trace table or a simulator's trace file, found from ``root`` (the document's folder), so
+    that a command refuses to write over one of them.
+
+    >>> inputs({"trace": {"table": "jobs.csv"}}, "/data"), inputs({"trace": {"jobs": []}}, ".")
+    ([PosixPath('/data/jobs.csv')], [])
+    """
+    table = _table_name(data)
+    return [] if table is None else [Path(root) / table]
+
+
+def _table_name(data: Any) -> str | None:
+    """The file named by a document's ``trace.table``, if it names one."""
+    trace = data.get("trace") if isinstance(data, dict) else None
+    table = trace.get("table") if isinstance(trace, dict) else None
+    return table if isinstance(table, str) else None
 
 
 def from_data(data: Any, label: str | None, root: str | Path | None = None) -> Document:
@@ -420,8 +439,12 @@ def _table(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | Non
     if fmt is not None and mapping is not None:
         found.add("trace.map", f"a {fmt} trace file is read as it is, without a map")
     path = root / data["table"]
-    if not path.is_file():
+    try:
+        check_input(path, pipes=False)      # never opened here: a pipe could block
+    except OSError:
         found.add("trace.table", f"no such file: {data['table']} (looked in {root})")
+    except InputRefused as exc:
+        found.add("trace.table", f"{data['table']} {exc.rule}")
     if found:
         return None
     try:

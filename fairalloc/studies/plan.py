@@ -16,6 +16,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import os
 import types
 import typing
 from collections.abc import Iterator, Sequence
@@ -29,9 +30,10 @@ import jsonschema_rs
 import numpy as np
 
 from fairalloc.contract import method_options
-from fairalloc.documents import refuse_other_sort
+from fairalloc.documents import refuse_other_sort, sort_of
 from fairalloc.engine import sweep_values
-from fairalloc.errors import ArgumentError, SpecError, Violations
+from fairalloc.errors import ArgumentError, InputRefused, SpecError, Violations
+from fairalloc.files import check_input
 from fairalloc.registry import KINDS
 from fairalloc.replay import document as replays
 from fairalloc.spec import (
@@ -228,6 +230,13 @@ class Study:
         keys = [k for k, _ in self.grid]
         return [tuple(zip(keys, values))
                 for values in itertools.product(*(v for _, v in self.grid))]
+
+    @property
+    def data_files(self) -> list[Path]:
+        """The files its spec files read (a replay document's trace table), each once: its
+        rows depend on their bytes too."""
+        read = [t for label, data in self.files for t in replays.inputs(data, Path(label).parent)]
+        return list(dict.fromkeys(read))
 
     @property
     def per_point(self) -> int:
@@ -503,23 +512,15 @@ def _spec_files(where: dict, kind_name: str, base: Path, found: Violations,
     """The (path, data) of every spec file named by ``specs`` (globs) or ``base`` (``known``
     ones as given); each is checked as a spec of the study's kind (its own errors are raised
     as they are)."""
-    if "specs" in where:
-        patterns = [(["instances", "specs", i], p) for i, p in enumerate(where["specs"])]
-    elif "base" in where:
-        patterns = [(["instances", "base"], where["base"])]
-    else:
-        return []
     files: list[str] = []
-    for path, pattern in patterns:
+    for path, pattern in _patterns(where):
         if pattern in known:
             files.append(pattern)
             continue
-        full = pattern if Path(pattern).is_absolute() else str(base / pattern)
-        matched = sorted(glob.glob(full)) if glob.has_magic(pattern) else \
-            ([full] if Path(full).is_file() else [])
+        matched = _matches(pattern, base)
         if not matched:
             found.add(path, f"matches no file (looked in {base})")
-        files += [m for m in matched if m not in files]
+        files += [m for m in matched if m not in files and _readable(m, path, found)]
     out = []
     for f in files:
         data, label = (known[f], f) if f in known else read_json(f)
@@ -538,9 +539,60 @@ def _spec_files(where: dict, kind_name: str, base: Path, found: Violations,
     return out
 
 
+def _patterns(where: dict) -> list[tuple[list, str]]:
+    """The spec files a study's ``instances`` names (``specs``: globs, or ``base``), each
+    with its JSON path; a pattern that is not text is left to the schema."""
+    if "specs" in where:
+        named = list(enumerate(where["specs"])) if isinstance(where["specs"], list) else []
+        patterns = [(["instances", "specs", i], p) for i, p in named]
+    else:
+        patterns = [(["instances", "base"], where["base"])] if "base" in where else []
+    return [(path, pattern) for path, pattern in patterns if isinstance(pattern, str)]
+
+
+def _matches(pattern: str, base: Path) -> list[str]:
+    """The files a pattern names, found from ``base``: a glob's matches, sorted."""
+    full = pattern if Path(pattern).is_absolute() else str(base / pattern)
+    if glob.has_magic(pattern):
+        return sorted(glob.glob(full))
+    return [full] if os.path.lexists(full) else []
+
+
+def inputs(data: Any, base: str | Path) -> list[tuple[str, Path]]:
+    """The files a study spec (parsed data, checked or not; its spec files found from
+    ``base``) reads besides itself, as (what, path): its spec files and the trace tables its
+    replay documents read, so that a command refuses to write over one of them."""
+    where = data.get("instances") if isinstance(data, dict) else None
+    out: list[tuple[str, Path]] = []
+    for _, pattern in _patterns(where) if isinstance(where, dict) else []:
+        for file in _matches(pattern, Path(base)):
+            out.append(("spec file", Path(file)))
+            if Path(file).is_file():        # a pipe is read once, by the command
+                try:
+                    spec, _ = read_json(file)
+                except SpecError:           # the command says what is wrong with it
+                    continue
+                out += [("trace table", t) for t in replays.inputs(spec, Path(file).parent)]
+    return out
+
+
+def _readable(file: str, path: list, found: Violations) -> bool:
+    """Whether a spec file a study names is a file to read; if not (a folder, a pipe, a
+    symbolic-link loop), a violation at ``path`` says what it is."""
+    try:
+        check_input(file, pipes=False)
+    except InputRefused as exc:
+        found.add(path, f"{file} {exc.rule}")
+        return False
+    except OSError as exc:
+        found.add(path, f"{file}: {exc.strerror or exc}")
+        return False
+    return True
+
+
 def is_replay(data: Any) -> bool:
     """Whether a file's data is a replay document (``fairalloc replay``), not a spec."""
-    return isinstance(data, dict) and REPLAY in data and "problem" not in data
+    return sort_of(data) == "replay"
 
 
 def _replay_settings(data: dict, kind, files: Sequence[tuple[str, dict]],

@@ -27,6 +27,10 @@ Tables (query them with ``duckdb`` itself, pandas or Polars):
   — null for a job the run did not finish, or without rho) and the share of each resource in
   use per bin of time. Added to a version 2 store the first time it is written to (a store
   made before has none and reads as one without replays): the format stays 2;
+* ``data_files``: the SHA-256 of each file a study's spec files read (a replay document's
+  trace table) when the study first ran: ``--resume`` and ``study instance`` refuse a file
+  changed since (rows replayed on two versions of a trace would be compared as one). Added
+  to a version 2 store as the replay tables are (a study stored before has none to check);
 * ``fairalloc_meta``: the marker of a fairalloc store, its format and version. fairalloc adds
   its tables only to a new or empty database, and opens only a store of its own format: a
   foreign database, a store of an older format (before version 2 the spec files were not
@@ -47,8 +51,9 @@ from typing import Any
 
 import numpy as np
 
-from fairalloc.errors import StoreError
-from fairalloc.files import replacing
+from fairalloc.documents import sort_of
+from fairalloc.errors import InputRefused, StoreError
+from fairalloc.files import digest, replacing
 from fairalloc.registry import KINDS
 from fairalloc.render import csv_safe
 from fairalloc.version import __version__
@@ -86,6 +91,9 @@ CREATE TABLE IF NOT EXISTS replay_utilization (
     study VARCHAR NOT NULL, instance INTEGER NOT NULL, method VARCHAR NOT NULL,
     "repeat" INTEGER NOT NULL, "from" DOUBLE NOT NULL, "to" DOUBLE NOT NULL,
     resource VARCHAR NOT NULL, share DOUBLE NOT NULL);
+CREATE TABLE IF NOT EXISTS data_files (
+    study VARCHAR NOT NULL, file VARCHAR NOT NULL, sha256 VARCHAR NOT NULL,
+    PRIMARY KEY (study, file));
 """
 REPLAY_PARTS = {"replay_jobs": ("job", "position", "arrival", "start", "finish", "jct",
                                 "queueing", "rho"),
@@ -224,6 +232,7 @@ class Store:
             self.con.execute(_VIEW)
         self._columns = self._runs_columns()
         self.has_replays = set(REPLAY_PARTS) <= tables
+        self.has_data_files = not read_only or "data_files" in tables
 
     def _check_format(self) -> None:
         marks = self.con.execute("SELECT format, version FROM fairalloc_meta").fetchall()
@@ -283,9 +292,7 @@ class Store:
         record = dict(zip(keys, row))
         record["spec"] = json.loads(record["spec"])
         # a replay study: its instances are replay documents (``plan.is_replay``)
-        record["replay"] = any(isinstance(data, dict) and "replay" in data
-                               and "problem" not in data
-                               for _, data in self.spec_files(name))
+        record["replay"] = any(sort_of(data) == "replay" for _, data in self.spec_files(name))
         return record
 
     @_database_errors
@@ -300,6 +307,7 @@ class Store:
                 raise StoreError(f"{self.path}: holds a study {study.name!r} with a different "
                                  "spec; rename the study or use another --store")
             self._check_files(study)
+            self.check_data_files(study.name)
             done = self.done(study.name)
             if done and not resume:
                 raise StoreError(f"{self.path}: already holds {len(done)} rows of study "
@@ -319,6 +327,10 @@ class Store:
             self.con.executemany("INSERT INTO spec_files VALUES (?, ?, ?, ?)",
                                  [[study.name, k, file, json.dumps(data)]
                                   for k, (file, data) in enumerate(study.files)])
+        if study.data_files:
+            self.con.executemany("INSERT INTO data_files VALUES (?, ?, ?)",
+                                 [[study.name, str(file), digest(file)]
+                                  for file in study.data_files])
         self._columns = self._runs_columns()
         return set()
 
@@ -347,6 +359,25 @@ class Store:
                 raise StoreError(f"{self.path}: {named} has changed since study "
                                  f"{study.name!r} ran instance{'s' if len(ids) > 1 else ''} "
                                  f"{shown} on it; restore it, or run the study under a new "
+                                 "name or into a new store")
+
+    @_database_errors
+    def check_data_files(self, study: str) -> None:
+        """Refuse (``StoreError``) to go on with study ``study`` when a file its spec files
+        read (a replay document's trace table) has changed since it first ran, naming it: its
+        rows, old and new, would mix two versions of one trace."""
+        if not self.has_data_files:
+            return
+        for file, then in self.con.execute("SELECT file, sha256 FROM data_files WHERE study "
+                                           "= ? ORDER BY file", [study]).fetchall():
+            try:
+                now = digest(file)
+            except (OSError, InputRefused):
+                now = None
+            if now != then:
+                raise StoreError(f"{self.path}: {file} has "
+                                 f"{'changed' if now else 'gone'} since study {study!r} "
+                                 "first ran on it; restore it, or run the study under a new "
                                  "name or into a new store")
 
     @_database_errors
