@@ -30,6 +30,7 @@ import json
 import math
 import os
 import re
+import resource
 import signal
 import tempfile
 from pathlib import Path
@@ -451,3 +452,107 @@ def test_damaged_stores_get_an_answer_or_one_line(study_store, tmp_path):
                 assert out == "" and len(err.strip().splitlines()) == 1, (argv, err)
 
     use_damaged()
+
+
+# --- replay documents ---------------------------------------------------------------------------
+
+HETERO_JOBS = [{"id": "a", "arrival": 0, "throughput": {"v100": 4.0, "p100": 2.0, "k80": 1.0},
+                "steps": 3000, "scale_factor": 1, "weight": 1},
+               {"id": "b", "arrival": 200, "throughput": {"v100": 1.0, "p100": 1.0, "k80": 0.5},
+                "steps": 800, "scale_factor": 1, "weight": 2},
+               {"id": "c", "arrival": 900, "throughput": {"v100": 3.0, "p100": 0.0, "k80": 1.0},
+                "steps": 500, "scale_factor": 1, "weight": 1}]
+DRF_JOBS = [{"id": "A", "tenant": "x", "demand": {"cpu": 1, "mem": 4}, "max_tasks": 6,
+             "duration": 600, "weight": 1},
+            {"id": "B", "tenant": "y", "arrival": 50, "demand": {"cpu": 3, "mem": 1},
+             "max_tasks": 2, "duration": 300, "weight": 2}]
+HETERO_CLUSTER = {"workers": {"v100": 1, "p100": 1, "k80": 1}}
+REPLAYS = {       # small documents of every trace source, mechanism and policy family
+    "generated": {"replay": "g", "kind": "hetero", "cluster": HETERO_CLUSTER,
+                  "trace": {"generator": "gavel", "seed": 0, "jobs": 5, "rate": 4.0,
+                            "multi_gpu": False, "priorities": True},
+                  "policy": {"method": "max-min"},
+                  "mechanism": {"name": "rounds", "round_s": 360, "reset_s": 1920, "seed": 0},
+                  "measure": {"window": [1, 4], "tolerance": 1.1,
+                              "checks": {"every": 2, "names": ["feasibility"]}}},
+    "listed": {"replay": "l", "kind": "hetero", "cluster": HETERO_CLUSTER,
+               "trace": {"jobs": HETERO_JOBS}, "policy": {"method": "fifo"},
+               "mechanism": {"name": "rounds", "round_s": 360, "seed": 1},
+               "measure": {"finish_time_fairness": True}},
+    "table": {"replay": "t", "kind": "hetero", "cluster": HETERO_CLUSTER,
+              "trace": {"table": "jobs.csv", "map": {"id": "job"}, "jobs": 3},
+              "policy": {"method": "max-min"}, "mechanism": {"name": "ideal"}},
+    "drf": {"replay": "d", "kind": "drf", "cluster": {"capacity": {"cpu": 9, "mem": 18}},
+            "trace": {"jobs": DRF_JOBS},
+            "policy": {"method": "fair-share", "half_life_s": 3600},
+            "mechanism": {"name": "ideal"}, "measure": {"finish_time_fairness": False}},
+    "drf-generated": {"replay": "p", "kind": "drf",
+                      "cluster": {"capacity": {"cpu": 32, "mem": 256, "gpu": 4}},
+                      "trace": {"generator": "poisson", "seed": 2, "jobs": 8, "rate": 20.0,
+                                "tenants": 2},
+                      "policy": {"method": "progressive-filling"}},
+}
+TABLE = ("job,arrival,model,scale_factor,steps\n"
+         "a,0,ResNet-18 (batch size 64),1,2000\n"
+         "b,100,LM (batch size 20),1,900\n"
+         "c,400,A3C,1,300\n")
+MEMORY_BOUND_KB = 2_000_000     # above the peak before the run: far past what these sizes need
+
+
+def check_replay_answer(code: int, out: str, err: str) -> None:
+    """Exit 0 (status done) or 1 (the policy failed mid-run, its partial result labelled; or
+    solver trouble in one line) with a result free of NaN and infinity, or 2 with one line per
+    problem under its count (or one line of a file's own refusal)."""
+    assert code in (0, 1, 2), (code, err[-2000:])
+    assert "Traceback" not in err and "Warning" not in err, err[-2000:]
+    if code == 2:
+        assert out == "", out[:2000]
+        lines = err.strip().splitlines()
+        header = re.match(r"^fairalloc: .*invalid \w+ \((\d+) problems?\)$", lines[0])
+        if header is None:
+            assert len(lines) == 1, err[-2000:]
+        else:
+            assert len(lines) == 1 + int(header[1]) and all(
+                PATH_LINE.match(line + "\n") for line in lines[1:]), err[-2000:]
+        return
+    if code == 1 and not out:
+        assert len(err.strip().splitlines()) == 1, err[-2000:]
+        return
+    summary = finite_json(out)["summary"]
+    assert (summary["status"] == "done") == (code == 0), (code, summary)
+    if code == 0:
+        assert summary["finished"] == summary["jobs"] or summary["window"] is not None
+        jct = summary["average_jct_s"]
+        assert jct is None or jct > 0, summary    # a job takes time: JCT 0 is a lost job
+
+
+def peak_kb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+@pytest.mark.parametrize("which", sorted(REPLAYS))
+def test_mutated_replay_documents_get_an_answer_or_a_clear_error(which, tmp_path):
+    """Every field of a replay document, of every trace source, given every type and extreme:
+    an answer or a clear error, bounded in time (TIME_BOUND) and in memory."""
+    (tmp_path / "jobs.csv").write_text(TABLE)
+
+    @FUZZ
+    @given(mutated(REPLAYS[which]))
+    def replay_mutant(doc):
+        path = tmp_path / "replay.json"
+        path.write_text(dump(doc))
+        before = peak_kb()
+        check_replay_answer(*run("replay", str(path), "--format", "json", "-q"))
+        assert peak_kb() - before < MEMORY_BOUND_KB, "memory grew past the bound"
+
+    replay_mutant()
+
+
+@pytest.mark.parametrize("which", sorted(REPLAYS))
+def test_every_replay_base_runs(which, tmp_path):
+    """The bases above are sound: the mutations start from documents that replay."""
+    (tmp_path / "jobs.csv").write_text(TABLE)
+    (tmp_path / "replay.json").write_text(json.dumps(REPLAYS[which]))
+    code, out, err = run("replay", str(tmp_path / "replay.json"), "--format", "json", "-q")
+    assert code == 0, err
+    check_replay_answer(code, out, err)
