@@ -311,6 +311,67 @@ def static(seed: int, jobs: int, multi_gpu: bool = False, priorities: bool = Fal
 
 SCHEDULE_CELLS = 2 ** 18        # rounds x jobs of a schedule of rounds planned ahead
 
+# The most rounds a replay may need, by the lower bounds below: rounds in which some job is
+# active (about 120 µs a round in the figure-8 replays, 1.25e5 rounds in 15 s at 0.4 jobs/h;
+# figure 8 at its lowest rate needs 3.5e5 over 14,000 jobs), and rounds that the jobs' work
+# fills the whole cluster for, where jobs contend and each round is played alone (350-500 µs
+# a round with a few jobs on the template's 6 GPUs: 47,410 rounds in 17.6 s at round_s 10;
+# the largest shipped replay, figure 8 in Gavel's stream, needs 1.9e4)
+MOST_ROUNDS = 1_000_000
+MOST_FULL_ROUNDS = 100_000
+
+
+def fastest(j: Jobs) -> np.ndarray:
+    """Each job's fastest progress (steps/s): alone on its fastest type."""
+    return j.throughput.max(axis=1)
+
+
+def least_active(j: Jobs, arrival: np.ndarray) -> float:
+    """A lower bound of the simulated time (s) some job is active: each job is active from its
+    arrival for at least its steps at its fastest rate (the union of those spans)."""
+    ends = np.maximum.accumulate(arrival + j.steps / fastest(j))
+    first = np.flatnonzero(np.r_[True, arrival[1:] > ends[:-1]])   # each merged span's start
+    last = np.r_[first[1:] - 1, arrival.size - 1]
+    return float((ends[last] - arrival[first]).sum())
+
+
+def least_full(c: Cluster, j: Jobs) -> float:
+    """A lower bound of the simulated time (s) the jobs' work fills every GPU for: their
+    GPU-seconds at their fastest rates over the cluster's GPUs."""
+    return float((j.steps * j.scale / fastest(j)).sum() / c.workers.sum())
+
+
+def check_rounds(c: Cluster, j: Jobs, arrival: np.ndarray, settings: dict,
+                 found: Violations) -> None:
+    """Refuse a replay that needs more rounds than it can play for certain: naming the job
+    that alone needs more than ``MOST_ROUNDS`` even in Gavel's rounds of 360 s (its steps are
+    at fault), else the round's length when the jobs are active for more than
+    ``MOST_ROUNDS`` rounds or fill the cluster for more than ``MOST_FULL_ROUNDS``."""
+    round_s = settings.get("round_s", ROUND_S)
+    alone = j.steps / fastest(j) / round_s
+    if alone.size and alone.max() * round_s / max(round_s, ROUND_S) > MOST_ROUNDS:
+        i = int(alone.argmax())
+        found.add(["trace", "jobs", str(j.ids[i]), "steps"],
+                  f"job {j.ids[i]} needs at least {alone[i]:.3g} rounds of {round_s:g} s "
+                  f"alone on its fastest type; a replay plays at most {MOST_ROUNDS:,} rounds")
+        return
+    for span, most, what in ((least_active(j, arrival), MOST_ROUNDS, "are active for"),
+                             (least_full(c, j), MOST_FULL_ROUNDS, "fill every GPU for")):
+        if span / round_s > most:
+            found.add("mechanism.round_s", f"the jobs {what} at least {span / round_s:.3g} "
+                      f"rounds of {round_s:g} s; a replay plays at most {most:,}: make rounds "
+                      f"of at least {span / most:.3g} s, or the trace shorter")
+            return
+
+
+def most_plans(j: Jobs, round_s: float) -> float:
+    """An upper bound of the plans ``rounds`` makes: a round that lasts all of ``round_s``
+    has a job run all of it at its slowest usable rate or faster, so there are at most the
+    jobs' steps at those rates over ``round_s`` of them; every other plan (a round cut short
+    as its last jobs finish, a wait for an allocation) follows an arrival or a completion."""
+    slowest = np.where(j.throughput > 0, j.throughput, np.inf).min(axis=1)
+    return float((j.steps / slowest).sum() / round_s) + 3 * j.steps.size + 1
+
 
 def fastest_first(types: tuple[str, ...], throughput: np.ndarray) -> np.ndarray:
     """The order in which a policy aware of heterogeneity visits the worker types each round:
@@ -368,6 +429,7 @@ class Rounds:
         self.pending = False
         self.placed = np.full(n, -1)                   # type of each job in the current round
         self.order = fastest_first(c.types, j.throughput)
+        self.budget = most_plans(j, round_s)
         self.drawn: deque[list[int]] = deque()       # orders drawn for rounds not yet played
         self.scheduled = np.zeros((0, 0), dtype=int)  # the held schedule's types per round
 
@@ -540,6 +602,9 @@ def rounds(c: Cluster, j: Jobs, policy: Policy, settings: dict) -> Rounds:
                   reset_s=settings.get("reset_s", RESET_S), aware=name in AWARE,
                   queue=name in QUEUES, seed=settings.get("seed", 0),
                   stream=settings.get("stream", "numpy"))
+
+
+rounds.check = check_rounds
 
 
 # --- policies beyond the kind's methods --------------------------------------------------------

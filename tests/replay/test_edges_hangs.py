@@ -11,16 +11,24 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from fairalloc import api
-from fairalloc.replay import hetero
+from fairalloc.errors import SpecError
+from fairalloc.replay import clock, hetero
+from fairalloc.replay.trace import Trace
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICK = json.loads((ROOT / "specs/replay/quick.json").read_text())
+GUARD_S = 120                  # a command past this hangs
+MEMORY = 3 * 2 ** 30           # bytes of address space a command may map
 
 
 def quick(**changes) -> dict:
@@ -34,6 +42,28 @@ def lone(steps: float, throughput: float = 1.0) -> dict:
     """A listed trace of one job of ``steps`` at ``throughput`` on every type."""
     return {"jobs": [{"id": "a", "arrival": 0, "steps": steps,
                       "throughput": {t: throughput for t in ("v100", "p100", "k80")}}]}
+
+
+def _capped() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+def fairalloc(tmp_path: Path, command: str, doc: dict) -> subprocess.CompletedProcess:
+    """``fairalloc COMMAND doc`` in a subprocess, memory capped, under the hang guard."""
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(doc))
+    return subprocess.run([sys.executable, "-m", "fairalloc.cli", command, str(path)],
+                          capture_output=True, text=True, timeout=GUARD_S,
+                          preexec_fn=_capped)
+
+
+def problems(doc: dict) -> list[str]:
+    """The JSON paths a document is refused for (none: it loads)."""
+    try:
+        api.replays.load(doc)
+    except SpecError as exc:
+        return [v.path for v in exc.violations]
+    return []
 
 
 # --- rounds where nothing changes are one plan ------------------------------------------------
@@ -64,3 +94,74 @@ def test_rounds_played_ahead_change_no_result(monkeypatch, policy, stream):
     assert ahead.summary["allocations"] == one_by_one.summary["allocations"]
     for kind, share in ahead.summary["utilization"].items():
         assert share == pytest.approx(one_by_one.summary["utilization"][kind], rel=1e-9)
+
+
+# --- refused up front, with the path ----------------------------------------------------------
+
+@pytest.mark.parametrize(("changes", "path"), [
+    ({"mechanism": {"name": "rounds", "round_s": 1e-9}}, "mechanism.round_s"),
+    ({"mechanism": {"name": "rounds", "round_s": 1.5}}, "mechanism.round_s"),
+    ({"trace": lone(1e12)}, "trace.jobs.a.steps"),
+    ({"trace": lone(1000, throughput=1e-6)}, "trace.jobs.a.steps"),
+    ({"trace": {"generator": "static", "seed": 0, "jobs": 20_000},
+      "mechanism": {"name": "ideal"}}, "trace.jobs"),
+])
+def test_a_replay_too_long_or_too_wide_is_refused_naming_the_path(tmp_path, changes, path):
+    done = fairalloc(tmp_path, "replay", quick(**changes))
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+    assert f"  {path}: " in done.stderr
+
+
+def test_drf_jobs_all_at_once_are_refused():
+    doc = {"replay": "wide", "kind": "drf",
+           "cluster": {"capacity": {"cpu": 64, "mem": 512, "gpu": 8}},
+           "trace": {"generator": "static", "seed": 0, "jobs": 20_000}}
+    assert problems(doc) == ["trace.jobs"]
+
+
+def test_the_largest_shipped_replays_stay_within_the_bounds():
+    for name in ("elasticflow-all", "fig8-gavel-stream", "fig8-base", "quick"):
+        assert problems(json.loads((ROOT / f"specs/replay/{name}.json").read_text())) == []
+
+
+def test_figure_8_at_its_lowest_rate_is_not_refused():
+    for policy in ("max-min", "agnostic-max-min"):
+        assert problems(hetero.figure_8_document(policy, 0.4)) == []
+
+
+# --- the engine's own bound -----------------------------------------------------------------
+
+class _Forever:
+    """Holds its one job at no progress, one round after another."""
+
+    def plan(self, state):
+        return clock.Plan(np.zeros(state.active.size), np.zeros((state.active.size, 0)),
+                    state.now + 1.0, held=True)
+
+    def ran(self, state, plan, seconds):
+        pass
+
+
+def test_the_engine_stops_at_its_budget_with_an_error():
+    trace = Trace.of(["a"], [0.0], {}, source="one")
+    timeline = clock.run(trace, np.array([1.0]), _Forever(), budget=50)
+    assert timeline.status == "error"
+    assert "stopped after 50 plans" in timeline.error
+    assert len(timeline.intervals) == 50
+    assert math.isnan(timeline.finish[0])
+
+
+def test_most_at_once_counts_jobs_that_cannot_have_ended():
+    arrival = np.array([0.0, 0.0, 1.0, 5.0, 5.0])
+    assert clock.most_at_once(arrival, np.array([2.0, 0.5, 10.0, 1.0, 1.0])) == 3
+    assert clock.most_at_once(np.zeros(0), np.zeros(0)) == 0
+
+
+def test_the_plan_budget_bounds_the_plans_of_a_real_run():
+    doc = api.replays.load(quick(measure={"finish_time_fairness": False},
+                                 mechanism={"name": "rounds", "round_s": 36, "seed": 0}))
+    played = api.replay(doc)
+    assert played.status == "done"
+    assert len(played.utilization["from"]) <= hetero.most_plans(doc.jobs, 36)
