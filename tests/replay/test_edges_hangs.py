@@ -131,6 +131,13 @@ def test_figure_8_at_its_lowest_rate_is_not_refused():
         assert problems(hetero.figure_8_document(policy, 0.4)) == []
 
 
+def test_validate_refuses_a_count_of_jobs_beyond_the_schema_quickly(tmp_path):
+    done = fairalloc(tmp_path, "validate", quick(trace={"generator": "gavel", "seed": 0,
+                                                        "jobs": 10_000_000, "rate": 2.0}))
+    assert done.returncode == 2, done.stderr
+    assert "  trace.jobs: " in done.stderr
+
+
 # --- the engine's own bound -----------------------------------------------------------------
 
 class _Forever:
