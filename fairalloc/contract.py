@@ -149,8 +149,9 @@ class Replay:
     * ``problem(cluster, jobs, active, remaining, elapsed) -> problem``: the kind's problem over
       the active jobs (positions into the trace, in arrival order), built from arrays, on which a
       method runs directly;
-    * ``fastest(jobs) -> (n,)``: each job's fastest progress (work/s) on any cluster share,
-      which bounds how soon it can finish (the jobs a replay holds at once are bounded by it);
+    * ``least(cluster, jobs) -> (seconds, share)``: per job the least time it can take (its
+      work at its fastest rate) and the least share of the cluster it holds meanwhile (what
+      bounds the jobs a replay holds at once);
     * ``rates(problem, allocation) -> (n,)`` work/s per active job when the allocation is
       applied exactly (the ``ideal`` mechanism), ``usage(problem, allocation) -> (n, r)`` the
       share of each resource each active job holds;
@@ -182,7 +183,7 @@ class Replay:
     problem: Callable
     rates: Callable
     usage: Callable
-    fastest: Callable
+    least: Callable
     mechanisms: dict[str, Callable] = field(default_factory=dict)
     policies: dict[str, Callable] = field(default_factory=dict)
     aware: frozenset = frozenset()

@@ -197,16 +197,18 @@ def run(trace: Arrivals, work: np.ndarray, mechanism: Mechanism, policy: Any = N
                     solve_s, time.perf_counter() - began, now, status, error)
 
 
-def most_at_once(arrival: np.ndarray, least: np.ndarray) -> int:
-    """A lower bound of the most jobs active at once: jobs arriving at ``arrival`` (sorted)
-    that cannot finish sooner than ``least`` seconds after it are all active at the latest
-    arrival before any of them can end."""
-    if not arrival.size:
-        return 0
-    ends = np.sort(arrival + least)
-    # at each arrival: jobs arrived so far, less those whose earliest end is already past
-    return int((np.arange(1, arrival.size + 1)
-                - np.searchsorted(ends, arrival, side="right")).max())
+def at_once(arrival: np.ndarray, least: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """A lower bound of the jobs active at each instant jobs arrive at, for jobs arriving at
+    ``arrival`` (sorted) that cannot finish sooner than ``least`` seconds after it, holding at
+    least ``share`` of the cluster meanwhile: the jobs arrived less those that can have ended,
+    which are at most those whose earliest end is past and at most as many as the smallest
+    cluster-seconds (``least`` x ``share``, of any job) the time since the first arrival
+    holds."""
+    ended = np.searchsorted(np.sort(arrival + least), arrival, side="right")
+    fit = np.searchsorted(np.cumsum(np.sort(least * share)), arrival - arrival[0],
+                          side="right") if arrival.size else ended
+    last = np.r_[np.flatnonzero(np.diff(arrival) > 0), arrival.size - 1][:arrival.size]
+    return (np.arange(1, arrival.size + 1) - np.minimum(ended, fit))[last]
 
 
 class _Rows:

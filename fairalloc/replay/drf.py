@@ -172,9 +172,10 @@ def work(j: Jobs) -> np.ndarray:
     return j.duration
 
 
-def fastest(j: Jobs) -> np.ndarray:
-    """Each job's fastest progress: 1 s of duration a second, with every task it wants."""
-    return np.ones(j.duration.size)
+def least(c: Cluster, j: Jobs) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's least time, its duration with every task it wants, holding its dominant
+    share of the capacity (fewer tasks take as much longer as they hold less)."""
+    return j.duration, (j.tasks[:, None] * j.demand / c.capacity[None, :]).max(axis=1)
 
 
 def problem(c: Cluster, j: Jobs, active: np.ndarray, remaining: np.ndarray,

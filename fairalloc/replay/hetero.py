@@ -326,6 +326,12 @@ def fastest(j: Jobs) -> np.ndarray:
     return j.throughput.max(axis=1)
 
 
+def least(c: Cluster, j: Jobs) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's least time (s), its steps on its fastest type, holding its GPUs' share of
+    all the cluster's."""
+    return j.steps / fastest(j), j.scale / c.workers.sum()
+
+
 def least_active(j: Jobs, arrival: np.ndarray) -> float:
     """A lower bound of the simulated time (s) some job is active: each job is active from its
     arrival for at least its steps at its fastest rate (the union of those spans)."""

@@ -105,6 +105,8 @@ def test_rounds_played_ahead_change_no_result(monkeypatch, policy, stream):
     ({"trace": lone(1000, throughput=1e-6)}, "trace.jobs.a.steps"),
     ({"trace": {"generator": "static", "seed": 0, "jobs": 20_000},
       "mechanism": {"name": "ideal"}}, "trace.jobs"),
+    ({"trace": {"generator": "gavel", "seed": 0, "jobs": 20_000, "rate": 2.0},
+      "mechanism": {"name": "ideal"}}, "trace.jobs"),
 ])
 def test_a_replay_too_long_or_too_wide_is_refused_naming_the_path(tmp_path, changes, path):
     done = fairalloc(tmp_path, "replay", quick(**changes))
@@ -160,10 +162,18 @@ def test_the_engine_stops_at_its_budget_with_an_error():
     assert math.isnan(timeline.finish[0])
 
 
-def test_most_at_once_counts_jobs_that_cannot_have_ended():
+def test_at_once_counts_jobs_that_cannot_have_ended():
     arrival = np.array([0.0, 0.0, 1.0, 5.0, 5.0])
-    assert clock.most_at_once(arrival, np.array([2.0, 0.5, 10.0, 1.0, 1.0])) == 3
-    assert clock.most_at_once(np.zeros(0), np.zeros(0)) == 0
+    active = clock.at_once(arrival, np.array([2.0, 0.5, 10.0, 1.0, 1.0]), np.zeros(5))
+    assert active.tolist() == [2, 2, 3]          # at 0 (both), at 1, at 5 (both)
+    assert clock.at_once(np.zeros(0), np.zeros(0), np.zeros(0)).size == 0
+
+
+def test_at_once_counts_jobs_the_cluster_cannot_have_ended():
+    # each job takes 1 s of the whole cluster: by 3 s at most 3 can have ended, not the 21
+    # whose own least time is past
+    arrival = np.arange(31) * 0.1
+    assert clock.at_once(arrival, np.ones(31), np.ones(31)).max() == 28
 
 
 def test_the_plan_budget_bounds_the_plans_of_a_real_run():
