@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
+import re
 import resource
 import subprocess
 import sys
@@ -19,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fairalloc import api
 from fairalloc.errors import SpecError
@@ -29,6 +33,8 @@ ROOT = Path(__file__).resolve().parents[2]
 QUICK = json.loads((ROOT / "specs/replay/quick.json").read_text())
 GUARD_S = 120                  # a command past this hangs
 MEMORY = 3 * 2 ** 30           # bytes of address space a command may map
+EXAMPLES = int(os.environ.get("FAIRALLOC_FUZZ_EXAMPLES", "5"))
+CAMPAIGN = "FAIRALLOC_FUZZ_EXAMPLES" in os.environ
 
 
 def quick(**changes) -> dict:
@@ -182,3 +188,33 @@ def test_the_plan_budget_bounds_the_plans_of_a_real_run():
     played = api.replay(doc)
     assert played.status == "done"
     assert len(played.utilization["from"]) <= hetero.most_plans(doc.jobs, 36)
+
+
+# --- whatever the sizes: exit 0/1/2, no traceback, within the guard ---------------------------
+
+SIZES = st.sampled_from([1e-300, 1e-9, 1e-3, 1.5, 360, 1e6, 1e300])
+TRACES = st.one_of(
+    st.builds(lambda steps, t: lone(steps, t), st.sampled_from([1e-6, 1, 1e6, 1e9, 1e12,
+                                                                1e300]),
+              st.sampled_from([1e-9, 1e-3, 1, 1e3])),
+    st.builds(lambda g, jobs, rate: {"generator": g, "seed": 0, "jobs": jobs,
+                                     **({"rate": rate} if g == "gavel" else {})},
+              st.sampled_from(["gavel", "static"]),
+              st.sampled_from([1, 16, 20_000, 1_000_001, 10_000_000]),
+              st.sampled_from([1e-300, 1e-3, 2.0, 1e6, 1e300])))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=not CAMPAIGN,
+          suppress_health_check=list(HealthCheck))
+@given(round_s=SIZES, trace=TRACES, ideal=st.booleans(),
+       command=st.sampled_from(["replay", "validate"]))
+def test_extreme_sizes_end_with_an_exit_code_within_the_guard(tmp_path_factory, round_s, trace,
+                                                             ideal, command):
+    mechanism = {"name": "ideal"} if ideal else {"name": "rounds", "round_s": round_s}
+    doc = quick(trace=trace, mechanism=mechanism, measure={"finish_time_fairness": False})
+    done = fairalloc(tmp_path_factory.mktemp("sizes"), command, doc)
+    assert done.returncode in (0, 1, 2), done.stderr
+    assert "Traceback" not in done.stderr
+    if done.returncode == 2:        # nothing else: one line per problem, each with its path
+        assert done.stdout == ""
+        assert all(re.match(r"  \S+: \S", line) for line in done.stderr.splitlines()[1:])
