@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairalloc import api
+from fairalloc.cli import main
 from fairalloc.errors import SpecError
 from fairalloc.replay import clock, hetero
 from fairalloc.replay.trace import Trace
@@ -166,6 +167,19 @@ def test_the_engine_stops_at_its_budget_with_an_error():
     assert "stopped after 50 plans" in timeline.error
     assert len(timeline.intervals) == 50
     assert math.isnan(timeline.finish[0])
+
+
+def test_a_replay_past_its_budget_ends_in_error_exit_1(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(hetero, "most_plans", lambda jobs, round_s: 10)
+    path = tmp_path / "doc.json"
+    path.write_text(json.dumps(quick(measure={"finish_time_fairness": False})))
+    assert main(["replay", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "status error" in err and "stopped after 10 plans" in err
+    played = api.replay(str(path))
+    assert played.status == "error"
+    assert 0 < len(played.utilization["from"]) <= 10
+    assert played.summary["finished"] < played.summary["jobs"]
 
 
 def test_at_once_counts_jobs_that_cannot_have_ended():
