@@ -172,6 +172,7 @@ def work(j: Jobs) -> np.ndarray:
     return j.duration
 
 
+@np.errstate(over="ignore")      # a share past a double's range is infinite
 def least(c: Cluster, j: Jobs) -> tuple[np.ndarray, np.ndarray]:
     """Each job's least time, its duration with every task it wants, holding its dominant
     share of the capacity (fewer tasks take as much longer as they hold less)."""

@@ -310,6 +310,9 @@ def static(seed: int, jobs: int, multi_gpu: bool = False, priorities: bool = Fal
 # --- Gavel's rounds --------------------------------------------------------------------------
 
 SCHEDULE_CELLS = 2 ** 18        # rounds x jobs of a schedule of rounds planned ahead
+# a bound past a double's range is infinite, and says so (no warning on stderr)
+OVERFLOW_IS_INF = np.errstate(over="ignore")
+DBL_MAX = float(np.finfo(float).max)     # "at least" this many, when a bound is infinite
 
 # The most rounds a replay may need, by the lower bounds below: rounds in which some job is
 # active (about 120 µs a round in the figure-8 replays, 1.25e5 rounds in 15 s at 0.4 jobs/h;
@@ -326,12 +329,14 @@ def fastest(j: Jobs) -> np.ndarray:
     return j.throughput.max(axis=1)
 
 
+@OVERFLOW_IS_INF
 def least(c: Cluster, j: Jobs) -> tuple[np.ndarray, np.ndarray]:
     """Each job's least time (s), its steps on its fastest type, holding its GPUs' share of
     all the cluster's."""
     return j.steps / fastest(j), j.scale / c.workers.sum()
 
 
+@OVERFLOW_IS_INF
 def least_active(j: Jobs, arrival: np.ndarray) -> float:
     """A lower bound of the simulated time (s) some job is active: each job is active from its
     arrival for at least its steps at its fastest rate (the union of those spans)."""
@@ -341,12 +346,14 @@ def least_active(j: Jobs, arrival: np.ndarray) -> float:
     return float((ends[last] - arrival[first]).sum())
 
 
+@OVERFLOW_IS_INF
 def least_full(c: Cluster, j: Jobs) -> float:
     """A lower bound of the simulated time (s) the jobs' work fills every GPU for: their
     GPU-seconds at their fastest rates over the cluster's GPUs."""
     return float((j.steps * j.scale / fastest(j)).sum() / c.workers.sum())
 
 
+@OVERFLOW_IS_INF
 def check_rounds(c: Cluster, j: Jobs, arrival: np.ndarray, settings: dict,
                  found: Violations) -> None:
     """Refuse a replay that needs more rounds than it can play for certain: naming the job
@@ -358,18 +365,21 @@ def check_rounds(c: Cluster, j: Jobs, arrival: np.ndarray, settings: dict,
     if alone.size and alone.max() * round_s / max(round_s, ROUND_S) > MOST_ROUNDS:
         i = int(alone.argmax())
         found.add(["trace", "jobs", str(j.ids[i]), "steps"],
-                  f"job {j.ids[i]} needs at least {alone[i]:.3g} rounds of {round_s:g} s "
-                  f"alone on its fastest type; a replay plays at most {MOST_ROUNDS:,} rounds")
+                  f"job {j.ids[i]} needs at least {min(alone[i], DBL_MAX):.3g} rounds of "
+                  f"{round_s:g} s alone on its fastest type; a replay plays at most "
+                  f"{MOST_ROUNDS:,} rounds")
         return
     for span, most, what in ((least_active(j, arrival), MOST_ROUNDS, "are active for"),
                              (least_full(c, j), MOST_FULL_ROUNDS, "fill every GPU for")):
         if span / round_s > most:
-            found.add("mechanism.round_s", f"the jobs {what} at least {span / round_s:.3g} "
-                      f"rounds of {round_s:g} s; a replay plays at most {most:,}: make rounds "
-                      f"of at least {span / most:.3g} s, or the trace shorter")
+            found.add("mechanism.round_s", f"the jobs {what} at least "
+                      f"{min(span / round_s, DBL_MAX):.3g} rounds of {round_s:g} s; a replay "
+                      f"plays at most {most:,}: make rounds of at least {span / most:.3g} s, "
+                      "or the trace shorter")
             return
 
 
+@OVERFLOW_IS_INF
 def most_plans(j: Jobs, round_s: float) -> float:
     """An upper bound of the plans ``rounds`` makes: a round that lasts all of ``round_s``
     has a job run all of it at its slowest usable rate or faster, so there are at most the
