@@ -149,11 +149,17 @@ class Replay:
     * ``problem(cluster, jobs, active, remaining, elapsed) -> problem``: the kind's problem over
       the active jobs (positions into the trace, in arrival order), built from arrays, on which a
       method runs directly;
+    * ``least(cluster, jobs) -> (seconds, share)``: per job the least time it can take (its
+      work at its fastest rate) and the least share of the cluster it holds meanwhile (what
+      bounds the jobs a replay holds at once);
     * ``rates(problem, allocation) -> (n,)`` work/s per active job when the allocation is
       applied exactly (the ``ideal`` mechanism), ``usage(problem, allocation) -> (n, r)`` the
       share of each resource each active job holds;
     * ``mechanisms``: name -> ``f(cluster, jobs, policy, settings) -> mechanism`` for the kind's
       own mechanisms (hetero ``rounds``, Gavel's), see ``fairalloc.replay.engine.Mechanism``;
+      a mechanism may carry ``check(cluster, jobs, arrival, settings, found)``, called when
+      the document is read (refusing a replay it cannot play in bounded time), and its
+      instance a ``budget``, the most plans it can make (the engine stops there);
     * ``policies``: name -> ``f(problem, **options) -> Solution``, policies beyond the kind's
       methods (FIFO, minimum total duration), called like methods; a policy declaring a
       ``memory`` option gets a dict kept across the run, holding ``seed``, ``tenants`` (the
@@ -181,6 +187,7 @@ class Replay:
     problem: Callable
     rates: Callable
     usage: Callable
+    least: Callable
     mechanisms: dict[str, Callable] = field(default_factory=dict)
     policies: dict[str, Callable] = field(default_factory=dict)
     aware: frozenset = frozenset()

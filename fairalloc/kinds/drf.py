@@ -36,7 +36,8 @@ KIND = Kind(
         cluster=replay.cluster, resources=replay.resources, jobs=replay.jobs,
         work=replay.work, generators={"poisson": replay.poisson, "static": replay.static},
         problem=replay.problem, rates=replay.rates, usage=replay.usage,
-        policies=replay.policies(METHODS), default_policy="progressive-filling",
+        least=replay.least, policies=replay.policies(METHODS),
+        default_policy="progressive-filling",
         example={"capacity": {"cpu": 64, "mem": 512, "gpu": 8}}, columns=replay.columns),
     reference=("Ali Ghodsi, Matei Zaharia, Benjamin Hindman, Andy Konwinski, Scott Shenker and Ion "
               "Stoica. *Dominant Resource Fairness: Fair Allocation of Multiple Resource Types.* "

@@ -46,7 +46,7 @@ KIND = Kind(
         cluster=replay.cluster, resources=replay.resources, jobs=replay.jobs,
         work=replay.work, generators={"gavel": replay.gavel, "static": replay.static},
         problem=replay.problem, rates=replay.rates, usage=replay.usage,
-        mechanisms={"rounds": replay.rounds},
+        least=replay.least, mechanisms={"rounds": replay.rounds},
         policies={**replay.POLICIES, "fair-share": fairshare.policy(
             fairshare.field_weights("weights"), replay.usage, METHODS, "max-min")},
         aware=replay.AWARE, default_policy="max-min", table=replay_trace.read_hetero_trace,

@@ -121,12 +121,14 @@ class Progress(Protocol):
 
 def run(trace: Arrivals, work: np.ndarray, mechanism: Mechanism, policy: Any = None,
         resources: int = 0, progress: Progress | None = None, watch: slice | None = None,
-        horizon: float = math.inf) -> Timeline:
+        horizon: float = math.inf, budget: float = math.inf) -> Timeline:
     """Play ``trace`` (jobs needing ``work``, inf: never done) under ``mechanism`` until every
     job finished (or, with ``watch``, every job at those positions: Gavel stops when its
     measured window is done, jobs still arriving), simulated time reached ``horizon``, or the
     policy failed. ``policy`` (a replay's ``Policy``, None: the mechanism decides alone) gives
-    the timeline its verdicts, allocations and solve time."""
+    the timeline its verdicts, allocations and solve time. ``budget``: the most plans the run
+    may need (a bound the caller computed at start); a run that needs more ends with status
+    ``error`` where it got, so that no run can go on forever."""
     began = time.perf_counter()
     n = trace.n
     arrival = trace.arrival
@@ -135,7 +137,7 @@ def run(trace: Arrivals, work: np.ndarray, mechanism: Mechanism, policy: Any = N
     finish = np.full(n, np.nan)
     intervals, busy = _Rows(2), _Rows(resources)
     active = np.empty(0, dtype=np.int64)
-    admitted = done = 0
+    admitted = done = plans = 0
     now = float(arrival[0]) if n else 0.0
     plan: Plan | None = None
     changed = True
@@ -152,6 +154,12 @@ def run(trace: Arrivals, work: np.ndarray, mechanism: Mechanism, policy: Any = N
             continue
         state = State(now, active, remaining, arrival, changed)
         if plan is None or changed or now >= plan.until:
+            if plans >= budget:
+                status, error = "error", (f"at {now:.1f} s: stopped after {plans} plans, the "
+                                          "most this run can need (bounded from its trace "
+                                          "at start)")
+                break
+            plans += 1
             try:
                 plan = mechanism.plan(state)
             except PolicyFailed as failure:
@@ -191,6 +199,20 @@ def run(trace: Arrivals, work: np.ndarray, mechanism: Mechanism, policy: Any = N
         policy.verdicts.summary(), policy.changes, policy.solve_s)
     return Timeline(start, finish, intervals.rows(), busy.rows(), verdicts, allocations,
                     solve_s, time.perf_counter() - began, now, status, error)
+
+
+def at_once(arrival: np.ndarray, least: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """A lower bound of the jobs active at each instant jobs arrive at, for jobs arriving at
+    ``arrival`` (sorted) that cannot finish sooner than ``least`` seconds after it, holding at
+    least ``share`` of the cluster meanwhile: the jobs arrived less those that can have ended,
+    which are at most those whose earliest end is past and at most as many as the smallest
+    cluster-seconds (``least`` x ``share``, of any job) the time since the first arrival
+    holds."""
+    ended = np.searchsorted(np.sort(arrival + least), arrival, side="right")
+    fit = np.searchsorted(np.cumsum(np.sort(least * share)), arrival - arrival[0],
+                          side="right") if arrival.size else ended
+    last = np.r_[np.flatnonzero(np.diff(arrival) > 0), arrival.size - 1][:arrival.size]
+    return (np.arange(1, arrival.size + 1) - np.minimum(ended, fit))[last]
 
 
 class _Rows:

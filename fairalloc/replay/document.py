@@ -23,6 +23,7 @@ from fairalloc.documents import refuse_other_sort
 from fairalloc.errors import ArgumentError, InputRefused, SpecError, Violations
 from fairalloc.files import check_input
 from fairalloc.registry import KINDS
+from fairalloc.replay.clock import at_once
 from fairalloc.replay.elasticflow import CLUSTERS, elasticflow
 from fairalloc.replay.engine import Checking
 from fairalloc.replay.tables import ARRIVAL, TENANT, Column, listed_column
@@ -31,6 +32,11 @@ from fairalloc.spec import check_against, plain, read_json, schema, without_sche
 
 IDEAL = "ideal"
 DEFAULT_TOLERANCE = 1.1
+# jobs active at once: hetero's max-min LP over 10,000 active jobs takes 1.9 s and 104 MB,
+# over 100,000 52 s and 458 MB, and a replay solves it again at each change; jobs solved
+# over in all (about 50-190 µs each in that LP, so a few minutes at most)
+MOST_AT_ONCE = 10_000
+MOST_SOLVED = 1_000_000
 
 
 @functools.cache
@@ -197,6 +203,10 @@ def _checked(data: dict, label: str | None, found: Violations, root: Path
     jobs = replay.jobs(cluster, trace, found)
     if not found and trace.n:
         _serves(kind, cluster, jobs, getattr(run, "base_of", lambda _: policy)(options), found)
+        _holds(kind, cluster, jobs, trace, data["trace"], mechanism == IDEAL, found)
+        check = getattr(replay.mechanisms.get(mechanism), "check", None)
+        if check is not None:
+            check(cluster, jobs, trace.arrival, settings, found)
     if found:
         return None
     return Document(data["replay"], kind, cluster, trace, jobs, policy, run, options,
@@ -256,6 +266,24 @@ def _serves(kind: Kind, cluster: Any, jobs: Any, method: str, found: Violations)
     except MethodDoesNotApply as exc:
         found.add("policy.method", f"{method} cannot serve this cluster: "
                   + "; ".join(v.rule for v in exc.violations))
+
+
+def _holds(kind: Kind, cluster: Any, jobs: Any, trace: Trace, data: dict, ideal: bool,
+           found: Violations) -> None:
+    """Refuse a trace with more than ``MOST_AT_ONCE`` jobs active at once for certain (each
+    job active from its arrival for at least its least time, the cluster able to end no more
+    than the least cluster-time of jobs it holds): the policy solves over every active job at
+    each change. ``ideal`` solves at every arrival: more than ``MOST_SOLVED`` jobs solved over
+    at the arrivals alone are refused too."""
+    active = at_once(trace.arrival, *kind.replay.least(cluster, jobs))
+    path = "trace.jobs" if "jobs" in data else "trace"
+    if active.max() > MOST_AT_ONCE:
+        found.add(path, f"{active.max():,} jobs are active at once; a replay holds at most "
+                  f"{MOST_AT_ONCE:,} (jobs arriving over a longer time are fine)")
+    elif ideal and active.sum() > MOST_SOLVED:
+        found.add(path, f"ideal solves over at least {active.sum():,} active jobs at their "
+                  f"arrivals; a replay solves over at most {MOST_SOLVED:,} (rounds re-solve "
+                  "at most every reset_s; or fewer jobs)")
 
 
 def _mechanism(kind: Kind, data: dict, found: Violations) -> tuple[str, dict]:

@@ -193,6 +193,13 @@ def work(j: Jobs) -> np.ndarray:
     return j.duration
 
 
+@np.errstate(over="ignore")      # a share past a double's range is infinite
+def least(c: Cluster, j: Jobs) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's least time, its duration with every task it wants, holding its dominant
+    share of the capacity (fewer tasks take as much longer as they hold less)."""
+    return j.duration, (j.tasks[:, None] * j.demand / c.capacity[None, :]).max(axis=1)
+
+
 def problem(c: Cluster, j: Jobs, active: np.ndarray, remaining: np.ndarray,
             elapsed: np.ndarray) -> DrfProblem:
     """The DRF problem over the active jobs, each a user capped at the tasks it wants, built

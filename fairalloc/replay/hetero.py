@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,7 @@ from fairalloc.models.hetero import (
     throughput_program,
     time_of,
 )
+from fairalloc.replay.clock import FINISH_SLACK_S
 from fairalloc.replay.engine import Plan, Policy, State
 from fairalloc.replay.trace import Trace
 from fairalloc.result import Solution
@@ -309,6 +311,86 @@ def static(seed: int, jobs: int, multi_gpu: bool = False, priorities: bool = Fal
 
 # --- Gavel's rounds --------------------------------------------------------------------------
 
+SCHEDULE_CELLS = 2 ** 18        # rounds x jobs of a schedule of rounds planned ahead
+# a bound past a double's range is infinite, and says so (no warning on stderr)
+OVERFLOW_IS_INF = np.errstate(over="ignore")
+DBL_MAX = float(np.finfo(float).max)     # "at least" this many, when a bound is infinite
+
+# The most rounds a replay may need, by the lower bounds below: rounds in which some job is
+# active (about 120 µs a round in the figure-8 replays, 1.25e5 rounds in 15 s at 0.4 jobs/h;
+# figure 8 at its lowest rate needs 3.5e5 over 14,000 jobs), and rounds that the jobs' work
+# fills the whole cluster for, where jobs contend and each round is played alone (350-500 µs
+# a round with a few jobs on the template's 6 GPUs: 47,410 rounds in 17.6 s at round_s 10;
+# the largest shipped replay, figure 8 in Gavel's stream, needs 1.9e4)
+MOST_ROUNDS = 1_000_000
+MOST_FULL_ROUNDS = 100_000
+
+
+def fastest(j: Jobs) -> np.ndarray:
+    """Each job's fastest progress (steps/s): alone on its fastest type."""
+    return j.throughput.max(axis=1)
+
+
+@OVERFLOW_IS_INF
+def least(c: Cluster, j: Jobs) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's least time (s), its steps on its fastest type, holding its GPUs' share of
+    all the cluster's."""
+    return j.steps / fastest(j), j.scale / c.workers.sum()
+
+
+@OVERFLOW_IS_INF
+def least_active(j: Jobs, arrival: np.ndarray) -> float:
+    """A lower bound of the simulated time (s) some job is active: each job is active from its
+    arrival for at least its steps at its fastest rate (the union of those spans)."""
+    ends = np.maximum.accumulate(arrival + j.steps / fastest(j))
+    first = np.flatnonzero(np.r_[True, arrival[1:] > ends[:-1]])   # each merged span's start
+    last = np.r_[first[1:] - 1, arrival.size - 1]
+    return float((ends[last] - arrival[first]).sum())
+
+
+@OVERFLOW_IS_INF
+def least_full(c: Cluster, j: Jobs) -> float:
+    """A lower bound of the simulated time (s) the jobs' work fills every GPU for: their
+    GPU-seconds at their fastest rates over the cluster's GPUs."""
+    return float((j.steps * j.scale / fastest(j)).sum() / c.workers.sum())
+
+
+@OVERFLOW_IS_INF
+def check_rounds(c: Cluster, j: Jobs, arrival: np.ndarray, settings: dict,
+                 found: Violations) -> None:
+    """Refuse a replay that needs more rounds than it can play for certain: naming the job
+    that alone needs more than ``MOST_ROUNDS`` even in Gavel's rounds of 360 s (its steps are
+    at fault), else the round's length when the jobs are active for more than
+    ``MOST_ROUNDS`` rounds or fill the cluster for more than ``MOST_FULL_ROUNDS``."""
+    round_s = settings.get("round_s", ROUND_S)
+    alone = j.steps / fastest(j) / round_s
+    if alone.size and alone.max() * round_s / max(round_s, ROUND_S) > MOST_ROUNDS:
+        i = int(alone.argmax())
+        found.add(["trace", "jobs", str(j.ids[i]), "steps"],
+                  f"job {j.ids[i]} needs at least {min(alone[i], DBL_MAX):.3g} rounds of "
+                  f"{round_s:g} s alone on its fastest type; a replay plays at most "
+                  f"{MOST_ROUNDS:,} rounds")
+        return
+    for span, most, what in ((least_active(j, arrival), MOST_ROUNDS, "are active for"),
+                             (least_full(c, j), MOST_FULL_ROUNDS, "fill every GPU for")):
+        if span / round_s > most:
+            found.add("mechanism.round_s", f"the jobs {what} at least "
+                      f"{min(span / round_s, DBL_MAX):.3g} rounds of {round_s:g} s; a replay "
+                      f"plays at most {most:,}: make rounds of at least {span / most:.3g} s, "
+                      "or the trace shorter")
+            return
+
+
+@OVERFLOW_IS_INF
+def most_plans(j: Jobs, round_s: float) -> float:
+    """An upper bound of the plans ``rounds`` makes: a round that lasts all of ``round_s``
+    has a job run all of it at its slowest usable rate or faster, so there are at most the
+    jobs' steps at those rates over ``round_s`` of them; every other plan (a round cut short
+    as its last jobs finish, a wait for an allocation) follows an arrival or a completion."""
+    slowest = np.where(j.throughput > 0, j.throughput, np.inf).min(axis=1)
+    return float((j.steps / slowest).sum() / round_s) + 3 * j.steps.size + 1
+
+
 def fastest_first(types: tuple[str, ...], throughput: np.ndarray) -> np.ndarray:
     """The order in which a policy aware of heterogeneity visits the worker types each round:
     Gavel's types in Gavel's fixed order (v100, p100, k80); other types by how fast a job runs
@@ -341,7 +423,10 @@ class Rounds:
     re-computed at a round's start when the set of jobs changed and ``reset_s`` passed since
     the last time. A round ends when its last job stops (at ``round_s``, or earlier when every
     job placed in it finished). When no job can run, time moves to the next arrival (Gavel),
-    or, once none is to come, to the next reset (where Gavel's loop would wait forever)."""
+    or, once none is to come, to the next reset (where Gavel's loop would wait forever).
+    Rounds in which no job is turned away for want of room are planned ahead as one held
+    plan (their orders of types drawn as each round would draw them), so that their number
+    costs nothing where nothing can change."""
 
     def __init__(self, c: Cluster, j: Jobs, policy: Policy, *, round_s: float = ROUND_S,
                  reset_s: float = RESET_S, aware: bool = True, queue: bool = False,
@@ -362,13 +447,16 @@ class Rounds:
         self.pending = False
         self.placed = np.full(n, -1)                   # type of each job in the current round
         self.order = fastest_first(c.types, j.throughput)
+        self.budget = most_plans(j, round_s)
+        self.drawn: deque[list[int]] = deque()       # orders drawn for rounds not yet played
+        self.scheduled = np.zeros((0, 0), dtype=int)  # the held schedule's types per round
 
     def plan(self, state: State) -> Plan:
         self.pending |= state.changed
         now, active = state.now, state.active
         if self.pending and (now - self.last_reset >= self.reset_s or self.last_reset == 0):
             self._reset(state)
-        placed = self._place(active)
+        placed, contended = self._place(active)
         t = self.j.throughput[active]
         on = placed >= 0
         rate = np.where(on, t[np.arange(active.size), np.maximum(placed, 0)], 0.0)
@@ -381,10 +469,71 @@ class Rounds:
         if not on.any():      # all wait for an allocation: the next reset it may make
             wake = self.last_reset + self.reset_s if self.pending else math.inf
             return Plan(rate, use, max(wake, now), held=True)
-        return Plan(rate, use, now + float(runs.max()), held=True)
+        # at its fastest, a job placed on another type in a later round (agnostic order)
+        fastest_rate = rate[on] if self.aware else self.j.throughput[active[on]].max(axis=1)
+        ahead = 1 if contended else self._unchanging(state, state.remaining[active[on]]
+                                                       / fastest_rate)
+        if ahead == 1:
+            return Plan(rate, use, now + float(runs.max()), held=True)
+        if self.aware:      # the same types every round: the same rates all along
+            return Plan(rate, use, now + ahead * self.round_s, held=True)
+        return self._schedule(state, placed, ahead)
+
+    def _unchanging(self, state: State, needs: np.ndarray) -> int:
+        """How many whole rounds from now on place the jobs as this one did, its placed jobs
+        needing at least ``needs`` seconds each to finish: when every job placed ran with room
+        to spare (none was turned away, so priorities do not matter), until an arrival takes
+        effect (at the end of the round it falls in), a placed job's last round (which may end
+        early) or a pending reset falls due. Played as one held plan, they cost one plan, not
+        one per round: a lone job of 1e12 steps is one plan."""
+        now, r = state.now, self.round_s
+        # whole rounds before the first placed job's last one, clear of the engine's slack
+        rounds = np.floor((float(needs.min()) - 2 * FINISH_SLACK_S) / r) - 1
+        arrived = int(np.searchsorted(state.arrival, now, side="right"))
+        if arrived < state.arrival.size:
+            rounds = min(rounds, np.ceil((float(state.arrival[arrived]) - now) / r))
+        if self.pending:
+            rounds = min(rounds, np.ceil((self.last_reset + self.reset_s - now) / r))
+        return int(max(1.0, min(rounds, 2.0 ** 53)))
+
+    def _schedule(self, state: State, first: np.ndarray, ahead: int) -> Plan:
+        """A policy agnostic of heterogeneity: up to ``ahead`` rounds from ``first`` (this
+        round's placement), each in the order of types it draws, every job on the first type
+        it may run on, as long as no round turns a job away (an order drawn for a round not
+        played is kept for it); at most ``SCHEDULE_CELLS`` rounds x jobs a plan."""
+        active = state.active
+        k = len(self.c.types)
+        ahead = min(ahead, max(2, SCHEDULE_CELLS // active.size))
+        orders = np.array([self._shuffled(k) for _ in range(ahead - 1)])
+        eligible = self._eligible(active)[None, :, :]
+        where = np.argsort(orders, axis=1)[:, None, :]       # each type's place in an order
+        rank = np.where(eligible, where, k)
+        types = np.where(rank.min(axis=2) < k, rank.argmin(axis=2), -1)
+        load = np.zeros((ahead - 1, k + 1))         # the last column: jobs placed nowhere
+        np.add.at(load, (np.arange(ahead - 1)[:, None], types),
+                  self.j.scale[active][None, :])
+        turned = np.flatnonzero((load[:, :k] > self.c.workers).any(axis=1))
+        played = int(turned[0]) if turned.size else ahead - 1
+        self.drawn.extendleft(reversed([list(o) for o in orders[played:]]))
+        placed = np.vstack([first, types[:played]])
+        placed[:, ~self.allocated[active]] = -1
+        on = placed >= 0
+        rows, jobs = np.nonzero(on)
+        rates = np.zeros(placed.shape)
+        rates[rows, jobs] = self.j.throughput[active[jobs], placed[rows, jobs]]
+        use = np.zeros((*placed.shape, k))
+        use[rows, jobs, placed[rows, jobs]] = (self.j.scale[active[jobs]]
+                                               / self.c.workers[placed[rows, jobs]])
+        self.scheduled = placed
+        return Plan(rates, use, state.now + placed.shape[0] * self.round_s, held=True)
 
     def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
         active = state.active
+        if seconds.ndim == 2:           # a schedule: each round on its own types
+            rows, jobs = np.nonzero(self.scheduled >= 0)
+            np.add.at(self.time, (active[jobs], self.scheduled[rows, jobs]),
+                      seconds[rows, jobs])
+            return
         placed = self.placed[active]
         on = placed >= 0
         self.time[active[on], placed[on]] += seconds[on]
@@ -404,29 +553,43 @@ class Rounds:
 
     def _shuffled(self, k: int) -> list[int]:
         """This round's order of worker types for a policy agnostic of heterogeneity."""
+        if self.drawn:
+            return self.drawn.popleft()
         if self.gavel_order is None or len(self.listed) != k:
             return list(self.rng.permutation(k))
         order = list(self.listed)
         self.gavel_order.shuffle(order)
         return order
 
-    def _place(self, active: np.ndarray) -> np.ndarray:
-        """The type each active job runs on this round (-1: none)."""
+    def _eligible(self, active: np.ndarray) -> np.ndarray:
+        """(active jobs, types): where each job may be placed: the types it runs on, for a
+        queue (FIFO) only those its allocation gives it time on."""
+        runs = self.j.throughput[active] > 0
+        if not self.queue:
+            return runs
+        return runs & self.allocated[active, None] & (self.x[active] > 0)
+
+    def _place(self, active: np.ndarray) -> tuple[np.ndarray, bool]:
+        """The type each active job runs on this round (-1: none), and whether a job was
+        turned away from a type for want of room (then priorities decide who runs)."""
         k = len(self.c.types)
         x = np.where(self.allocated[active, None], self.x[active], 0.0)
         t = self.j.throughput[active]
         priority = np.where((x > 0) & (t > 0), x / self.time[active], 0.0)
+        eligible = self._eligible(active)
         deficit = self.deficit[active]
         scale = self.j.scale[active]
         placed = np.full(active.size, -1)
+        contended = False
         order = self.order if self.aware else self._shuffled(k)
         for k_ in order:
             left = self.c.workers[k_]
-            free = (placed < 0) & (t[:, k_] > 0)
-            if self.queue:
-                free &= priority[:, k_] > 0
+            free = (placed < 0) & eligible[:, k_]
             candidates = np.flatnonzero(free)
-            if not candidates.size or left <= 0:
+            if not candidates.size:
+                continue
+            contended |= bool(scale[candidates].sum() > left)
+            if left <= 0:
                 continue
             ranked = candidates[np.lexsort((candidates, -x[candidates, k_],
                                             -deficit[candidates, k_],
@@ -445,7 +608,7 @@ class Rounds:
         # Gavel picks the jobs first, then gives workers only to those in the allocation: a
         # job picked before its first allocation holds its workers idle for the round
         placed[~self.allocated[active]] = -1
-        return placed
+        return placed, contended
 
 
 def rounds(c: Cluster, j: Jobs, policy: Policy, settings: dict) -> Rounds:
@@ -457,6 +620,9 @@ def rounds(c: Cluster, j: Jobs, policy: Policy, settings: dict) -> Rounds:
                   reset_s=settings.get("reset_s", RESET_S), aware=name in AWARE,
                   queue=name in QUEUES, seed=settings.get("seed", 0),
                   stream=settings.get("stream", "numpy"))
+
+
+rounds.check = check_rounds
 
 
 # --- policies beyond the kind's methods --------------------------------------------------------

@@ -3,6 +3,7 @@ policy's run of the same trace, measured. What ``api.replay`` returns."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -139,7 +140,8 @@ def _timeline(doc: Document, name: str, function, options: dict, checking: Check
                                                      doc.settings)
     watch = measures.window_of(doc.trace.n, doc.window) if doc.window else None
     return run(doc.trace, replay.work(doc.jobs), mechanism, policy,
-               len(replay.resources(doc.cluster)), progress, watch)
+               len(replay.resources(doc.cluster)), progress, watch,
+               budget=getattr(mechanism, "budget", math.inf))
 
 
 def _hours(seconds: float | None) -> str:
