@@ -149,3 +149,14 @@ class StoreError(Exception):
     """A study store that cannot serve the request (exit 2): not a fairalloc store (a foreign,
     damaged or truncated file), a study already in it or changed since it ran, no such study
     or instance."""
+
+
+def interrupted_query(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C as DuckDB raises it mid-query: a plain ``RuntimeError``
+    "Query interrupted" (DuckDB 1.x-2.x catches SIGINT while a query runs), not a
+    ``KeyboardInterrupt``.
+
+    >>> interrupted_query(RuntimeError("Query interrupted")), interrupted_query(OSError("x"))
+    (True, False)
+    """
+    return isinstance(exc, RuntimeError) and str(exc) == "Query interrupted"

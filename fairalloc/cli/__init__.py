@@ -18,7 +18,14 @@ import sys
 from fairalloc.arguments import UsageError
 from fairalloc.cli import completion, files, replay, report, solving, studies
 from fairalloc.cli.options import Commands, DefaultsHelp, refuse_overwrite
-from fairalloc.errors import ArgumentError, OutputError, SolverError, SpecError, StoreError
+from fairalloc.errors import (
+    ArgumentError,
+    OutputError,
+    SolverError,
+    SpecError,
+    StoreError,
+    interrupted_query,
+)
 from fairalloc.solvers import highs
 from fairalloc.version import __version__
 
@@ -78,5 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fairalloc {args.command}: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:           # Ctrl-C in a command that is not a study: no traceback
+        print(f"fairalloc {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except RuntimeError as exc:         # Ctrl-C while DuckDB reads a table: the same
+        if not interrupted_query(exc):
+            raise
         print(f"fairalloc {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from fairalloc.documents import sort_of
-from fairalloc.errors import InputRefused, StoreError
+from fairalloc.errors import InputRefused, StoreError, interrupted_query
 from fairalloc.files import digest, replacing
 from fairalloc.registry import KINDS
 from fairalloc.render import csv_safe
@@ -149,6 +149,10 @@ def _database_errors(method):
         except duckdb.Error as exc:
             raise StoreError(f"{self.path or 'the store'}: cannot use it as a study store: "
                              f"{_first_line(exc)}") from None
+        except RuntimeError as exc:     # Ctrl-C mid-query: the study's own handling takes it
+            if interrupted_query(exc):
+                raise KeyboardInterrupt from None
+            raise
     return guarded
 
 

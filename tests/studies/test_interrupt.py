@@ -20,9 +20,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from fairalloc import api
 from fairalloc.cli import main
 from fairalloc.errors import SolverError
 from fairalloc.registry import KINDS
+from fairalloc.studies import store as store_module
 from fairalloc.studies.plan import load_study
 from fairalloc.studies.run import run_study
 from fairalloc.studies.store import Store
@@ -282,3 +284,43 @@ def test_a_service_that_is_not_a_dask_scheduler_is_one_line(tmp_path, fake_servi
     assert time.monotonic() - start < 30
     assert ("no answer within 10 s" if "silent" in request.node.name else
             "does not answer in Dask's protocol") in lines[0]
+
+
+def _sigint_after(seconds: float) -> threading.Thread:
+    """SIGINT to this process after ``seconds`` (from a thread: the main thread is busy)."""
+    def send():
+        time.sleep(seconds)
+        os.kill(os.getpid(), signal.SIGINT)
+    thread = threading.Thread(target=send)
+    thread.start()
+    return thread
+
+
+LONG_QUERY = "SELECT count(*) FROM range(100000000000) a"    # minutes, unless interrupted
+
+
+def test_ctrl_c_mid_query_in_the_store_is_ctrl_c(tmp_path, monkeypatch):
+    """DuckDB takes SIGINT while a query runs and raises RuntimeError("Query interrupted"):
+    a Ctrl-C landing while a store is opened (study run, resume) was a traceback and exit 1.
+    The store raises it as Ctrl-C, which the command line answers with exit 130."""
+    def slow_prepare(self, read_only):
+        self.con.execute(LONG_QUERY)
+
+    monkeypatch.setattr(Store, "_prepare", store_module._database_errors(slow_prepare))
+    sender = _sigint_after(0.5)
+    with pytest.raises(KeyboardInterrupt):
+        Store(tmp_path / "s.duckdb")
+    sender.join()
+
+
+def test_ctrl_c_mid_query_in_any_command_exits_130(tmp_path, monkeypatch, capsys):
+    """The same Ctrl-C while a command reads a table through DuckDB: exit 130, one line."""
+    def slow_replay(*args, **kwargs):
+        duckdb.connect().execute(LONG_QUERY)
+
+    monkeypatch.setattr(api, "replay", slow_replay)
+    sender = _sigint_after(0.5)
+    code = main(["replay", str(ROOT / "specs" / "replay" / "quick.json"), "-q"])
+    sender.join()
+    assert code == 130
+    assert capsys.readouterr().err == "fairalloc replay: interrupted\n"
