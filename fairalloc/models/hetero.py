@@ -38,7 +38,12 @@ from fairalloc.models.program import SparseRows
 from fairalloc.preconditions import check_at_least, check_unique_ids
 
 SMALLEST_WEIGHT = 1e-6
-SMALLEST_THROUGHPUT = 1e-9    # steps/s; below this a type is as good as unusable
+# of the job's best throughput: a type below it is as good as unusable (it adds less than
+# this to the job's throughput, and the LPs, which count each job's throughput in its own
+# unit, would see a coefficient HiGHS drops). Relative, not in steps/s: a floor in steps/s
+# would make a type usable or not with the unit of steps (Gavel's 0.35 steps/s is 3.5e-10
+# in units of 1e9 steps), and every answer must be the same in any unit
+SMALLEST_THROUGHPUT = 1e-9
 # the largest weight, throughput (steps/s) and GPUs of a type the LPs represent (HiGHS scales
 # them; a throughput of 1e308 makes its LP empty or unbounded): the schema's maxima
 LARGEST_WEIGHT = 1e6
@@ -128,10 +133,11 @@ class HeteroProblem:
                 if name not in types:
                     found.add(["jobs", i, "throughput", name],
                               f"unknown worker type (workers: {', '.join(types)})")
-                elif value >= SMALLEST_THROUGHPUT:
+                else:
                     rows[i, types.index(name)] = value
             if len(found.items) > before:
                 unread.add(i)
+        rows = np.where(usable_throughput(rows), rows, 0.0)
         usable = (rows > 0) & (scale[:, None] <= workers[None, :])
         for i in np.flatnonzero(~usable.any(axis=1)):
             if i in unread or (workers < 0).any():     # reported already, at its cause
@@ -199,6 +205,13 @@ def _measured_row(job: dict, i: int, types: tuple[str, ...], found: Violations
                   f"type {', '.join(map(repr, unknown))} (it has k80, p100, v100)")
         return None
     return {t: row[t] for t in types}
+
+
+def usable_throughput(rows: np.ndarray) -> np.ndarray:
+    """(n, k) for throughput rows (n, k): above 0 and at least ``SMALLEST_THROUGHPUT`` of the
+    row's best (a job's type below that is as good as unusable, in any unit of steps)."""
+    best = rows.max(axis=1, initial=0.0, keepdims=True)
+    return (rows > 0) & (rows >= SMALLEST_THROUGHPUT * best)
 
 
 def eligible(p: HeteroProblem) -> np.ndarray:

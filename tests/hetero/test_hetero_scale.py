@@ -53,8 +53,8 @@ def in_units(spec: dict, seconds: float, steps: float) -> dict:
 @given(spec=small_specs(), seconds=st.integers(-10, 10), steps=st.integers(-10, 10))
 def test_every_method_is_alike_in_any_unit(spec, seconds, steps):
     """A second and a step each worth 2^-10 .. 2^10 of the old ones: throughputs multiplied by
-    2^-20 .. 2^20 (about 1e-6 .. 1e6; within the schema's 1e12 and well above the 1e-9
-    steps/s below which a type counts as unusable)."""
+    2^-20 .. 2^20 (about 1e-6 .. 1e6, within the schema's 1e12; ``test_scale_invariance``
+    goes to 1e-9 .. 1e9 in steps alone)."""
     base = dict(fairalloc.compare(spec))
     scaled = dict(fairalloc.compare(in_units(spec, 2.0 ** seconds, 2.0 ** steps)))
     for name, result in base.items():
@@ -69,3 +69,16 @@ def optimised(result) -> float:
     """The value the result's method optimises (``OPTIMISED``)."""
     key = OPTIMISED[result.method]
     return result.objective if key == "objective" else result.metrics[key]
+
+
+def test_a_type_far_below_the_jobs_best_is_unusable_in_any_unit():
+    """A type where a job makes less than 1e-9 of its best counts as one it cannot use, and a
+    job whose every throughput is below 1e-9 steps/s runs where it is best (the floor is
+    relative: an absolute 1e-9 steps/s refused Gavel's 0.35 steps/s in units of 1e9 steps)."""
+    for unit in (1e-12, 1.0, 1e9):
+        spec = {"problem": "hetero", "workers": {"k80": 1, "v100": 1},
+                "jobs": [{"id": "a", "throughput": {"k80": 0.35 * unit, "v100": 3e-10 * unit}},
+                         {"id": "b", "throughput": {"k80": 1 * unit, "v100": 2 * unit}}]}
+        p = fairalloc.load_spec(spec).problem
+        assert p.throughput[0].tolist() == [0.35 * unit, 0.0]
+        assert p.throughput[1].tolist() == [1 * unit, 2 * unit]
