@@ -19,7 +19,6 @@ from fairalloc.models.hetero import (
     PARETO_GAIN,
     PARETO_LOSS,
     RTOL,
-    THROUGHPUT_FLOOR,
     TIE,
     HeteroProblem,
     effective,
@@ -124,9 +123,16 @@ def _excess(value, e):
     return value / np.maximum(e, 1e-300)
 
 
-def _envies(value, e):
-    """Whether a bundle's value beats E_i by more than the tolerance."""
-    return value > e * (1 + RTOL) + RTOL
+def _envies(value, e, unit):
+    """Whether a bundle's value beats E_i by more than ``RTOL`` of the envier's ``unit``
+    (``own_unit``): relative, so the verdict is the same in any unit of steps."""
+    return value > e + RTOL * unit
+
+
+def own_unit(p: HeteroProblem, e: np.ndarray) -> np.ndarray:
+    """Each job's unit of throughput for the checks' tolerances: the larger of E_j and
+    E_j^iso (a job with nothing still has a scale: the throughput it would have alone)."""
+    return np.maximum(e, isolated_throughput(p))
 
 
 @any_numbers
@@ -139,6 +145,7 @@ def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     the first by envier then envied among equals."""
     x = time_of(p, allocation)
     e = effective(p, x)
+    unit = own_unit(p, e)
     jobs = np.arange(p.n)
 
     def values(reps: np.ndarray) -> np.ndarray:
@@ -148,14 +155,14 @@ def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     # an envier enters a bundle's value through its throughputs, scale factor and weight
     others_best = best_of_others(values, np.column_stack([p.throughput, p.scale, p.weights]),
                                  ENVY_PAIRS)
-    envious = _envies(others_best, e)
+    envious = _envies(others_best, e, unit)
     if not envious.any():
         return Finding("envy_freeness", True, f"no job prefers another's time (all "
                        f"{p.n * (p.n - 1)} ordered pairs)")
     excess = np.where(envious, _excess(others_best, e), -np.inf)
     i = int(np.argmax(excess))
     value = values(np.array([i]))[0]
-    worst = _envies(value, e[i]) & (_excess(value, e[i]) == excess[i]) & (jobs != i)
+    worst = _envies(value, e[i], unit[i]) & (_excess(value, e[i]) == excess[i]) & (jobs != i)
     j = int(np.argmax(worst))
     return Finding("envy_freeness", False, f"{p.ids[i]} envies {p.ids[j]}: {value[j]:.6g} "
                    f"steps/s from its time against {e[i]:.6g} from its own",
@@ -281,6 +288,7 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
     if mechanism is None:
         return no_mechanism()
     truth = effective(p, time_of(p, allocation))
+    unit = own_unit(p, truth)
 
     def misreports(j: int) -> list[tuple[str, np.ndarray]]:
         out = []
@@ -295,8 +303,8 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
     def gain(j: int, label: str, liar: HeteroProblem, outcome) -> dict | None:
         got = float(p.throughput[j] @ time_of(p, outcome.allocation)[j])
         extra = got - truth[j]
-        if extra > RTOL * max(truth[j], THROUGHPUT_FLOOR):
-            return {"gain": extra / max(truth[j], 1e-300), "job": p.ids[j], "report": label,
+        if extra > RTOL * unit[j]:
+            return {"gain": extra / unit[j], "job": p.ids[j], "report": label,
                     "truthful": truth[j], "lying": got}
         return None
 

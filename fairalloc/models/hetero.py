@@ -66,8 +66,6 @@ TIE = 1e-12
 DUAL_TOLERANCE = 1e-9    # absolute, on a level row's dual: above it, the job is a bottleneck
 LEVEL_SLACK = 1e-9       # relative: the second stage holds each job to within this of the level
 FINISH_TOLERANCE = 1e-9  # relative width of finish-time fairness's final bracket on rho
-# steps/s: a misreport's gain counts relative to at least this throughput (a job with none)
-THROUGHPUT_FLOOR = 1e-12
 
 
 @functools.cache
