@@ -19,16 +19,18 @@ from fairalloc.models.hetero import (
     PARETO_GAIN,
     PARETO_LOSS,
     RTOL,
-    TIE,
     HeteroProblem,
     effective,
     eligible,
     interior_pays,
     isolated_throughput,
+    level_program,
+    level_reference,
     max_min_lp,
     sum_lp,
     throughput_program,
     time_of,
+    weight_unit,
 )
 from fairalloc.result import Finding
 from fairalloc.solvers.highs import solve_matrix
@@ -261,16 +263,15 @@ def pareto_witness(p: HeteroProblem, x: np.ndarray, e: np.ndarray, unit: np.ndar
 @any_numbers
 def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     """The smallest weighted normalised throughput min_j E_j / (w_j E_j^iso) equals the
-    max-min LP's optimum (computed here)."""
+    max-min LP's optimum (computed here, on the methods' ``level_program``), to a relative
+    ``MAX_MIN_SHORTFALL``."""
     e = effective(p, time_of(p, allocation))
-    reference = p.weights * isolated_throughput(p)
-    level = e / reference
-    program = throughput_program(p)
-    parts = max_min_lp(program, reference, {})
+    level = e / (p.weights * isolated_throughput(p))
+    parts = max_min_lp(level_program(p), level_reference(p), {})
     report = solve_matrix(*parts, interior=interior_pays(parts[0]))
-    best = report.objective
+    best = report.objective / weight_unit(p)
     j = int(np.argmin(level))
-    if level[j] < best * (1 - MAX_MIN_SHORTFALL) - TIE:
+    if level[j] < best * (1 - MAX_MIN_SHORTFALL):
         return Finding("max_min", False, f"smallest weighted normalised throughput "
                        f"{level[j]:.6g} ({p.ids[j]}); the max-min is {best:.6g}",
                        {"job": p.ids[j], "level": level[j], "max_min": best})

@@ -352,6 +352,27 @@ def agnostic_program(p: HeteroProblem) -> Program:
     return Program(rows, p.workers.copy(), np.ones(n), gains, spread)
 
 
+def level_program(p: HeteroProblem) -> Program:
+    """``throughput_program`` with job j's utility counted in units of its isolated throughput
+    E_j^iso (its normalised throughput): whatever the unit of steps (throughputs of 1e-9 or
+    1e12 steps/s), the LPs see the same O(1) numbers and HiGHS's absolute tolerances mean the
+    same for every job. Every LP of the methods and checks on throughputs is built on it."""
+    return throughput_program(p).per_unit(isolated_throughput(p))
+
+
+def weight_unit(p: HeteroProblem) -> float:
+    """The largest weight: the LPs take the weights in units of it (``level_reference``), so
+    that they are at most 1 whatever unit the spec's weights are in; a level of the LPs is
+    the level of weighted normalised throughput times this."""
+    return float(p.weights.max())
+
+
+def level_reference(p: HeteroProblem) -> np.ndarray:
+    """The max-min LP's references on ``level_program``: w_j / ``weight_unit`` (E_j / E_j^iso
+    >= z w_j is E_j / E_j^iso >= (z max w) (w_j / max w))."""
+    return p.weights / weight_unit(p)
+
+
 def interior_pays(cost: np.ndarray) -> bool:
     """Whether one of the kind's LPs (``cost``: its objective, one entry a column) goes to
     HiGHS's interior point method rather than the dual simplex: from ``INTERIOR_FROM``

@@ -71,6 +71,40 @@ def optimised(result) -> float:
     return result.objective if key == "objective" else result.metrics[key]
 
 
+def job(name: str, weight: float, **throughput: float) -> dict:
+    return {"id": name, "weight": weight, "throughput": throughput,
+            "steps_remaining": 1000, "time_elapsed": 10}
+
+
+# specs at the ends of the ranges a spec may hold (weights 1e-6 .. 1e6, throughputs 1e-9 ..
+# 1e12 steps/s): on raw throughputs and weights HiGHS met entries beyond its 1e15 or below its
+# 1e-9 (which it drops) and said "Empty" or "Unbounded"
+EDGES = {
+    "weight 1e6, throughput 1e10": [job("a", 1e6, k80=1e10, v100=1e12), job("b", 1, k80=1)],
+    "weights 1e-6, throughput 1e-6": [job("a", 1e-6, k80=1e-6), job("b", 1e-6, k80=1e-6)],
+    "weights 1e-6 and 1, throughputs 1e-3": [job("a", 1e-6, k80=1e-3, v100=2e-4),
+                                             job("b", 1, k80=1e-4, v100=1e-3)],
+    "throughput 1e-9 everywhere": [job("a", 1, k80=1e-9, v100=1e-9), job("b", 1, k80=1)],
+    "weights 1e-6 and 1e6": [job("a", 1e-6, k80=1, v100=3), job("b", 1e6, k80=1, v100=2),
+                             job("c", 1, k80=1, v100=1)],
+    "every extreme": [job("a", 1e-6, k80=1e-9, v100=1e12), job("b", 1e6, k80=1e12, v100=1e-9),
+                      job("c", 1e6, k80=1e-9, v100=1e-9)],
+}
+
+
+@pytest.mark.parametrize("jobs", EDGES.values(), ids=EDGES.keys())
+def test_every_method_solves_at_the_ends_of_the_ranges(jobs):
+    """Every method gives an allocation (no solver error), and max-min's and leximin's
+    smallest level is the max-min LP's (their max_min check holds)."""
+    spec = {"problem": "hetero", "workers": {"k80": 2, "v100": 1}, "jobs": jobs}
+    results = dict(fairalloc.compare(spec))
+    for name, result in results.items():
+        assert not isinstance(result, str), (name, result)
+        assert result.status in ("optimal", "heuristic"), name
+    for name in ("max-min", "leximin"):
+        assert {f.check: f.verdict for f in results[name].validation}["max_min"] == "holds"
+
+
 def test_a_type_far_below_the_jobs_best_is_unusable_in_any_unit():
     """A type where a job makes less than 1e-9 of its best counts as one it cannot use, and a
     job whose every throughput is below 1e-9 steps/s runs where it is best (the floor is
