@@ -435,12 +435,17 @@ def max_min_model(p: HeteroProblem):
 
     maximise z s.t. sum_k T_jk x_jk >= z w_j E_j^iso (every job), sum_k x_jk <= 1 (a job runs
     on one type at a time), sum_j s_j x_jk <= W_k (GPUs of each type).
+
+    Each level row is divided by E_j^iso and the weights are in units of the largest, as in
+    ``level_program`` (HiGHS's range at any unit of steps or weight): the model's optimum is
+    z times ``weight_unit``.
     """
     pyo = startup.pyomo()
 
     ok = eligible(p)
     pairs = [(int(j), int(k)) for j, k in zip(*np.nonzero(ok))]
-    reference = p.weights * isolated_throughput(p)
+    gains = p.throughput / isolated_throughput(p)[:, None]
+    reference = level_reference(p)
     model = pyo.ConcreteModel(name="hetero-max-min")
     model.X = pyo.Var(pairs, domain=pyo.NonNegativeReals, bounds=(0, 1))
     model.z = pyo.Var(domain=pyo.Reals)
@@ -450,10 +455,12 @@ def max_min_model(p: HeteroProblem):
         by_job.setdefault(j, []).append(k)
         by_type.setdefault(k, []).append(j)
     model.objective = pyo.Objective(expr=model.z, sense=pyo.maximize,
-                                    doc="maximise z, the smallest E_j / (w_j E_j^iso)")
+                                    doc="maximise z, the smallest E_j / (w_j E_j^iso) "
+                                        "times max_i w_i")
     model.level = pyo.Constraint(
-        range(p.n), doc="sum_k T_jk x_jk >= z w_j E_j^iso (effective throughput)",
-        rule=lambda mdl, j: sum(float(p.throughput[j, k]) * mdl.X[j, k] for k in by_job[j])
+        range(p.n), doc="sum_k (T_jk / E_j^iso) x_jk >= z w_j / max_i w_i (effective "
+                        "throughput, in units of E_j^iso)",
+        rule=lambda mdl, j: sum(float(gains[j, k]) * mdl.X[j, k] for k in by_job[j])
         >= float(reference[j]) * mdl.z)
     model.one_type = pyo.Constraint(
         range(p.n), doc="sum_k x_jk <= 1 (one type at a time)",

@@ -121,7 +121,7 @@ def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
         report = solve_pyomo(max_min_model(p))
         if report.status != "optimal":
             raise SolverError(f"hetero LP: HiGHS says {report.status}")
-        z = report.objective
+        z = report.objective / weight_unit(p)
     else:
         level, _, _ = max_min_value(p, program, level_reference(p))
         z = level / weight_unit(p)

@@ -95,14 +95,17 @@ EDGES = {
 @pytest.mark.parametrize("jobs", EDGES.values(), ids=EDGES.keys())
 def test_every_method_solves_at_the_ends_of_the_ranges(jobs):
     """Every method gives an allocation (no solver error), and max-min's and leximin's
-    smallest level is the max-min LP's (their max_min check holds)."""
+    smallest level is the max-min LP's (their max_min check holds), max-min's Pyomo
+    formulation's too."""
     spec = {"problem": "hetero", "workers": {"k80": 2, "v100": 1}, "jobs": jobs}
     results = dict(fairalloc.compare(spec))
+    results["pyomo"] = fairalloc.solve({**spec, "options": {"formulation": "pyomo"}}, "max-min")
     for name, result in results.items():
         assert not isinstance(result, str), (name, result)
         assert result.status in ("optimal", "heuristic"), name
-    for name in ("max-min", "leximin"):
+    for name in ("max-min", "leximin", "pyomo"):
         assert {f.check: f.verdict for f in results[name].validation}["max_min"] == "holds"
+    assert results["pyomo"].objective == pytest.approx(results["max-min"].objective, rel=1e-7)
 
 
 def test_a_type_far_below_the_jobs_best_is_unusable_in_any_unit():
