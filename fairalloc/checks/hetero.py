@@ -25,7 +25,6 @@ from fairalloc.models.hetero import (
     interior_pays,
     isolated_throughput,
     level_program,
-    level_reference,
     max_min_lp,
     sum_lp,
     throughput_program,
@@ -267,7 +266,7 @@ def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     ``MAX_MIN_SHORTFALL``."""
     e = effective(p, time_of(p, allocation))
     level = e / (p.weights * isolated_throughput(p))
-    parts = max_min_lp(level_program(p), level_reference(p), {})
+    parts = max_min_lp(level_program(p), np.ones(p.n), {})
     report = solve_matrix(*parts, interior=interior_pays(parts[0]))
     best = report.objective / weight_unit(p)
     j = int(np.argmin(level))

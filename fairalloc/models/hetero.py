@@ -352,25 +352,33 @@ def agnostic_program(p: HeteroProblem) -> Program:
     return Program(rows, p.workers.copy(), np.ones(n), gains, spread)
 
 
-def level_program(p: HeteroProblem) -> Program:
+def isolated_program(p: HeteroProblem) -> Program:
     """``throughput_program`` with job j's utility counted in units of its isolated throughput
     E_j^iso (its normalised throughput): whatever the unit of steps (throughputs of 1e-9 or
     1e12 steps/s), the LPs see the same O(1) numbers and HiGHS's absolute tolerances mean the
-    same for every job. Every LP of the methods and checks on throughputs is built on it."""
+    same for every job."""
     return throughput_program(p).per_unit(isolated_throughput(p))
 
 
 def weight_unit(p: HeteroProblem) -> float:
-    """The largest weight: the LPs take the weights in units of it (``level_reference``), so
-    that they are at most 1 whatever unit the spec's weights are in; a level of the LPs is
-    the level of weighted normalised throughput times this."""
+    """The largest weight: the LPs take the weights in units of it (``relative_weights``), the
+    same numbers whatever unit the spec's weights are in."""
     return float(p.weights.max())
 
 
-def level_reference(p: HeteroProblem) -> np.ndarray:
-    """The max-min LP's references on ``level_program``: w_j / ``weight_unit`` (E_j / E_j^iso
-    >= z w_j is E_j / E_j^iso >= (z max w) (w_j / max w))."""
+def relative_weights(p: HeteroProblem) -> np.ndarray:
+    """w_j / ``weight_unit``, in (0, 1]."""
     return p.weights / weight_unit(p)
+
+
+def level_program(p: HeteroProblem) -> Program:
+    """``throughput_program`` with job j's utility counted in units of (w_j / max w) E_j^iso:
+    its level (weighted normalised throughput) times the largest weight. The max-min LPs on
+    it have every reference 1: each job's level row is O(1) at the level, so HiGHS's absolute
+    tolerances hold each job to the level relatively, a job of weight 1e-6 beside one of 1e6
+    as well as the heaviest (with the weights in the level's column instead, such a job's
+    row asked 6e-8 of its throughput, under HiGHS's 1e-7, and the job got 2e-9)."""
+    return throughput_program(p).per_unit(isolated_throughput(p) * relative_weights(p))
 
 
 def interior_pays(cost: np.ndarray) -> bool:
@@ -436,16 +444,14 @@ def max_min_model(p: HeteroProblem):
     maximise z s.t. sum_k T_jk x_jk >= z w_j E_j^iso (every job), sum_k x_jk <= 1 (a job runs
     on one type at a time), sum_j s_j x_jk <= W_k (GPUs of each type).
 
-    Each level row is divided by E_j^iso and the weights are in units of the largest, as in
-    ``level_program`` (HiGHS's range at any unit of steps or weight): the model's optimum is
-    z times ``weight_unit``.
+    Each level row is divided by w_j E_j^iso / max w, as in ``level_program`` (HiGHS's range
+    at any unit of steps or weight): the model's optimum is z times ``weight_unit``.
     """
     pyo = startup.pyomo()
 
     ok = eligible(p)
     pairs = [(int(j), int(k)) for j, k in zip(*np.nonzero(ok))]
-    gains = p.throughput / isolated_throughput(p)[:, None]
-    reference = level_reference(p)
+    gains = p.throughput / (isolated_throughput(p) * relative_weights(p))[:, None]
     model = pyo.ConcreteModel(name="hetero-max-min")
     model.X = pyo.Var(pairs, domain=pyo.NonNegativeReals, bounds=(0, 1))
     model.z = pyo.Var(domain=pyo.Reals)
@@ -458,10 +464,10 @@ def max_min_model(p: HeteroProblem):
                                     doc="maximise z, the smallest E_j / (w_j E_j^iso) "
                                         "times max_i w_i")
     model.level = pyo.Constraint(
-        range(p.n), doc="sum_k (T_jk / E_j^iso) x_jk >= z w_j / max_i w_i (effective "
-                        "throughput, in units of E_j^iso)",
+        range(p.n), doc="sum_k T_jk x_jk / (E_j^iso w_j / max_i w_i) >= z (effective "
+                        "throughput in units of the job's weighted isolated throughput)",
         rule=lambda mdl, j: sum(float(gains[j, k]) * mdl.X[j, k] for k in by_job[j])
-        >= float(reference[j]) * mdl.z)
+        >= mdl.z)
     model.one_type = pyo.Constraint(
         range(p.n), doc="sum_k x_jk <= 1 (one type at a time)",
         rule=lambda mdl, j: sum(mdl.X[j, k] for k in by_job[j]) <= 1)

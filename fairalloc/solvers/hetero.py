@@ -31,14 +31,15 @@ from fairalloc.models.hetero import (
     effective,
     eligible,
     interior_pays,
+    isolated_program,
     isolated_share,
     isolated_throughput,
     largest_finish_time_ratio,
     level_program,
-    level_reference,
     max_min_lp,
     max_min_model,
     normalized,
+    relative_weights,
     sum_lp,
     unfinished,
     weight_unit,
@@ -83,14 +84,9 @@ def water_fill(p: HeteroProblem, program: Program, reference: np.ndarray
     m = program.rows.shape[0]
     while len(frozen) < p.n:
         rounds += 1
+        report = _solve(max_min_lp(program, reference, frozen))
+        level, duals = report.objective, np.abs(report.row_dual[m:])
         live = [j for j in range(p.n) if j not in frozen]
-        # the references in units of the largest live one: the level's column stays O(1) as
-        # the heaviest jobs freeze (weights 1e-6 and 1e6 in one spec: 1e-12 after they
-        # froze, an entry HiGHS drops, and the LP unbounded)
-        unit = float(reference[live].max())
-        report = _solve(max_min_lp(program, reference / unit,
-                                   {j: level * unit for j, level in frozen.items()}))
-        level, duals = report.objective / unit, np.abs(report.row_dual[m:])
         stuck = [j for j in live if duals[j] > DUAL_TOLERANCE]
         if not stuck:       # a degenerate dual: the job at the level with the largest dual
             stuck = [max(live, key=lambda j: duals[j])]
@@ -101,14 +97,14 @@ def water_fill(p: HeteroProblem, program: Program, reference: np.ndarray
 
 def above_level(p: HeteroProblem, program: Program, z: float) -> np.ndarray:
     """Gavel's second stage after the max-min level z, on ``level_program`` (utilities in
-    units of E_j^iso): maximise the total normalised throughput sum_j E_j / E_j^iso with every
-    job kept at E_j >= z w_j E_j^iso (to ``LEVEL_SLACK``). The
+    units of w_j E_j^iso / max w): maximise the total normalised throughput sum_j E_j /
+    E_j^iso with every job kept at E_j >= z w_j E_j^iso (to ``LEVEL_SLACK``). The
     max-min LP alone stops at any allocation that reaches z, leaving idle whatever no job's
     minimum needs (the K80s of gavel-mix); here a job that can use it gets it. With every weight
     of the sum positive, the result is Pareto efficient: a gain for one job with no loss for
     another would raise the sum. Returns the (n, k) time fractions."""
-    floor = z * p.weights * (1 - LEVEL_SLACK)
-    return program.to_time(_solve(sum_lp(program, np.ones(p.n), floor)).x, p.k)
+    floor = np.full(p.n, z * weight_unit(p) * (1 - LEVEL_SLACK))
+    return program.to_time(_solve(sum_lp(program, relative_weights(p), floor)).x, p.k)
 
 
 def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
@@ -123,7 +119,7 @@ def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
             raise SolverError(f"hetero LP: HiGHS says {report.status}")
         z = report.objective / weight_unit(p)
     else:
-        level, _, _ = max_min_value(p, program, level_reference(p))
+        level, _, _ = max_min_value(p, program, np.ones(p.n))
         z = level / weight_unit(p)
     return Solution(p.allocation(above_level(p, program, z)), "optimal", z,
                     solver={"name": f"HiGHS LPs (max-min, {formulation}; then max-sum at "
@@ -133,7 +129,7 @@ def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
 def leximin(p: HeteroProblem) -> Solution:
     """Leximin of the weighted normalised throughputs E_j / (w_j E_j^iso) (water filling)."""
     program = level_program(p)
-    v, rounds = water_fill(p, program, level_reference(p))
+    v, rounds = water_fill(p, program, np.ones(p.n))
     x = program.to_time(v, p.k)
     return Solution(p.allocation(x), "optimal", smallest_level(p, x),
                     solver={"name": "HiGHS LPs (water filling)", "rounds": rounds})
@@ -174,7 +170,7 @@ def max_throughput(p: HeteroProblem) -> Solution:
     """Maximise the total normalised throughput sum_j E_j / E_j^iso (Gavel's max-sum; the
     total is the metric total_normalized_throughput, the objective as for every method the
     smallest weighted normalised throughput)."""
-    program = level_program(p)
+    program = isolated_program(p)
     report = _solve(sum_lp(program, np.ones(p.n)))
     x = program.to_time(report.x, p.k)
     return Solution(p.allocation(x), "optimal", smallest_level(p, x),
@@ -200,7 +196,7 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
     if done.all():
         raise does_not_apply("jobs", "finish-time: every job has steps_remaining 0 (finished); "
                              "no finish time is left to share")
-    program = level_program(p)          # E_j in units of E_j^iso: need_j too
+    program = isolated_program(p)       # E_j in units of E_j^iso: need_j too
     alone = p.steps / isolated_throughput(p)      # S_j / E_j^iso: seconds at the isolated share
     denominator = p.elapsed + alone
     best_x = isolated_share(p)

@@ -87,6 +87,10 @@ EDGES = {
     "throughput 1e-9 everywhere": [job("a", 1, k80=1e-9, v100=1e-9), job("b", 1, k80=1)],
     "weights 1e-6 and 1e6": [job("a", 1e-6, k80=1, v100=3), job("b", 1e6, k80=1, v100=2),
                              job("c", 1, k80=1, v100=1)],
+    # weights 2e-4 to 8e3: the lightest job's floor, asked of it in units of its isolated
+    # throughput, was 6e-8, under HiGHS's feasibility tolerance, and it got 2e-9
+    "weights 2e-4 to 8e3": [job("a", 0.0428, k80=4.3e11), job("b", 7849.3, k80=1.04e11),
+                            job("c", 2.43e-4, k80=6.0e5)],
     "every extreme": [job("a", 1e-6, k80=1e-9, v100=1e12), job("b", 1e6, k80=1e12, v100=1e-9),
                       job("c", 1e6, k80=1e-9, v100=1e-9)],
 }
