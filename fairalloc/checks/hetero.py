@@ -212,9 +212,11 @@ def pareto_efficiency(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     floor = effective(p, within_polytope(p, x)) / unit
     try:
         report = gains_lp(p, program, floor)
-        if report.status != "optimal":
-            return Finding("pareto_efficiency", "unchecked",
-                           f"the Pareto LP ended {report.status}")
+        if report.status != "optimal" or report.objective is None:
+            # HiGHS can call an LP optimal without a primal point (a job with 1e-9 of a
+            # type's time beside weights 1e9 apart)
+            ended = report.status if report.objective is not None else "without a solution"
+            return Finding("pareto_efficiency", "unchecked", f"the Pareto LP ended {ended}")
         total = report.objective - float(floor.sum())
         if total <= PARETO_GAIN:
             return Finding("pareto_efficiency", True, f"no job can gain more than "

@@ -123,3 +123,21 @@ def test_a_type_far_below_the_jobs_best_is_unusable_in_any_unit():
         p = fairalloc.load_spec(spec).problem
         assert p.throughput[0].tolist() == [0.35 * unit, 0.0]
         assert p.throughput[1].tolist() == [1 * unit, 2 * unit]
+
+
+def test_a_pareto_lp_without_a_solution_leaves_the_check_unchecked():
+    """Weights 2e-6 to 2e3 and throughputs 3e-9 to 2e9: max-min gives j3 2e-9 of a K80, and
+    the Pareto LP in each job's own unit ends "optimal" without a point (HiGHS); the check
+    says so, where it raised a TypeError."""
+    rows = [("j0", 46.701469731077395, 1, 243.60532189498838, 216573.3391420314),
+            ("j1", 0.009054377888947458, 2, 1552642346.5493388, 1.510461284864693e-06),
+            ("j2", 1.137446819953868e-05, 1, 7.361364735500081, 1670506026.414994),
+            ("j3", 2.0650560737384333e-06, 1, 0.11093992246294389, 2.5937976111368867e-09),
+            ("j4", 2359.6618928383064, 2, 5565509.17573415, 5.054221505459996)]
+    spec = {"problem": "hetero", "workers": {"k80": 2, "p100": 2},
+            "jobs": [{"id": name, "weight": weight, "scale_factor": scale,
+                      "throughput": {"k80": k80, "p100": p100}}
+                     for name, weight, scale, k80, p100 in rows]}
+    result = fairalloc.solve(spec, "max-min")
+    verdict = {f.check: f.verdict for f in result.validation}["pareto_efficiency"]
+    assert verdict in ("holds", "fails", "unrefuted", "unchecked")
