@@ -4,7 +4,8 @@ factor. Each kind's ``random_spec`` draws the instance; a per-kind function scal
 how the objective moves. Tolerances that are absolute somewhere break this at one end of the
 range (a 5% overload passing at capacities of 1e-6, an LP round infeasible at 1e9).
 
-moldable and hetero have their own scale tests; here: drf, emrf, etf, accelos and token.
+moldable has its own scale test, and hetero one in units of time and steps
+(``tests/hetero/test_hetero_scale.py``); here: drf, emrf, etf, accelos, token and hetero.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fairalloc
-from fairalloc.studies import accelos, drf, emrf, etf, token
+from fairalloc.models.hetero import measured
+from fairalloc.studies import accelos, drf, emrf, etf, hetero, token
 
 RTOL = 1e-7     # objectives are LP optima or closed forms of the scaled numbers
 
@@ -188,3 +190,52 @@ def test_token(seed, types, f):
     """The objective is a utility per agent and round: it scales with the utilities."""
     spec = token.random_spec(seed, types=types, max_tokens=8, points=12)
     assert_scaled(spec, scale_token(spec, f), f)
+
+
+# --- hetero: throughputs and steps by f (times unchanged), weights by g (levels / g) --------
+
+
+def hetero_rows(spec: dict) -> dict:
+    """The spec with each ``model`` job's measured throughput row written out (a row can be
+    scaled, a model name cannot)."""
+    out = copy.deepcopy(spec)
+    for job in out["jobs"]:
+        job["throughput"] = dict(measured()[(job.pop("model"), job.get("scale_factor", 1))])
+    return out
+
+
+def scale_hetero(spec: dict, f: float, g: float) -> dict:
+    out = copy.deepcopy(spec)
+    for job in out["jobs"]:
+        job["throughput"] = {t: v * f for t, v in job["throughput"].items()}
+        job["steps_remaining"] = job["steps_remaining"] * f
+        job["weight"] = job.get("weight", 1.0) * g
+    return out
+
+
+def outcomes(spec: dict) -> dict:
+    """Every method's status, verdicts and objective, or its refusal."""
+    return {name: result if isinstance(result, str) else
+            (result.status, {f.check: f.verdict for f in result.validation}, result.objective)
+            for name, result in fairalloc.compare(spec)}
+
+
+@examples(12)
+@given(st.integers(0, 10**6), st.integers(2, 5), st.integers(1, 3), st.booleans(),
+       decades(-9, 9), decades(-5, 5))
+def test_hetero(seed, jobs, workers, weighted, f, g):
+    """Gavel's throughputs (0.35 .. 699 steps/s) and the steps remaining times 1e-9 .. 1e9,
+    weights (1 .. 3) times 1e-5 .. 1e5: every method the same status and verdicts, its
+    objective (the smallest weighted normalised throughput) divided by g. An absolute floor
+    of 1e-7 steps/s in envy-freeness said "holds" at 1e-9, and the LPs on raw throughputs
+    found other optima (finish-time 0.5 against 0.621) or none ("HiGHS: Unbounded")."""
+    spec = hetero_rows(hetero.random_spec(seed, jobs=jobs, workers=workers, weighted=weighted))
+    base, scaled = outcomes(spec), outcomes(scale_hetero(spec, f, g))
+    assert scaled.keys() == base.keys()
+    for method, result in base.items():
+        other = scaled[method]
+        if isinstance(result, str):
+            assert other == result, method
+            continue
+        assert other[:2] == result[:2], method
+        assert other[2] == pytest.approx(result[2] / g, rel=RTOL, abs=0), method

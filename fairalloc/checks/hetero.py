@@ -19,17 +19,17 @@ from fairalloc.models.hetero import (
     PARETO_GAIN,
     PARETO_LOSS,
     RTOL,
-    THROUGHPUT_FLOOR,
-    TIE,
     HeteroProblem,
     effective,
     eligible,
     interior_pays,
     isolated_throughput,
+    level_program,
     max_min_lp,
     sum_lp,
     throughput_program,
     time_of,
+    weight_unit,
 )
 from fairalloc.result import Finding
 from fairalloc.solvers.highs import solve_matrix
@@ -124,9 +124,16 @@ def _excess(value, e):
     return value / np.maximum(e, 1e-300)
 
 
-def _envies(value, e):
-    """Whether a bundle's value beats E_i by more than the tolerance."""
-    return value > e * (1 + RTOL) + RTOL
+def _envies(value, e, unit):
+    """Whether a bundle's value beats E_i by more than ``RTOL`` of the envier's ``unit``
+    (``own_unit``): relative, so the verdict is the same in any unit of steps."""
+    return value > e + RTOL * unit
+
+
+def own_unit(p: HeteroProblem, e: np.ndarray) -> np.ndarray:
+    """Each job's unit of throughput for the checks' tolerances: the larger of E_j and
+    E_j^iso (a job with nothing still has a scale: the throughput it would have alone)."""
+    return np.maximum(e, isolated_throughput(p))
 
 
 @any_numbers
@@ -139,6 +146,7 @@ def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     the first by envier then envied among equals."""
     x = time_of(p, allocation)
     e = effective(p, x)
+    unit = own_unit(p, e)
     jobs = np.arange(p.n)
 
     def values(reps: np.ndarray) -> np.ndarray:
@@ -148,14 +156,14 @@ def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     # an envier enters a bundle's value through its throughputs, scale factor and weight
     others_best = best_of_others(values, np.column_stack([p.throughput, p.scale, p.weights]),
                                  ENVY_PAIRS)
-    envious = _envies(others_best, e)
+    envious = _envies(others_best, e, unit)
     if not envious.any():
         return Finding("envy_freeness", True, f"no job prefers another's time (all "
                        f"{p.n * (p.n - 1)} ordered pairs)")
     excess = np.where(envious, _excess(others_best, e), -np.inf)
     i = int(np.argmax(excess))
     value = values(np.array([i]))[0]
-    worst = _envies(value, e[i]) & (_excess(value, e[i]) == excess[i]) & (jobs != i)
+    worst = _envies(value, e[i], unit[i]) & (_excess(value, e[i]) == excess[i]) & (jobs != i)
     j = int(np.argmax(worst))
     return Finding("envy_freeness", False, f"{p.ids[i]} envies {p.ids[j]}: {value[j]:.6g} "
                    f"steps/s from its time against {e[i]:.6g} from its own",
@@ -204,9 +212,11 @@ def pareto_efficiency(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     floor = effective(p, within_polytope(p, x)) / unit
     try:
         report = gains_lp(p, program, floor)
-        if report.status != "optimal":
-            return Finding("pareto_efficiency", "unchecked",
-                           f"the Pareto LP ended {report.status}")
+        if report.status != "optimal" or report.objective is None:
+            # HiGHS can call an LP optimal without a primal point (a job with 1e-9 of a
+            # type's time beside weights 1e9 apart)
+            ended = report.status if report.objective is not None else "without a solution"
+            return Finding("pareto_efficiency", "unchecked", f"the Pareto LP ended {ended}")
         total = report.objective - float(floor.sum())
         if total <= PARETO_GAIN:
             return Finding("pareto_efficiency", True, f"no job can gain more than "
@@ -254,16 +264,15 @@ def pareto_witness(p: HeteroProblem, x: np.ndarray, e: np.ndarray, unit: np.ndar
 @any_numbers
 def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     """The smallest weighted normalised throughput min_j E_j / (w_j E_j^iso) equals the
-    max-min LP's optimum (computed here)."""
+    max-min LP's optimum (computed here, on the methods' ``level_program``), to a relative
+    ``MAX_MIN_SHORTFALL``."""
     e = effective(p, time_of(p, allocation))
-    reference = p.weights * isolated_throughput(p)
-    level = e / reference
-    program = throughput_program(p)
-    parts = max_min_lp(program, reference, {})
+    level = e / (p.weights * isolated_throughput(p))
+    parts = max_min_lp(level_program(p), np.ones(p.n), {})
     report = solve_matrix(*parts, interior=interior_pays(parts[0]))
-    best = report.objective
+    best = report.objective / weight_unit(p)
     j = int(np.argmin(level))
-    if level[j] < best * (1 - MAX_MIN_SHORTFALL) - TIE:
+    if level[j] < best * (1 - MAX_MIN_SHORTFALL):
         return Finding("max_min", False, f"smallest weighted normalised throughput "
                        f"{level[j]:.6g} ({p.ids[j]}); the max-min is {best:.6g}",
                        {"job": p.ids[j], "level": level[j], "max_min": best})
@@ -281,6 +290,7 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
     if mechanism is None:
         return no_mechanism()
     truth = effective(p, time_of(p, allocation))
+    unit = own_unit(p, truth)
 
     def misreports(j: int) -> list[tuple[str, np.ndarray]]:
         out = []
@@ -295,8 +305,8 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
     def gain(j: int, label: str, liar: HeteroProblem, outcome) -> dict | None:
         got = float(p.throughput[j] @ time_of(p, outcome.allocation)[j])
         extra = got - truth[j]
-        if extra > RTOL * max(truth[j], THROUGHPUT_FLOOR):
-            return {"gain": extra / max(truth[j], 1e-300), "job": p.ids[j], "report": label,
+        if extra > RTOL * unit[j]:
+            return {"gain": extra / unit[j], "job": p.ids[j], "report": label,
                     "truthful": truth[j], "lying": got}
         return None
 

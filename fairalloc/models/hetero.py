@@ -38,7 +38,12 @@ from fairalloc.models.program import SparseRows
 from fairalloc.preconditions import check_at_least, check_unique_ids
 
 SMALLEST_WEIGHT = 1e-6
-SMALLEST_THROUGHPUT = 1e-9    # steps/s; below this a type is as good as unusable
+# of the job's best throughput: a type below it is as good as unusable (it adds less than
+# this to the job's throughput, and the LPs, which count each job's throughput in its own
+# unit, would see a coefficient HiGHS drops). Relative, not in steps/s: a floor in steps/s
+# would make a type usable or not with the unit of steps (Gavel's 0.35 steps/s is 3.5e-10
+# in units of 1e9 steps), and every answer must be the same in any unit
+SMALLEST_THROUGHPUT = 1e-9
 # the largest weight, throughput (steps/s) and GPUs of a type the LPs represent (HiGHS scales
 # them; a throughput of 1e308 makes its LP empty or unbounded): the schema's maxima
 LARGEST_WEIGHT = 1e6
@@ -61,8 +66,6 @@ TIE = 1e-12
 DUAL_TOLERANCE = 1e-9    # absolute, on a level row's dual: above it, the job is a bottleneck
 LEVEL_SLACK = 1e-9       # relative: the second stage holds each job to within this of the level
 FINISH_TOLERANCE = 1e-9  # relative width of finish-time fairness's final bracket on rho
-# steps/s: a misreport's gain counts relative to at least this throughput (a job with none)
-THROUGHPUT_FLOOR = 1e-12
 
 
 @functools.cache
@@ -128,10 +131,11 @@ class HeteroProblem:
                 if name not in types:
                     found.add(["jobs", i, "throughput", name],
                               f"unknown worker type (workers: {', '.join(types)})")
-                elif value >= SMALLEST_THROUGHPUT:
+                else:
                     rows[i, types.index(name)] = value
             if len(found.items) > before:
                 unread.add(i)
+        rows = np.where(usable_throughput(rows), rows, 0.0)
         usable = (rows > 0) & (scale[:, None] <= workers[None, :])
         for i in np.flatnonzero(~usable.any(axis=1)):
             if i in unread or (workers < 0).any():     # reported already, at its cause
@@ -199,6 +203,13 @@ def _measured_row(job: dict, i: int, types: tuple[str, ...], found: Violations
                   f"type {', '.join(map(repr, unknown))} (it has k80, p100, v100)")
         return None
     return {t: row[t] for t in types}
+
+
+def usable_throughput(rows: np.ndarray) -> np.ndarray:
+    """(n, k) for throughput rows (n, k): above 0 and at least ``SMALLEST_THROUGHPUT`` of the
+    row's best (a job's type below that is as good as unusable, in any unit of steps)."""
+    best = rows.max(axis=1, initial=0.0, keepdims=True)
+    return (rows > 0) & (rows >= SMALLEST_THROUGHPUT * best)
 
 
 def eligible(p: HeteroProblem) -> np.ndarray:
@@ -341,6 +352,35 @@ def agnostic_program(p: HeteroProblem) -> Program:
     return Program(rows, p.workers.copy(), np.ones(n), gains, spread)
 
 
+def isolated_program(p: HeteroProblem) -> Program:
+    """``throughput_program`` with job j's utility counted in units of its isolated throughput
+    E_j^iso (its normalised throughput): whatever the unit of steps (throughputs of 1e-9 or
+    1e12 steps/s), the LPs see the same O(1) numbers and HiGHS's absolute tolerances mean the
+    same for every job."""
+    return throughput_program(p).per_unit(isolated_throughput(p))
+
+
+def weight_unit(p: HeteroProblem) -> float:
+    """The largest weight: the LPs take the weights in units of it (``relative_weights``), the
+    same numbers whatever unit the spec's weights are in."""
+    return float(p.weights.max())
+
+
+def relative_weights(p: HeteroProblem) -> np.ndarray:
+    """w_j / ``weight_unit``, in (0, 1]."""
+    return p.weights / weight_unit(p)
+
+
+def level_program(p: HeteroProblem) -> Program:
+    """``throughput_program`` with job j's utility counted in units of (w_j / max w) E_j^iso:
+    its level (weighted normalised throughput) times the largest weight. The max-min LPs on
+    it have every reference 1: each job's level row is O(1) at the level, so HiGHS's absolute
+    tolerances hold each job to the level relatively, a job of weight 1e-6 beside one of 1e6
+    as well as the heaviest (with the weights in the level's column instead, such a job's
+    row asked 6e-8 of its throughput, under HiGHS's 1e-7, and the job got 2e-9)."""
+    return throughput_program(p).per_unit(isolated_throughput(p) * relative_weights(p))
+
+
 def interior_pays(cost: np.ndarray) -> bool:
     """Whether one of the kind's LPs (``cost``: its objective, one entry a column) goes to
     HiGHS's interior point method rather than the dual simplex: from ``INTERIOR_FROM``
@@ -403,12 +443,15 @@ def max_min_model(p: HeteroProblem):
 
     maximise z s.t. sum_k T_jk x_jk >= z w_j E_j^iso (every job), sum_k x_jk <= 1 (a job runs
     on one type at a time), sum_j s_j x_jk <= W_k (GPUs of each type).
+
+    Each level row is divided by w_j E_j^iso / max w, as in ``level_program`` (HiGHS's range
+    at any unit of steps or weight): the model's optimum is z times ``weight_unit``.
     """
     pyo = startup.pyomo()
 
     ok = eligible(p)
     pairs = [(int(j), int(k)) for j, k in zip(*np.nonzero(ok))]
-    reference = p.weights * isolated_throughput(p)
+    gains = p.throughput / (isolated_throughput(p) * relative_weights(p))[:, None]
     model = pyo.ConcreteModel(name="hetero-max-min")
     model.X = pyo.Var(pairs, domain=pyo.NonNegativeReals, bounds=(0, 1))
     model.z = pyo.Var(domain=pyo.Reals)
@@ -418,11 +461,13 @@ def max_min_model(p: HeteroProblem):
         by_job.setdefault(j, []).append(k)
         by_type.setdefault(k, []).append(j)
     model.objective = pyo.Objective(expr=model.z, sense=pyo.maximize,
-                                    doc="maximise z, the smallest E_j / (w_j E_j^iso)")
+                                    doc="maximise z, the smallest E_j / (w_j E_j^iso) "
+                                        "times max_i w_i")
     model.level = pyo.Constraint(
-        range(p.n), doc="sum_k T_jk x_jk >= z w_j E_j^iso (effective throughput)",
-        rule=lambda mdl, j: sum(float(p.throughput[j, k]) * mdl.X[j, k] for k in by_job[j])
-        >= float(reference[j]) * mdl.z)
+        range(p.n), doc="sum_k T_jk x_jk / (E_j^iso w_j / max_i w_i) >= z (effective "
+                        "throughput in units of the job's weighted isolated throughput)",
+        rule=lambda mdl, j: sum(float(gains[j, k]) * mdl.X[j, k] for k in by_job[j])
+        >= mdl.z)
     model.one_type = pyo.Constraint(
         range(p.n), doc="sum_k x_jk <= 1 (one type at a time)",
         rule=lambda mdl, j: sum(mdl.X[j, k] for k in by_job[j]) <= 1)

@@ -27,10 +27,10 @@ from fairalloc.errors import ArgumentError
 from fairalloc.models.hetero import (
     LARGEST_THROUGHPUT,
     LARGEST_WEIGHT,
-    SMALLEST_THROUGHPUT,
     SMALLEST_WEIGHT,
     measured,
     models,
+    usable_throughput,
 )
 from fairalloc.replay.tables import Column, read_trace
 from fairalloc.replay.trace import Trace
@@ -160,8 +160,9 @@ def runs_nowhere(trace: Trace, workers: Mapping[str, float]) -> list[str]:
         key = (model, int(scale))
         if key not in usable:
             row = table.get(key, {})
-            usable[key] = any(row.get(t, 0.0) >= SMALLEST_THROUGHPUT and scale <= gpus
-                              for t, gpus in workers.items())
+            rates = np.array([[row.get(t, 0.0) for t in workers]])
+            fits = np.array([scale <= gpus for gpus in workers.values()])
+            usable[key] = bool((usable_throughput(rates)[0] & fits).any())
         if not usable[key]:
             out.append(job)
     return out

@@ -31,15 +31,18 @@ from fairalloc.models.hetero import (
     effective,
     eligible,
     interior_pays,
+    isolated_program,
     isolated_share,
     isolated_throughput,
     largest_finish_time_ratio,
+    level_program,
     max_min_lp,
     max_min_model,
     normalized,
+    relative_weights,
     sum_lp,
-    throughput_program,
     unfinished,
+    weight_unit,
 )
 from fairalloc.models.leontief import Leontief
 from fairalloc.result import Solution
@@ -93,15 +96,15 @@ def water_fill(p: HeteroProblem, program: Program, reference: np.ndarray
 
 
 def above_level(p: HeteroProblem, program: Program, z: float) -> np.ndarray:
-    """Gavel's second stage after the max-min level z: maximise the total normalised throughput
-    sum_j E_j / E_j^iso with every job kept at E_j >= z w_j E_j^iso (to ``LEVEL_SLACK``). The
+    """Gavel's second stage after the max-min level z, on ``level_program`` (utilities in
+    units of w_j E_j^iso / max w): maximise the total normalised throughput sum_j E_j /
+    E_j^iso with every job kept at E_j >= z w_j E_j^iso (to ``LEVEL_SLACK``). The
     max-min LP alone stops at any allocation that reaches z, leaving idle whatever no job's
     minimum needs (the K80s of gavel-mix); here a job that can use it gets it. With every weight
     of the sum positive, the result is Pareto efficient: a gain for one job with no loss for
     another would raise the sum. Returns the (n, k) time fractions."""
-    iso = isolated_throughput(p)
-    floor = z * p.weights * iso * (1 - LEVEL_SLACK)
-    return program.to_time(_solve(sum_lp(program, 1.0 / iso, floor)).x, p.k)
+    floor = np.full(p.n, z * weight_unit(p) * (1 - LEVEL_SLACK))
+    return program.to_time(_solve(sum_lp(program, relative_weights(p), floor)).x, p.k)
 
 
 def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
@@ -109,14 +112,15 @@ def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
     the most total normalised throughput at that level (``above_level``). The level by the
     sparse matrix LP, or (``formulation: "pyomo"``) the same LP written out in Pyomo
     (``models.hetero.max_min_model``; tests check both reach the same optimum)."""
-    program = throughput_program(p)
+    program = level_program(p)
     if formulation == "pyomo":
         report = solve_pyomo(max_min_model(p))
         if report.status != "optimal":
             raise SolverError(f"hetero LP: HiGHS says {report.status}")
-        z = report.objective
+        z = report.objective / weight_unit(p)
     else:
-        z, _, _ = max_min_value(p, program, p.weights * isolated_throughput(p))
+        level, _, _ = max_min_value(p, program, np.ones(p.n))
+        z = level / weight_unit(p)
     return Solution(p.allocation(above_level(p, program, z)), "optimal", z,
                     solver={"name": f"HiGHS LPs (max-min, {formulation}; then max-sum at "
                             "its level)", "bound": z, "gap": 0.0})
@@ -124,8 +128,8 @@ def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
 
 def leximin(p: HeteroProblem) -> Solution:
     """Leximin of the weighted normalised throughputs E_j / (w_j E_j^iso) (water filling)."""
-    program = throughput_program(p)
-    v, rounds = water_fill(p, program, p.weights * isolated_throughput(p))
+    program = level_program(p)
+    v, rounds = water_fill(p, program, np.ones(p.n))
     x = program.to_time(v, p.k)
     return Solution(p.allocation(x), "optimal", smallest_level(p, x),
                     solver={"name": "HiGHS LPs (water filling)", "rounds": rounds})
@@ -166,8 +170,8 @@ def max_throughput(p: HeteroProblem) -> Solution:
     """Maximise the total normalised throughput sum_j E_j / E_j^iso (Gavel's max-sum; the
     total is the metric total_normalized_throughput, the objective as for every method the
     smallest weighted normalised throughput)."""
-    program = throughput_program(p)
-    report = _solve(sum_lp(program, 1.0 / isolated_throughput(p)))
+    program = isolated_program(p)
+    report = _solve(sum_lp(program, np.ones(p.n)))
     x = program.to_time(report.x, p.k)
     return Solution(p.allocation(x), "optimal", smallest_level(p, x),
                     solver={"name": "HiGHS LP (max-sum)", "total": report.objective})
@@ -192,8 +196,9 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
     if done.all():
         raise does_not_apply("jobs", "finish-time: every job has steps_remaining 0 (finished); "
                              "no finish time is left to share")
-    program = throughput_program(p)
-    denominator = p.elapsed + p.steps / isolated_throughput(p)
+    program = isolated_program(p)       # E_j in units of E_j^iso: need_j too
+    alone = p.steps / isolated_throughput(p)      # S_j / E_j^iso: seconds at the isolated share
+    denominator = p.elapsed + alone
     best_x = isolated_share(p)
     hi = largest_finish_time_ratio(p, effective(p, best_x))          # the isolated share: 1
     lo = float(np.max(p.elapsed[~done] / denominator[~done]))       # no throughput beats it
@@ -205,7 +210,7 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
         if np.any((slack <= 0) & ~done):      # a job cannot finish by rho at any speed
             lo = rho
             continue
-        need = np.where(done, 0.0, p.steps / np.where(done, 1.0, slack))
+        need = np.where(done, 0.0, alone / np.where(done, 1.0, slack))
         report = _solve(max_min_lp(program, need, {}))
         if report.objective >= 1.0:           # every E_j >= need_j: every rho_j <= rho
             x = program.to_time(report.x[:-1], p.k)

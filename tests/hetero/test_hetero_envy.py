@@ -9,7 +9,7 @@ import pytest
 
 import fairalloc
 from fairalloc.checks.hetero import envy_freeness
-from fairalloc.models.hetero import RTOL
+from fairalloc.models.hetero import RTOL, isolated_throughput
 from fairalloc.studies.hetero import random_spec
 
 
@@ -28,13 +28,16 @@ def bundle_value(p, x, i, j) -> float:
 
 
 def reference(p, x):
-    """(envious, envied) of the worst envy, or None: every ordered pair."""
+    """(envious, envied) of the worst envy, or None: every ordered pair; envy is a value
+    above E_i by more than RTOL of the larger of E_i and E_i^iso."""
     e = (p.throughput * x).sum(axis=1)
+    iso = isolated_throughput(p)
     worst, pair = 0.0, None
     for i in range(p.n):
         for j in range(p.n):
             value = bundle_value(p, x, i, j)
-            if i != j and value > e[i] * (1 + RTOL) + RTOL and value / max(e[i], 1e-300) > worst:
+            envies = value > e[i] + RTOL * max(e[i], iso[i])
+            if i != j and envies and value / max(e[i], 1e-300) > worst:
                 worst, pair = value / max(e[i], 1e-300), (p.ids[i], p.ids[j])
     return pair
 
@@ -69,3 +72,16 @@ def test_envy_matches_the_pairwise_definition(seed):
         else:
             assert found.verdict == "fails"
             assert (found.witness["envious"], found.witness["envied"]) == expected
+
+
+def test_envy_is_relative_to_the_jobs_throughput():
+    """j0 makes 2e-9 steps/s alone and 0.5e-9 from its quarter of the time; from j1's three
+    quarters it would make 1.5e-9, three times as much: envy at any unit of steps (an
+    absolute 1e-7 steps/s in the tolerance said "holds" here)."""
+    spec = {"problem": "hetero", "workers": {"k80": 1},
+            "jobs": [{"id": "j0", "throughput": {"k80": 2e-9}},
+                     {"id": "j1", "throughput": {"k80": 1e-9}}]}
+    p = fairalloc.load_spec(spec).problem
+    found = envy_freeness(p, p.allocation(np.array([[0.25], [0.75]])))
+    assert found.verdict == "fails"
+    assert (found.witness["envious"], found.witness["envied"]) == ("j0", "j1")
