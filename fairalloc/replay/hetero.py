@@ -23,13 +23,14 @@ from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations
 from fairalloc.models.hetero import (
     LARGEST_WORKERS,
-    SMALLEST_THROUGHPUT,
     HeteroProblem,
     effective,
     eligible,
+    isolated_program,
+    isolated_throughput,
     measured,
-    throughput_program,
     time_of,
+    usable_throughput,
 )
 from fairalloc.replay.clock import FINISH_SLACK_S
 from fairalloc.replay.engine import Plan, Policy, State
@@ -106,7 +107,7 @@ def jobs(c: Cluster, trace: Trace, found: Violations) -> Jobs | None:
     if np.any(weights <= 0):
         found.add(["trace", "weight"], f"job {trace.ids[int(np.argmax(weights <= 0))]}: "
                   "a weight is > 0")
-    usable = (rows >= SMALLEST_THROUGHPUT) & (scale[:, None] <= c.workers[None, :])
+    usable = usable_throughput(rows) & (scale[:, None] <= c.workers[None, :])
     for i in np.flatnonzero(~usable.any(axis=1))[:20]:
         found.add(["trace", "jobs", trace.ids[i]],
                   f"job {trace.ids[i]} can run nowhere: it needs {int(scale[i])} GPU(s) of a "
@@ -675,11 +676,15 @@ def min_total_duration(p: HeteroProblem) -> Solution:
     """Minimise the makespan of the active jobs (Gavel's ``min_total_duration_perf``): the
     smallest T such that every job can finish its remaining steps by T, E_j(x) >= S_j / T.
     With z = 1/T it is one LP, max z s.t. E_j >= z S_j (``max_min_lp`` with reference S_j),
-    where Gavel bisects on T."""
-    program = throughput_program(p)
-    z, v, _ = max_min_value(p, program, p.steps)
+    where Gavel bisects on T. Each job's row is counted in units of its isolated throughput
+    and the references (its steps at that rate, in seconds) in units of the longest, so the LP
+    sees the same O(1) numbers whatever the unit of steps."""
+    program = isolated_program(p)
+    needs = p.steps / isolated_throughput(p)       # s: each job alone at its isolated share
+    longest = float(needs.max())
+    z, v, _ = max_min_value(p, program, needs / longest)
     x = program.to_time(v, p.k)
-    makespan = 1.0 / z if z > 0 else math.inf
+    makespan = longest / z if z > 0 else math.inf
     return Solution(p.allocation(x), "optimal", smallest_level(p, x),
                     metrics={"makespan_s": makespan},
                     solver={"name": "HiGHS LP (max z: E_j >= z S_j)", "makespan_s": makespan})
