@@ -35,3 +35,13 @@ def test_the_start_up_leaves_the_thread_pool_to_the_first_run():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_command_line_starts_without_the_heavy_libraries_it_needs_only_sometimes():
+    """Every command starts by importing ``fairalloc.cli``: matplotlib (0.3 s here) and
+    Pyomo load only when a figure or a Pyomo model is made. A module-level matplotlib import
+    in the replay figures made every command (and every test subprocess) 0.4 s slower."""
+    done = subprocess.run([sys.executable, "-c", "import sys, fairalloc.cli; print(sorted("
+                           "m for m in ('matplotlib', 'pyomo') if m in sys.modules))"],
+                          capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

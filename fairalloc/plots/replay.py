@@ -12,7 +12,6 @@ more than a decade (finish-time fairness: rho reaches 100 under FIFO) is drawn o
 from __future__ import annotations
 
 import numpy as np
-from matplotlib import transforms
 
 HOUR = 3600.0
 STYLES = ("-", "--", ":", "-.")     # a policy's (or a resource's) dash, beside its colour
@@ -26,6 +25,8 @@ LEGEND_DROP_PT = 36      # below the axes: tick labels (a log axis's 10^k too) a
 def legend_below(ax, columns: int = 3) -> None:
     """The axes' legend below them, under the x axis's label: a fixed drop in points, so it
     clears the labels whatever the panel's height (``fig.tight_layout`` makes room for it)."""
+    from matplotlib import transforms  # lazy: importing fairalloc must not load matplotlib
+
     below = transforms.offset_copy(ax.transAxes, fig=ax.figure, y=-LEGEND_DROP_PT,
                                    units="points")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, 0.0), bbox_transform=below,
