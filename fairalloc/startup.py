@@ -6,11 +6,15 @@ is a cost of the process, not of the method, and a paper's time column must not 
 :func:`pyomo` pays it once, building and solving a one-variable model, and :func:`spent` says
 how long every start-up so far took, so that a caller timing a method leaves out what was paid
 inside it (``engine.solve`` reports it apart as ``solver.extra.start_up_s``).
+:func:`duckdb` imports DuckDB, which commands need only once they read a table or a store.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import signal
+import threading
 import time
 from types import ModuleType
 
@@ -46,3 +50,25 @@ def pyomo() -> ModuleType:
         return pyo
     finally:
         _SPENT[0] += time.perf_counter() - start
+
+
+def duckdb() -> ModuleType:
+    """The ``duckdb`` module, imported with Ctrl-C held until the import is done and raised
+    then (as the SIGINT handler in place at the call raises it). DuckDB's start-up (0.1-0.7 s,
+    lazy: only commands with a table or a store need it) swallows a SIGINT that lands in it
+    (the import succeeds and the Ctrl-C is lost: a study then ran on for minutes) or turns it
+    into ``ImportError: Encountered an error while initializing the extension``."""
+    if threading.current_thread() is not threading.main_thread():    # no Ctrl-C comes here
+        return importlib.import_module("duckdb")
+    came: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    try:
+        module = importlib.import_module("duckdb")
+    except ImportError:
+        if not came:
+            raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if came:
+        signal.raise_signal(signal.SIGINT)      # to the handler in place before the import
+    return module

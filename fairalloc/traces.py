@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from fairalloc import startup
 from fairalloc.errors import InputRefused, SpecError, Violation
 from fairalloc.files import check_input
 
@@ -195,7 +196,7 @@ def read_table(path: str, layout: Layout = Layout()) -> tuple[list[str], Table, 
     integer and double columns are numbers, its other columns text. A file DuckDB cannot read
     is a ``SpecError`` naming the file (and DuckDB's line); so is a text file that is not a
     table (``text_head``), a repeated column name and a column of lists or records."""
-    import duckdb  # lazy: heavy, only reading a trace table needs it
+    duckdb = startup.duckdb()  # lazy: heavy, only reading a trace table needs it
 
     source = Path(path)
     try:

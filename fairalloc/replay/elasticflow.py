@@ -15,6 +15,7 @@ from importlib import resources
 
 import numpy as np
 
+from fairalloc import startup
 from fairalloc.errors import ArgumentError
 from fairalloc.replay.trace import Trace
 
@@ -42,7 +43,7 @@ def elasticflow(cluster: str | None = None) -> Trace:
 @functools.cache
 def _all_clusters() -> Trace:
     """The shipped table as one trace, read once (its arrays read-only, so shared safely)."""
-    import duckdb  # lazy: heavy, only reading a table needs it
+    duckdb = startup.duckdb()  # lazy: heavy, only reading a table needs it
 
     path = resources.files("fairalloc").joinpath("data", "elasticflow", "traces.parquet")
     with resources.as_file(path) as file, duckdb.connect() as con:

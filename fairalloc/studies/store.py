@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from fairalloc import startup
 from fairalloc.documents import sort_of
 from fairalloc.errors import InputRefused, StoreError, interrupted_query
 from fairalloc.files import digest, replacing
@@ -198,7 +199,7 @@ class Store:
     summarised). ``read_only`` opens an existing store for summaries and exports."""
 
     def __init__(self, path: str | Path | None = None, read_only: bool = False):
-        import duckdb  # lazy: heavy, only commands with a store need it
+        duckdb = startup.duckdb()  # lazy: heavy, only commands with a store need it
 
         self.path = str(path) if path else None
         if read_only and not Path(self.path).is_file():

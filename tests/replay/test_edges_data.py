@@ -302,6 +302,33 @@ def test_ctrl_c_while_fairalloc_imports_exits_130_in_one_line(tmp_path, module):
     assert not (tmp_path / "slow.duckdb").exists()
 
 
+# a stand-in for DuckDB's start-up as it behaves when a Ctrl-C lands in it (found 1 run in ~25
+# with SIGINT at a random moment of ``import duckdb``): the interrupt is swallowed and the import
+# succeeds, or it fails with DuckDB's ImportError
+FAKE_DUCKDB = """
+import os, signal, time
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.05)
+except KeyboardInterrupt:
+    if os.environ["LANDS"] == "error":
+        raise ImportError("Encountered an error while initializing the extension.")
+"""
+
+
+@pytest.mark.parametrize("lands", ["swallowed", "error"])
+def test_ctrl_c_inside_duckdbs_start_up_exits_130_in_one_line(tmp_path, lands):
+    """A study imports DuckDB when it opens its store. A Ctrl-C inside that import was lost (the
+    study ran on: CI's "still running 60 s after Ctrl-C") or was an ImportError traceback."""
+    (tmp_path / "duckdb.py").write_text(FAKE_DUCKDB)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "LANDS": lands}
+    done = subprocess.run(_study(tmp_path), capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert (done.returncode, done.stderr) == (130, "fairalloc study: interrupted\n"), \
+        done.stderr[-2000:]
+    assert not (tmp_path / "slow.duckdb").exists()
+
+
 def test_ctrl_c_at_any_moment_of_the_start_exits_130_without_a_traceback(tmp_path):
     """SIGINT to the process group (as a terminal's Ctrl-C) 0.05 to 1 s after Python has
     started ``fairalloc study run``: while fairalloc imports, the study loads or runs. (Python's
