@@ -65,7 +65,8 @@ def read_trace(path: str, *, mapping: Mapping[str, str] | None = None,
     one named like it, then checked by each of ``rules``. ``layout`` says how a text table is
     written (``fairalloc.traces.Layout``: a delimiter, names for a table without a header,
     no quoting). A table that breaks a rule is a ``SpecError`` naming each bad cell's line and
-    column; a ``mapping`` of an unknown trace column an ``ArgumentError``."""
+    column, type and rule errors at once (``rules`` judge the rows whose cells are all of
+    their types); a ``mapping`` of an unknown trace column an ``ArgumentError``."""
     layout = layout or Layout()
     wanted = {"arrival": ARRIVAL, **{name: _column(spec) for name, spec in columns.items()}}
     names, table, _ = traces.read_table(path, layout)
@@ -81,15 +82,27 @@ def read_trace(path: str, *, mapping: Mapping[str, str] | None = None,
     for name, spec in wanted.items():
         if name not in values:
             values[name] = np.full(table.rows, spec.default, dtype=DTYPES[spec.type])
+    bad += _rule_cells(rules, values, pairs, {i for i, _, _ in bad}, table.rows)
     if "id" in pairs:
         bad += _repeated(values["id"], pairs["id"])
-    if not bad:
-        for rule in rules:
-            bad += [(i, pairs.get(name, name), why) for i, name, why in rule(values)]
     if bad:
         raise traces.cells_refused(bad, path, what="trace", layout=layout)
     ids = values.pop("id") if "id" in values else np.arange(table.rows).astype(str)
     return Trace.of(ids, values.pop("arrival"), values, source=source or path)
+
+
+def _rule_cells(rules: Iterable[RowRule], values: Mapping[str, np.ndarray],
+                pairs: Mapping[str, str], wrong: set[int], rows: int
+                ) -> list[tuple[int, str, str]]:
+    """The cells breaking ``rules`` as (row, table column, rule), judged on the rows none of
+    whose cells is ``wrong`` (not of its type): a table's rule errors are reported with its
+    type errors, never hidden by them."""
+    keep = np.ones(rows, dtype=bool)
+    keep[list(wrong)] = False
+    kept = np.flatnonzero(keep)
+    judged = {name: column[keep] for name, column in values.items()} if wrong else values
+    return [(int(kept[i]), pairs.get(name, name), why)
+            for rule in rules for i, name, why in rule(judged)]
 
 
 def _column(spec: type | Column) -> Column:
