@@ -169,8 +169,10 @@ class Replay:
     * ``aware``: the policies (methods too) that use the jobs' speeds per resource, which a
       mechanism may treat differently (Gavel places them fastest type first);
     * ``table``, ``formats`` and ``typed``: traces from files — a table with the kind's
-      columns, a simulator's own trace format by name (hetero: Gavel's), and the kind's
-      columns drawn for a trace of durations and GPU counts (the shipped production trace).
+      columns (read by ``fairalloc.replay.tables.read_trace`` with the kind's ``columns()``,
+      as a listed trace is checked), a simulator's own trace format by name (hetero:
+      Gavel's), and the kind's columns drawn for a trace of durations and GPU counts (the
+      shipped production trace).
     * ``columns() -> {name: Column}``: the trace columns a listed trace (``"jobs": [...]``)
       may give and their types and rules (``fairalloc.replay.tables.Column``, as the
       kind's table reader declares them), a name ending in ``.`` standing for every column

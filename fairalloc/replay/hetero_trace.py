@@ -67,26 +67,33 @@ def listed_columns() -> dict[str, Column]:
 
 def _hetero_rows(values: Mapping[str, np.ndarray]) -> list[tuple[int, str, str]]:
     """Rows a hetero job cannot be: no steps to run, or a model not measured at its scale
-    factor."""
-    bad = [(int(i), "steps", f"{values['steps'][i]:g} is not above 0 (a job runs some steps)")
-           for i in np.flatnonzero(values["steps"] <= 0)]
+    factor (1 when not given)."""
+    steps = values.get("steps", np.ones(0))
+    bad = [(int(i), "steps", f"{steps[i]:g} is not above 0 (a job runs some steps)")
+           for i in np.flatnonzero(steps <= 0)]
+    if "model" not in values:
+        return bad
     table = measured()
-    for i, (model, scale) in enumerate(zip(values["model"].tolist(),
-                                           values["scale_factor"].tolist())):
+    scales = values.get("scale_factor", np.ones(len(values["model"]), dtype=np.int64))
+    for i, (model, scale) in enumerate(zip(values["model"].tolist(), scales.tolist())):
         if (model, scale) not in table:
             at = sorted(s for m, s in table if m == model)
-            bad.append((i, "scale_factor", f"{model} is measured at scale factors "
+            bad.append((i, "scale_factor" if "scale_factor" in values else "model",
+                        f"{model} is measured at scale factors "
                         f"{', '.join(map(str, at))} only, not {scale}"))
     return bad
 
 
 def read_hetero_trace(path: str, *, mapping: Mapping[str, str] | None = None,
                       layout: Layout | None = None) -> Trace:
-    """A hetero trace from a table with ``model``, ``scale_factor``, ``steps``, ``arrival``
-    and optionally ``id`` and ``weight`` (priority) columns (``mapping``: trace column -> table
-    column for others). Bad cells are a ``SpecError`` naming each one's line and column."""
-    return read_trace(path, mapping=mapping, columns=hetero_columns(), rules=[_hetero_rows],
-                      layout=layout)
+    """A hetero trace from a table with the columns a listed trace has (``listed_columns``:
+    ``model``, ``scale_factor``, ``steps``, or ``duration`` and ``throughput.<type>`` ...),
+    ``arrival``, and optionally ``id``, ``tenant`` and ``weight`` (priority); ``mapping``:
+    trace column -> table column for others. The replay says which columns its jobs need (a
+    model or throughputs; steps, or a duration and a model), as of a listed trace. Bad cells
+    are a ``SpecError`` naming each one's line and column."""
+    return read_trace(path, mapping=mapping, columns=listed_columns(), rules=[_hetero_rows],
+                      layout=layout, needed=())
 
 
 def read_gavel_trace(path: str) -> Trace:

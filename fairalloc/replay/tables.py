@@ -59,19 +59,30 @@ RowRule = Callable[[Mapping[str, np.ndarray]], Iterable[tuple[int, str, str]]]
 
 def read_trace(path: str, *, mapping: Mapping[str, str] | None = None,
                columns: Mapping[str, type | Column], rules: Iterable[RowRule] = (),
-               layout: Layout | None = None, source: str | None = None) -> Trace:
-    """The trace in table ``path``: ``id`` (optional), ``arrival`` (s) and ``columns``
-    (name -> type or ``Column``), each from the table column ``mapping`` names for it or the
-    one named like it, then checked by each of ``rules``. ``layout`` says how a text table is
-    written (``fairalloc.traces.Layout``: a delimiter, names for a table without a header,
-    no quoting). A table that breaks a rule is a ``SpecError`` naming each bad cell's line and
-    column, type and rule errors at once (``rules`` judge the rows whose cells are all of
-    their types); a ``mapping`` of an unknown trace column an ``ArgumentError``."""
+               layout: Layout | None = None, source: str | None = None,
+               needed: Collection[str] | None = None) -> Trace:
+    """The trace in table ``path``: ``id`` (optional), ``arrival`` (s), ``tenant`` (optional)
+    and ``columns`` (name -> type or ``Column``; a name ending in ``.`` is a family, filled by
+    every table column it begins: ``demand.`` by ``demand.cpu``), each from the table column
+    ``mapping`` names for it or the one named like it, then checked by each of ``rules`` on the
+    rows whose cells are all of their types. The table must have the columns ``needed`` (None:
+    every column without a default); another the table lacks takes its default, or is left out
+    when it has none (the kind's replay then says what its jobs need, as of a listed trace).
+    ``layout`` says how a text table is written (``fairalloc.traces.Layout``: a delimiter,
+    names for a table without a header, no quoting). A table that breaks a rule is a
+    ``SpecError`` naming each bad cell's line and column, type and rule errors at once; a
+    ``mapping`` of an unknown trace column an ``ArgumentError``."""
     layout = layout or Layout()
-    wanted = {"arrival": ARRIVAL, **{name: _column(spec) for name, spec in columns.items()}}
+    specs = {name: _column(spec) for name, spec in columns.items()}
+    if needed is None:
+        needed = [name for name, spec in specs.items()
+                  if spec.default is None and not name.endswith(".")]
+    wanted = {"arrival": ARRIVAL, "tenant": TENANT, **specs}
     names, table, _ = traces.read_table(path, layout)
     try:
-        pairs = _pairs(names, {"id": Column(str), **wanted}, dict(mapping or {}), path)
+        wanted = _members(wanted, names, dict(mapping or {}))
+        pairs = _pairs(names, {"id": Column(str), **wanted}, dict(mapping or {}),
+                       {"arrival", *needed}, path)
         values: dict[str, np.ndarray] = {}
         bad: list[tuple[int, str, str]] = []
         for name, column in pairs.items():
@@ -80,7 +91,7 @@ def read_trace(path: str, *, mapping: Mapping[str, str] | None = None,
     finally:
         table.con.close()
     for name, spec in wanted.items():
-        if name not in values:
+        if name not in values and spec.default is not None:
             values[name] = np.full(table.rows, spec.default, dtype=DTYPES[spec.type])
     bad += _rule_cells(rules, values, pairs, {i for i, _, _ in bad}, table.rows)
     if "id" in pairs:
@@ -105,28 +116,44 @@ def _rule_cells(rules: Iterable[RowRule], values: Mapping[str, np.ndarray],
             for rule in rules for i, name, why in rule(judged)]
 
 
+def _members(wanted: Mapping[str, Column], names: list[str], mapping: Mapping[str, str]
+             ) -> dict[str, Column]:
+    """``wanted`` with each family (a name ending in ``.``) replaced by its members: the trace
+    columns ``mapping`` names in it and the table columns named in it that no mapping takes."""
+    taken = set(mapping.values())
+    out: dict[str, Column] = {}
+    for name, spec in wanted.items():
+        if not name.endswith("."):
+            out[name] = spec
+            continue
+        members = [key for key in mapping if key.startswith(name)]
+        members += [c for c in names if c.startswith(name) and c not in taken]
+        out.update({member: spec for member in members if len(member) > len(name)})
+    return out
+
+
 def _column(spec: type | Column) -> Column:
     return spec if isinstance(spec, Column) else Column(spec)
 
 
 def _pairs(names: list[str], wanted: Mapping[str, Column], mapping: dict[str, str],
-           path: str) -> dict[str, str]:
+           needed: Collection[str], path: str) -> dict[str, str]:
     """Which table column fills which trace column: ``mapping`` first, then the columns named
-    like one. A required trace column no table column fills is a ``SpecError``."""
+    like one. A ``needed`` trace column no table column fills is a ``SpecError``."""
     unknown = [name for name in mapping if name not in wanted]
     if unknown:
         raise ArgumentError("mapping", f"no trace column {unknown[0]!r} (trace columns: "
                             f"{', '.join(wanted)})")
     out = {}
     found = []
-    for name, spec in wanted.items():
+    for name in wanted:
         column = mapping.get(name, name if name not in mapping.values() else None)
         if column in names:
             out[name] = column
         elif name in mapping:
             found.append(Violation("$", f"no column {column!r} (mapped to {name}; columns: "
                                    f"{', '.join(names)})"))
-        elif spec.default is None and name != "id":
+        elif name in needed:
             found.append(Violation("$", f"no column {name!r}: every job needs its {name} "
                                    f"(map a column to it; columns: {', '.join(names)})"))
     if found:

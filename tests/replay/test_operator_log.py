@@ -1,13 +1,17 @@
-"""An operator's own log as a replay's trace (issue 33, section 2): a table's type and rule
-errors reported together."""
+"""An operator's own log as a replay's trace (issue 33, section 2): a drf table, a hetero
+table's tenant, and a table's type and rule errors reported together."""
 
 from __future__ import annotations
 
 import pytest
 
+from fairalloc import api
 from fairalloc.errors import SpecError
 from fairalloc.replay.document import load
 
+DRF = {"replay": "log", "kind": "drf",
+       "cluster": {"capacity": {"cpu": 16, "mem": 64}},
+       "policy": {"method": "progressive-filling"}, "measure": {"finish_time_fairness": False}}
 HETERO = {"replay": "log", "kind": "hetero", "cluster": {"workers": {"v100": 1}},
           "mechanism": {"name": "ideal"}, "measure": {"finish_time_fairness": False}}
 A3C = "A3C"
@@ -18,10 +22,104 @@ def write(tmp_path, text: str, name: str = "jobs.csv") -> str:
     return name
 
 
+def finishes(data: dict, root=None) -> dict[str, float]:
+    """Each job's finish time (s) in a replay of ``data``, by id."""
+    played = api.replay(load(data, root) if root is not None else data)
+    assert played.status == "done"
+    return dict(zip(played.jobs["id"], played.jobs["finish"]))
+
+
 def refusal(tmp_path, data: dict) -> str:
     with pytest.raises(SpecError) as caught:
         load(data, tmp_path)
     return caught.value.report()
+
+
+# --- a drf trace from a table -------------------------------------------------------------
+
+DRF_JOBS = [
+    {"id": "a", "arrival": 0, "demand": {"cpu": 2, "mem": 4}, "max_tasks": 4,
+     "duration": 600, "tenant": "x", "weight": 1},
+    {"id": "b", "arrival": 60, "demand": {"cpu": 1, "mem": 8}, "max_tasks": 8,
+     "duration": 900, "tenant": "y", "weight": 2},
+    {"id": "c", "arrival": 120, "demand": {"cpu": 4, "mem": 2}, "max_tasks": 2,
+     "duration": 300, "tenant": "x", "weight": 1},
+]
+DRF_TABLE = ("id,arrival,demand.cpu,mem_gb,max_tasks,duration,tenant,weight\n"
+             "a,0,2,4,4,600,x,1\nb,60,1,8,8,900,y,2\nc,120,4,2,2,300,x,1\n")
+
+
+def test_a_drf_replay_reads_a_table_as_it_reads_listed_jobs(tmp_path):
+    write(tmp_path, DRF_TABLE)
+    table = {**DRF, "trace": {"table": "jobs.csv", "map": {"demand.mem": "mem_gb"}}}
+    listed = {**DRF, "trace": {"jobs": DRF_JOBS}}
+    for policy in ({"method": "progressive-filling"},
+                   {"method": "fair-share", "half_life_s": 3600}):
+        assert finishes({**table, "policy": policy}, tmp_path) == \
+            finishes({**listed, "policy": policy})
+    trace = load(table, tmp_path).trace
+    assert trace.columns["tenant"].tolist() == ["x", "y", "x"]
+    assert trace.columns["demand.mem"].tolist() == [4, 8, 2]
+
+
+def test_a_drf_tables_bad_cells_are_named_by_line_and_column_as_listed_values_are(tmp_path):
+    write(tmp_path, "id,arrival,demand.cpu,max_tasks,duration\n"
+                    "a,0,x,4,600\nb,0,1,0.5,600\n")
+    report = refusal(tmp_path, {**DRF, "trace": {"table": "jobs.csv"}})
+    assert "line 2, column 'demand.cpu': 'x' is not a number" in report
+    assert "line 3, column 'max_tasks': 0.5 is below 1" in report
+    listed = refusal(tmp_path, {**DRF, "trace": {"jobs": [
+        {"id": "b", "demand": {"cpu": 1}, "max_tasks": 0.5, "duration": 600}]}})
+    assert "0.5 is below 1 (max_tasks is at least 1)" in listed     # the same rule
+
+
+def test_a_drf_table_without_a_duration_is_refused_as_a_listed_trace_is(tmp_path):
+    write(tmp_path, "id,arrival,demand.cpu\na,0,1\n")
+    assert "each job needs its duration" in refusal(tmp_path, {**DRF, "trace": {
+        "table": "jobs.csv"}})
+
+
+# --- a hetero table's tenant ----------------------------------------------------------------
+
+# four jobs on one V100: x's three arrive first, y's one later, so that fair share over time
+# (half-life of a day) favours y against x's past usage
+FOUR = [("a", 0, "x"), ("b", 0, "x"), ("c", 0, "x"), ("d", 1800, "y")]
+
+
+def test_fair_share_from_a_hetero_table_runs_per_tenant_as_listed(tmp_path):
+    write(tmp_path, "id,submitted,team,model,scale_factor,steps\n" + "".join(
+        f"{job},{arrival},{team},{A3C},1,20000\n" for job, arrival, team in FOUR))
+    policy = {"method": "fair-share", "base": "max-min", "half_life_s": 86400}
+    table = {**HETERO, "policy": policy, "trace": {
+        "table": "jobs.csv", "map": {"arrival": "submitted", "tenant": "team"}}}
+    listed = {**HETERO, "policy": policy, "trace": {"jobs": [
+        {"id": job, "arrival": arrival, "tenant": team, "model": A3C, "steps": 20000}
+        for job, arrival, team in FOUR]}}
+    per_job = {**listed, "trace": {"jobs": [
+        {"id": job, "arrival": arrival, "model": A3C, "steps": 20000}
+        for job, arrival, _ in FOUR]}}
+    from_table = finishes(table, tmp_path)
+    assert from_table == finishes(listed)
+    assert from_table["d"] != finishes(per_job)["d"]    # the tenant matters on this trace
+
+
+def test_a_hetero_table_named_like_a_tenant_column_reads_it(tmp_path):
+    write(tmp_path, f"id,arrival,tenant,model,steps\na,0,x,{A3C},10\n")
+    trace = load({**HETERO, "policy": {"method": "max-min"},
+                  "trace": {"table": "jobs.csv"}}, tmp_path).trace
+    assert trace.columns["tenant"].tolist() == ["x"]
+
+
+def test_a_hetero_table_reads_throughputs_per_type_as_a_listed_trace_does(tmp_path):
+    write(tmp_path, "id,arrival,throughput.v100,throughput.k80,steps\n"
+                    "a,0,2,1,7200\nb,0,2,0.5,3600\n")
+    cluster = {"workers": {"v100": 1, "k80": 1}}
+    table = {**HETERO, "cluster": cluster, "policy": {"method": "max-min"},
+             "trace": {"table": "jobs.csv"}}
+    listed = {**table, "trace": {"jobs": [
+        {"id": "a", "throughput": {"v100": 2, "k80": 1}, "steps": 7200},
+        {"id": "b", "throughput": {"v100": 2, "k80": 0.5}, "steps": 3600}]}}
+    assert finishes(table, tmp_path) == finishes(listed)
 
 
 # --- all of a table's errors at once ------------------------------------------------------
