@@ -79,6 +79,16 @@ class Document:
     raw: dict
     source: str | None = None
 
+    def left_out(self) -> list[str]:
+        """A line each for what of its source the trace leaves out: the table's columns that
+        no trace column reads (an operator's log has many: user, queue, ...)."""
+        trace, lines = self.trace, []
+        if trace.ignored:
+            lines.append(f"{trace.source}: {len(trace.ignored)} column(s) not read: "
+                         f"{', '.join(trace.ignored)} (\"map\": {{TRACE COLUMN: "
+                         f"\"{trace.ignored[0]}\"}} would read one)")
+        return lines
+
     def described(self) -> str:
         """The document in one line: its name, kind, trace, policy and mechanism."""
         return (f"{self.name}: {self.kind.name}, {self.trace.n} jobs ({self.trace.source}), "

@@ -20,6 +20,7 @@ replay refuses.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
@@ -101,8 +102,10 @@ def read_gavel_trace(path: str) -> Trace:
     ``generate_trace.py``) as it is: job ``i`` of the file (0-based, as Gavel numbers them)
     with its ``job_type`` as model, ``scale_factor``, ``total_steps`` as steps,
     ``priority_weight`` as weight and ``arrival_time`` (s). The command, working directory,
-    steps argument, data directory flag and SLO are not used."""
-    return read_hetero_trace(path, mapping=GAVEL_MAPPING, layout=GAVEL_LAYOUT)
+    steps argument, data directory flag and SLO are not used (nor named as ignored: every
+    such file has them)."""
+    trace = read_hetero_trace(path, mapping=GAVEL_MAPPING, layout=GAVEL_LAYOUT)
+    return replace(trace, ignored=())
 
 
 def assign_types(trace: Trace, seed: int, *, larger: str, reference: str = REFERENCE

@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -71,7 +71,8 @@ def read_trace(path: str, *, mapping: Mapping[str, str] | None = None,
     ``layout`` says how a text table is written (``fairalloc.traces.Layout``: a delimiter,
     names for a table without a header, no quoting). A table that breaks a rule is a
     ``SpecError`` naming each bad cell's line and column, type and rule errors at once; a
-    ``mapping`` of an unknown trace column an ``ArgumentError``."""
+    ``mapping`` of an unknown trace column an ``ArgumentError``. The table columns no trace
+    column reads are the trace's ``ignored``."""
     layout = layout or Layout()
     specs = {name: _column(spec) for name, spec in columns.items()}
     if needed is None:
@@ -99,7 +100,9 @@ def read_trace(path: str, *, mapping: Mapping[str, str] | None = None,
     if bad:
         raise traces.cells_refused(bad, path, what="trace", layout=layout)
     ids = values.pop("id") if "id" in values else np.arange(table.rows).astype(str)
-    return Trace.of(ids, values.pop("arrival"), values, source=source or path)
+    used = set(pairs.values())
+    return replace(Trace.of(ids, values.pop("arrival"), values, source=source or path),
+                   ignored=tuple(name for name in names if name not in used))
 
 
 def _rule_cells(rules: Iterable[RowRule], values: Mapping[str, np.ndarray],

@@ -1,13 +1,19 @@
 """An operator's own log as a replay's trace (issue 33, section 2): a drf table, a hetero
-table's tenant, and a table's type and rule errors reported together."""
+table's tenant, columns no kind reads named, and a table's type and rule errors reported
+together."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
+from clitools import run
 
 from fairalloc import api
 from fairalloc.errors import SpecError
-from fairalloc.replay.document import load
+from fairalloc.replay.document import load, template
+from fairalloc.replay.hetero_trace import listed_columns
 
 DRF = {"replay": "log", "kind": "drf",
        "cluster": {"capacity": {"cpu": 16, "mem": 64}},
@@ -20,6 +26,12 @@ A3C = "A3C"
 def write(tmp_path, text: str, name: str = "jobs.csv") -> str:
     (tmp_path / name).write_text(text, encoding="utf-8")
     return name
+
+
+def document(tmp_path, data: dict, name: str = "replay.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return str(path)
 
 
 def finishes(data: dict, root=None) -> dict[str, float]:
@@ -107,7 +119,7 @@ def test_a_hetero_table_named_like_a_tenant_column_reads_it(tmp_path):
     write(tmp_path, f"id,arrival,tenant,model,steps\na,0,x,{A3C},10\n")
     trace = load({**HETERO, "policy": {"method": "max-min"},
                   "trace": {"table": "jobs.csv"}}, tmp_path).trace
-    assert trace.columns["tenant"].tolist() == ["x"]
+    assert trace.columns["tenant"].tolist() == ["x"] and trace.ignored == ()
 
 
 def test_a_hetero_table_reads_throughputs_per_type_as_a_listed_trace_does(tmp_path):
@@ -120,6 +132,41 @@ def test_a_hetero_table_reads_throughputs_per_type_as_a_listed_trace_does(tmp_pa
         {"id": "a", "throughput": {"v100": 2, "k80": 1}, "steps": 7200},
         {"id": "b", "throughput": {"v100": 2, "k80": 0.5}, "steps": 3600}]}}
     assert finishes(table, tmp_path) == finishes(listed)
+
+
+# --- columns no kind reads --------------------------------------------------------------------
+
+def test_columns_no_trace_column_reads_are_named_in_the_result_and_on_stderr(tmp_path):
+    write(tmp_path, f"id,arrival,user,model,steps,queue,priority\n"
+                    f"a,0,ann,{A3C},10,q1,3\nb,5,bo,{A3C},10,q2,1\n")
+    data = {**HETERO, "policy": {"method": "max-min"}, "trace": {"table": "jobs.csv"}}
+    played = api.replay(load(data, tmp_path))
+    assert played.settings["ignored_columns"] == ["user", "queue", "priority"]
+    done = run("replay", document(tmp_path, data), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["settings"]["ignored_columns"] == \
+        ["user", "queue", "priority"]
+    lines = [line for line in done.stderr.splitlines() if "not read" in line]
+    assert len(lines) == 1 and "user, queue, priority" in lines[0], done.stderr
+    mapped = {**data, "trace": {"table": "jobs.csv", "map": {"tenant": "user",
+                                                             "weight": "priority"}}}
+    trace = load(mapped, tmp_path).trace
+    assert trace.ignored == ("queue",)
+    assert trace.columns["weight"].tolist() == [3, 1]
+
+
+def test_a_listed_or_generated_trace_ignores_nothing():
+    played = api.replay({**HETERO, "policy": {"method": "max-min"}, "trace": {"jobs": [
+        {"id": "a", "model": A3C, "steps": 10}]}})
+    assert played.settings["ignored_columns"] == []
+
+
+def test_the_template_lists_only_table_columns_a_hetero_table_reads():
+    named = re.search(r"\(hetero: (model[^)]*)\)", template()).group(1)
+    columns = {c.replace("//", "").strip().removeprefix("optional ")
+               for c in re.split("[,;]", named)}
+    read = {"id", "arrival", "tenant", *listed_columns()}
+    assert columns <= read, columns - read
 
 
 # --- all of a table's errors at once ------------------------------------------------------
