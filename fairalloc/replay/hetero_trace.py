@@ -66,6 +66,12 @@ def listed_columns() -> dict[str, Column]:
             "throughput.": Column(float, at_least=0.0, at_most=LARGEST_THROUGHPUT)}
 
 
+def untyped_columns() -> dict[str, Column]:
+    """The columns of a log of durations and GPU counts, which ``assign_types`` types: a
+    job's ``duration`` (s alone on a V100) and ``num_gpu``."""
+    return {"duration": Column(float), "num_gpu": Column(int, at_least=1)}
+
+
 def _hetero_rows(values: Mapping[str, np.ndarray]) -> list[tuple[int, str, str]]:
     """Rows a hetero job cannot be: no steps to run, or a model not measured at its scale
     factor (1 when not given)."""
@@ -85,6 +91,31 @@ def _hetero_rows(values: Mapping[str, np.ndarray]) -> list[tuple[int, str, str]]
     return bad
 
 
+def _untyped_rows(values: Mapping[str, np.ndarray]) -> list[tuple[int, str, str]]:
+    """Rows ``assign_types`` cannot type: a duration not above 0, or a GPU count below 8
+    that no model is measured at (more than 8 is ``larger``'s)."""
+    bad = [(int(i), "duration", f"{values['duration'][i]:g} is not above 0 (a job runs "
+            "some time)") for i in np.flatnonzero(~(values["duration"] > 0))]
+    gpus = values["num_gpu"]
+    scales = _scales()
+    bad += [(int(i), "num_gpu", f"no model is measured on {gpus[i]} GPUs (scale factors "
+             f"{', '.join(map(str, scales))}; more than {scales[-1]}: as larger says)")
+            for i in np.flatnonzero(_unmeasured(gpus))]
+    return bad
+
+
+def _scales() -> list[int]:
+    """The scale factors (GPU counts) at which some model is measured, ascending."""
+    return sorted({s for _, s in measured()})
+
+
+def _unmeasured(gpus: np.ndarray) -> np.ndarray:
+    """Which GPU counts no model is measured at, below the largest measured (more than that
+    is ``larger``'s to decide)."""
+    scales = _scales()
+    return ~np.isin(gpus, scales) & (gpus < scales[-1])
+
+
 def read_hetero_trace(path: str, *, mapping: Mapping[str, str] | None = None,
                       layout: Layout | None = None) -> Trace:
     """A hetero trace from a table with the columns a listed trace has (``listed_columns``:
@@ -95,6 +126,14 @@ def read_hetero_trace(path: str, *, mapping: Mapping[str, str] | None = None,
     are a ``SpecError`` naming each one's line and column."""
     return read_trace(path, mapping=mapping, columns=listed_columns(), rules=[_hetero_rows],
                       layout=layout, needed=())
+
+
+def read_untyped_trace(path: str, *, mapping: Mapping[str, str] | None = None) -> Trace:
+    """A log of durations and GPU counts (``untyped_columns``, ``arrival``, optionally ``id``
+    and ``tenant``) from a table, for ``assign_types``: an operator's scheduler log. Bad cells
+    are a ``SpecError`` naming each one's line and column."""
+    return read_trace(path, mapping=mapping, columns=untyped_columns(),
+                      rules=[_untyped_rows])
 
 
 def read_gavel_trace(path: str) -> Trace:
@@ -130,12 +169,12 @@ def assign_types(trace: Trace, seed: int, *, larger: str, reference: str = REFER
         raise ArgumentError("trace", f"no column {', '.join(missing)}: types are drawn for "
                             f"jobs known by duration and num_gpu")
     table = measured()
-    scales = sorted({s for _, s in table})
+    scales = _scales()
     gpus = np.asarray(trace.columns["num_gpu"], dtype=np.int64)
     duration = np.asarray(trace.columns["duration"], dtype=float)
     draw = np.random.default_rng(seed).random(trace.n)     # one draw a job, whatever its size
     over = gpus > scales[-1]
-    unmeasured = ~np.isin(gpus, scales) & ~over
+    unmeasured = _unmeasured(gpus)
     if unmeasured.any():
         i = int(np.flatnonzero(unmeasured)[0])
         raise ArgumentError("trace", f"job {trace.ids[i]!r} uses {gpus[i]} GPUs; measured "
@@ -152,9 +191,9 @@ def assign_types(trace: Trace, seed: int, *, larger: str, reference: str = REFER
         rate = np.array([table[(m, s)][reference] for m in choices])
         steps[jobs] = work[jobs] * rate[picked]
     kept = ~over if larger == "drop" else np.ones(trace.n, dtype=bool)
-    typed = Trace(trace.ids, trace.arrival, {
+    typed = replace(trace, columns={
         **trace.columns, "model": model, "scale_factor": scale, "steps": steps,
-        "weight": np.ones(trace.n)}, trace.source)
+        "weight": np.ones(trace.n)})
     return typed.take(kept), tuple(np.asarray(trace.ids, dtype=object)[~kept])
 
 

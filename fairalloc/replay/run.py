@@ -118,7 +118,8 @@ def play(doc: Document, progress: Progress | None = None) -> ReplayRun:
     names = tuple(replay.resources(doc.cluster))
     summary = measures.summary(per_job, timeline, names, doc.window, doc.tolerance)
     settings = {"trace": doc.trace.source, "jobs": doc.trace.n,
-                "ignored_columns": list(doc.trace.ignored), "policy": doc.policy,
+                "ignored_columns": list(doc.trace.ignored),
+                "dropped_jobs": list(doc.trace.dropped), "policy": doc.policy,
                 "options": doc.options, "mechanism": doc.mechanism, **doc.settings,
                 "checks": {"every": doc.checking.every,
                            "names": list(doc.checking.names or doc.kind.check_names())

@@ -1,19 +1,21 @@
 """An operator's own log as a replay's trace (issue 33, section 2): a drf table, a hetero
-table's tenant, columns no kind reads named, and a table's type and rule errors reported
-together."""
+table's tenant, columns no kind reads named, a log of durations and GPU counts typed as the
+shipped trace is, and a table's type and rule errors reported together."""
 
 from __future__ import annotations
 
 import json
 import re
 
+import numpy as np
 import pytest
 from clitools import run
 
 from fairalloc import api
 from fairalloc.errors import SpecError
 from fairalloc.replay.document import load, template
-from fairalloc.replay.hetero_trace import listed_columns
+from fairalloc.replay.hetero_trace import assign_types, listed_columns
+from fairalloc.replay.trace import Trace
 
 DRF = {"replay": "log", "kind": "drf",
        "cluster": {"capacity": {"cpu": 16, "mem": 64}},
@@ -167,6 +169,84 @@ def test_the_template_lists_only_table_columns_a_hetero_table_reads():
                for c in re.split("[,;]", named)}
     read = {"id", "arrival", "tenant", *listed_columns()}
     assert columns <= read, columns - read
+
+
+# --- a log of arrival, duration and GPU count ------------------------------------------------
+
+LOG = ("job,submitted,user,gpus,runtime\n"
+       "j1,0,ann,1,600\nj2,30,bo,4,3600\nj3,60,ann,16,1200\nj4,90,cy,2,900\n")
+LOG_MAP = {"id": "job", "arrival": "submitted", "num_gpu": "gpus", "duration": "runtime",
+           "tenant": "user"}
+
+
+def by_hand(larger: str, seed: int) -> Trace:
+    """The log's jobs typed by ``assign_types`` from a trace built without a table."""
+    trace = Trace.of(["j1", "j2", "j3", "j4"], [0, 30, 60, 90],
+                     {"num_gpu": np.array([1, 4, 16, 2]),
+                      "duration": np.array([600.0, 3600, 1200, 900]),
+                      "tenant": np.array(["ann", "bo", "ann", "cy"], dtype=object)})
+    return assign_types(trace, seed, larger=larger)[0]
+
+
+@pytest.mark.parametrize("larger", ["drop", "cap"])
+def test_a_log_of_durations_and_gpu_counts_is_typed_as_the_shipped_trace_is(tmp_path, larger):
+    write(tmp_path, LOG)
+    data = {**HETERO, "cluster": {"workers": {"v100": 8, "k80": 8}},
+            "policy": {"method": "max-min"},
+            "trace": {"table": "jobs.csv", "map": LOG_MAP, "types_seed": 3, "larger": larger}}
+    trace = load(data, tmp_path).trace
+    expected = by_hand(larger, 3)
+    assert trace.ids == expected.ids
+    for name in ("model", "scale_factor", "steps", "tenant"):
+        assert trace.columns[name].tolist() == expected.columns[name].tolist(), name
+    assert ("j3" in trace.ids) == (larger == "cap")
+    played = api.replay(load(data, tmp_path))
+    assert played.status == "done"
+    assert played.settings["dropped_jobs"] == (["j3"] if larger == "drop" else [])
+    assert played.settings["ignored_columns"] == []
+    done = run("replay", document(tmp_path, data), "--format", "csv")
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "dropped" in line]
+    assert said == ([f"{tmp_path / 'jobs.csv'}: 1 job(s) of the source with more GPUs "
+                     "than measured dropped (larger: drop): j3"] if larger == "drop" else []), \
+        done.stderr
+
+
+def test_a_log_without_types_seed_says_how_to_type_it(tmp_path):
+    write(tmp_path, LOG)
+    mapped = refusal(tmp_path, {**HETERO, "policy": {"method": "max-min"},
+                                "trace": {"table": "jobs.csv", "map": LOG_MAP}})
+    assert "types_seed" in mapped and "larger" in mapped, mapped
+    write(tmp_path, "id,arrival,num_gpu,duration\na,0,1,600\n", "alike.csv")
+    alike = refusal(tmp_path, {**HETERO, "policy": {"method": "max-min"},
+                               "trace": {"table": "alike.csv"}})
+    assert "types_seed" in alike and "larger" in alike, alike
+
+
+def test_a_log_typed_needs_both_keys_and_its_gpu_count(tmp_path):
+    write(tmp_path, LOG)
+    trace = {"table": "jobs.csv", "map": LOG_MAP, "types_seed": 3}
+    assert "trace.larger: a table of durations and GPU counts needs 'larger'" in \
+        refusal(tmp_path, {**HETERO, "trace": trace})
+    no_gpus = {**trace, "larger": "drop", "map": {k: v for k, v in LOG_MAP.items()
+                                                  if k != "num_gpu"}}
+    assert "no column 'num_gpu'" in refusal(tmp_path, {**HETERO, "trace": no_gpus})
+
+
+def test_a_logs_bad_rows_are_named_by_line_and_column(tmp_path):
+    write(tmp_path, "id,arrival,num_gpu,duration\na,0,3,600\nb,0,1,0\nc,x,1,5\n")
+    report = refusal(tmp_path, {**HETERO, "trace": {
+        "table": "jobs.csv", "types_seed": 0, "larger": "drop"}})
+    assert "line 2, column 'num_gpu': no model is measured on 3 GPUs" in report, report
+    assert "line 3, column 'duration': 0 is not above 0" in report, report
+    assert "line 4, column 'arrival'" in report, report
+
+
+def test_a_gavel_trace_file_takes_no_typing(tmp_path):
+    write(tmp_path, f"{A3C}\tpython3\tdir\t--n\t1\t100\t1\t1\t-1\t0\n", "gavel.trace")
+    report = refusal(tmp_path, {**HETERO, "trace": {
+        "table": "gavel.trace", "format": "gavel", "types_seed": 0, "larger": "drop"}})
+    assert "trace.types_seed" in report, report
 
 
 # --- all of a table's errors at once ------------------------------------------------------
