@@ -512,14 +512,28 @@ def _table(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | Non
     try:
         trace = read(str(path))
     except ArgumentError as exc:       # a map naming a column the kind's trace does not have
-        untyped = replay.untyped is not None and not typing and fmt is None
-        found.add(["trace", "map"], exc.rule + ("; a table of durations and GPU counts is "
-                                                "read with types_seed and larger" if untyped
-                                                else ""))
+        log = fmt is None and not typing and _fits_a_log(kind, str(path), mapping)
+        found.add(["trace", "map"], exc.rule + ("; the map fits a log of durations and GPU "
+                                                "counts, which types_seed and larger type"
+                                                if log else ""))
         return None
     if typing:
         trace = _typed(kind, trace, data, found)
     return None if trace is None else _first(trace, data.get("jobs"))
+
+
+def _fits_a_log(kind: Kind, path: str, mapping: dict | None) -> bool:
+    """Whether ``mapping`` names columns of the kind's log of durations and GPU counts (its
+    table read as one gives no error of the map): read again only to word a refusal."""
+    if kind.replay.untyped is None:
+        return False
+    try:
+        kind.replay.untyped(path, mapping=mapping)
+    except ArgumentError:
+        return False
+    except SpecError:       # the map fits; a cell or a missing column is another matter
+        pass
+    return True
 
 
 def _shipped(kind: Kind, data: dict, found: Violations) -> Trace | None:

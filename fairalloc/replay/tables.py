@@ -122,7 +122,16 @@ def _rule_cells(rules: Iterable[RowRule], values: Mapping[str, np.ndarray],
 def _members(wanted: Mapping[str, Column], names: list[str], mapping: Mapping[str, str]
              ) -> dict[str, Column]:
     """``wanted`` with each family (a name ending in ``.``) replaced by its members: the trace
-    columns ``mapping`` names in it and the table columns named in it that no mapping takes."""
+    columns ``mapping`` names in it and the table columns named in it that no mapping takes.
+    A ``mapping`` of a trace column that is neither one nor a member is an ``ArgumentError``.
+    """
+    families = [name for name in wanted if name.endswith(".")]
+    unknown = [key for key in mapping if key not in ("id", *wanted) and not any(
+        key.startswith(f) and len(key) > len(f) for f in families)]
+    if unknown:
+        known = ", ".join(n + "<name>" if n.endswith(".") else n for n in ("id", *wanted))
+        raise ArgumentError("mapping", f"no trace column {unknown[0]!r} (trace columns: "
+                            f"{known})")
     taken = set(mapping.values())
     out: dict[str, Column] = {}
     for name, spec in wanted.items():
@@ -143,10 +152,6 @@ def _pairs(names: list[str], wanted: Mapping[str, Column], mapping: dict[str, st
            needed: Collection[str], path: str) -> dict[str, str]:
     """Which table column fills which trace column: ``mapping`` first, then the columns named
     like one. A ``needed`` trace column no table column fills is a ``SpecError``."""
-    unknown = [name for name in mapping if name not in wanted]
-    if unknown:
-        raise ArgumentError("mapping", f"no trace column {unknown[0]!r} (trace columns: "
-                            f"{', '.join(wanted)})")
     out = {}
     found = []
     for name in wanted:

@@ -87,6 +87,14 @@ def test_a_drf_tables_bad_cells_are_named_by_line_and_column_as_listed_values_ar
     assert "0.5 is below 1 (max_tasks is at least 1)" in listed     # the same rule
 
 
+def test_a_map_of_no_trace_column_names_the_families(tmp_path):
+    write(tmp_path, DRF_TABLE)
+    report = refusal(tmp_path, {**DRF, "trace": {"table": "jobs.csv", "map": {
+        "demand": "mem_gb"}}})
+    assert "trace.map: no trace column 'demand'" in report, report
+    assert "demand.<name>" in report, report
+
+
 def test_a_drf_table_without_a_duration_is_refused_as_a_listed_trace_is(tmp_path):
     write(tmp_path, "id,arrival,demand.cpu\na,0,1\n")
     assert "each job needs its duration" in refusal(tmp_path, {**DRF, "trace": {
@@ -217,6 +225,9 @@ def test_a_log_without_types_seed_says_how_to_type_it(tmp_path):
     mapped = refusal(tmp_path, {**HETERO, "policy": {"method": "max-min"},
                                 "trace": {"table": "jobs.csv", "map": LOG_MAP}})
     assert "types_seed" in mapped and "larger" in mapped, mapped
+    typo = refusal(tmp_path, {**HETERO, "trace": {"table": "jobs.csv", "map": {
+        "modle": "user"}}})
+    assert "no trace column 'modle'" in typo and "types_seed" not in typo, typo
     write(tmp_path, "id,arrival,num_gpu,duration\na,0,1,600\n", "alike.csv")
     alike = refusal(tmp_path, {**HETERO, "policy": {"method": "max-min"},
                                "trace": {"table": "alike.csv"}})
