@@ -168,9 +168,11 @@ class Replay:
       it wraps a method (fair-share), ``base_of(options)``, the method's name;
     * ``aware``: the policies (methods too) that use the jobs' speeds per resource, which a
       mechanism may treat differently (Gavel places them fastest type first);
-    * ``table``, ``formats`` and ``typed``: traces from files — a table with the kind's
-      columns, a simulator's own trace format by name (hetero: Gavel's), and the kind's
-      columns drawn for a trace of durations and GPU counts (the shipped production trace).
+    * ``table``, ``formats``, ``typed`` and ``untyped``: traces from files — a table with the
+      kind's columns (read by ``fairalloc.replay.tables.read_trace`` with the kind's
+      ``columns()``, as a listed trace is checked), a simulator's own trace format by name
+      (hetero: Gavel's), the kind's columns drawn for a trace of durations and GPU counts
+      (the shipped production trace), and such a trace read from a table (an operator's log).
     * ``columns() -> {name: Column}``: the trace columns a listed trace (``"jobs": [...]``)
       may give and their types and rules (``fairalloc.replay.tables.Column``, as the
       kind's table reader declares them), a name ending in ``.`` standing for every column
@@ -197,6 +199,8 @@ class Replay:
     formats: dict[str, Callable] = field(default_factory=dict)   # name -> (path) -> Trace
     typed: Callable | None = None      # (trace, seed, larger) -> (Trace, ids dropped): the
     #                                    kind's columns for jobs known by duration and GPUs
+    untyped: Callable | None = None    # (path, mapping) -> Trace of durations and GPU counts
+    #                                    from a table (an operator's log), for ``typed``
     example: dict = field(default_factory=dict)
     columns: Callable[[], dict] = dict
 

@@ -28,6 +28,8 @@ def cmd_replay(args) -> int:
     (simulated time, jobs done) on stderr (a bar, or a plain line every so often into a log);
     exit 1 when the policy failed mid-run."""
     doc = api.replays.load(args.spec)
+    for line in doc.left_out():
+        note(args, line)
     with progress_bar(args) as bar:
         task = bar.add_task(doc.name, total=doc.trace.n)
         run = api.replay(doc, progress=lambda now, done, total: bar.update(

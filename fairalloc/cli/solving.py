@@ -143,6 +143,8 @@ def _valid_replay(doc, args) -> int:
         raise UsageError(given[0], "checks an allocation of a spec; a replay document is "
                                    "checked as a document (run it with fairalloc replay)")
     print(f"{doc.source}: valid replay document {doc.described()}")
+    for line in doc.left_out():
+        note(args, line)
     return 0
 
 

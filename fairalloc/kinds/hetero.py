@@ -51,6 +51,7 @@ KIND = Kind(
             fairshare.field_weights("weights"), replay.usage, METHODS, "max-min")},
         aware=replay.AWARE, default_policy="max-min", table=replay_trace.read_hetero_trace,
         formats={"gavel": replay_trace.read_gavel_trace}, typed=replay_trace.assign_types,
+        untyped=replay_trace.read_untyped_trace,
         example={"workers": {"v100": 2, "p100": 2, "k80": 2}},
         columns=replay_trace.listed_columns),
     reference=("Deepak Narayanan, Keshav Santhanam, Fiodar Kazhamiaka, Amar Phanishayee and Matei "

@@ -10,7 +10,7 @@ import functools
 import inspect
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -79,10 +79,31 @@ class Document:
     raw: dict
     source: str | None = None
 
+    def left_out(self) -> list[str]:
+        """A line each for what of its source the trace leaves out: the table's columns that
+        no trace column reads (an operator's log has many: user, queue, ...) and the jobs
+        dropped for more GPUs than measured (``larger``)."""
+        trace, lines = self.trace, []
+        if trace.ignored:
+            lines.append(f"{trace.source}: {len(trace.ignored)} column(s) not read: "
+                         f"{', '.join(trace.ignored)} (\"map\": {{TRACE COLUMN: "
+                         f"\"{trace.ignored[0]}\"}} would read one)")
+        if trace.dropped:
+            lines.append(f"{trace.source}: {len(trace.dropped)} job(s) of the source with "
+                         f"more GPUs than measured dropped (larger: drop): "
+                         f"{_few(trace.dropped)}")
+        return lines
+
     def described(self) -> str:
         """The document in one line: its name, kind, trace, policy and mechanism."""
         return (f"{self.name}: {self.kind.name}, {self.trace.n} jobs ({self.trace.source}), "
                 f"policy {self.policy}, mechanism {self.mechanism}")
+
+
+def _few(ids: tuple[str, ...], most: int = 5) -> str:
+    """The first ``most`` ids, and how many more."""
+    more = f" and {len(ids) - most:,} more" if len(ids) > most else ""
+    return ", ".join(ids[:most]) + more
 
 
 def load(source: str | Path | dict, root: str | Path | None = None) -> Document:
@@ -447,18 +468,22 @@ def _flat(job: dict, prefix: str = "") -> dict:
 
 
 SHIPPED = {"elasticflow": elasticflow}       # production traces shipped with fairalloc
-TABLE_KEYS = {"table", "map", "format", "jobs"}
-SHIPPED_KEYS = {"shipped", "cluster", "types_seed", "larger", "jobs"}
+TYPING_KEYS = ("types_seed", "larger")       # how a trace of durations and GPUs is typed
+TABLE_KEYS = {"table", "map", "format", "jobs", *TYPING_KEYS}
+SHIPPED_KEYS = {"shipped", "cluster", "jobs", *TYPING_KEYS}
 
 
 def _table(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | None:
     """``{"table": FILE, "map": {trace column: table column}}``: the kind's columns from a
-    CSV, TSV or Parquet file; or ``{"table": FILE, "format": NAME}``: a simulator's own trace
-    file (hetero: ``gavel``). ``"jobs": N`` keeps the first N (in arrival order). A bad cell
-    is refused with the file, its line and column (a ``SpecError`` of the table)."""
+    CSV, TSV or Parquet file; with ``types_seed`` and ``larger``, a log of durations and GPU
+    counts typed as the shipped trace is (``Replay.untyped``, ``Replay.typed``); or
+    ``{"table": FILE, "format": NAME}``: a simulator's own trace file (hetero: ``gavel``).
+    ``"jobs": N`` keeps the first N (in arrival order). A bad cell is refused with the file,
+    its line and column (a ``SpecError`` of the table)."""
     replay = kind.replay
     _foreign(data, TABLE_KEYS, "a table trace", found)
     fmt, mapping = data.get("format"), data.get("map")
+    typing = [key for key in TYPING_KEYS if key in data]
     if fmt is not None and fmt not in replay.formats:
         found.add("trace.format", f"unknown trace format {fmt!r} for {kind.name} (known: "
                   f"{', '.join(replay.formats) or 'none'})")
@@ -466,6 +491,13 @@ def _table(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | Non
         found.add("trace.table", f"{kind.name} reads no trace from a table")
     if fmt is not None and mapping is not None:
         found.add("trace.map", f"a {fmt} trace file is read as it is, without a map")
+    if typing and fmt is not None:
+        found.add(["trace", typing[0]], f"a {fmt} trace file gives its jobs' types; "
+                  f"{' and '.join(TYPING_KEYS)} type a table of durations and GPU counts")
+    elif typing and kind.replay.untyped is None:
+        found.add(["trace", typing[0]], f"{kind.name} reads no table of durations and GPUs")
+    elif typing:
+        _typing(kind, data, "a table of durations and GPU counts", found)
     path = root / data["table"]
     try:
         check_input(path, pipes=False)      # never opened here: a pipe could block
@@ -475,13 +507,33 @@ def _table(kind: Kind, data: dict, found: Violations, root: Path) -> Trace | Non
         found.add("trace.table", f"{data['table']} {exc.rule}")
     if found:
         return None
+    read = replay.formats[fmt] if fmt is not None else \
+        functools.partial(replay.untyped if typing else replay.table, mapping=mapping)
     try:
-        trace = replay.formats[fmt](str(path)) if fmt is not None else \
-            replay.table(str(path), mapping=mapping)
+        trace = read(str(path))
     except ArgumentError as exc:       # a map naming a column the kind's trace does not have
-        found.add(["trace", "map"], exc.rule)
+        log = fmt is None and not typing and _fits_a_log(kind, str(path), mapping)
+        found.add(["trace", "map"], exc.rule + ("; the map fits a log of durations and GPU "
+                                                "counts, which types_seed and larger type"
+                                                if log else ""))
         return None
-    return _first(trace, data.get("jobs"))
+    if typing:
+        trace = _typed(kind, trace, data, found)
+    return None if trace is None else _first(trace, data.get("jobs"))
+
+
+def _fits_a_log(kind: Kind, path: str, mapping: dict | None) -> bool:
+    """Whether ``mapping`` names columns of the kind's log of durations and GPU counts (its
+    table read as one gives no error of the map): read again only to word a refusal."""
+    if kind.replay.untyped is None:
+        return False
+    try:
+        kind.replay.untyped(path, mapping=mapping)
+    except ArgumentError:
+        return False
+    except SpecError:       # the map fits; a cell or a missing column is another matter
+        pass
+    return True
 
 
 def _shipped(kind: Kind, data: dict, found: Violations) -> Trace | None:
@@ -496,28 +548,42 @@ def _shipped(kind: Kind, data: dict, found: Violations) -> Trace | None:
     if name not in SHIPPED:
         found.add("trace.shipped", f"no shipped trace {name!r} (shipped: "
                   f"{', '.join(SHIPPED)})")
-    if kind.replay.typed is None:
-        found.add("trace.shipped", f"{kind.name} cannot type a trace of durations and GPUs")
+    _typing(kind, data, "a shipped trace", found)
     cluster = data.get("cluster")
     if cluster is not None and cluster not in CLUSTERS:
         found.add("trace.cluster", f"no cluster {cluster!r} in the ElasticFlow trace "
                   f"(clusters: {', '.join(CLUSTERS)})")
-    for key in ("types_seed", "larger"):
-        if key not in data:
-            found.add(["trace", key], f"a shipped trace needs {key!r} (types_seed: the seed "
-                      "of the types drawn; larger: drop or cap the jobs of more GPUs than "
-                      "measured)")
     if found:
         return None
-    try:       # typed whole, then cut: a job's type does not depend on "jobs"
-        typed, _ = kind.replay.typed(SHIPPED[name](cluster), data["types_seed"],
-                                     larger=data["larger"])
-    except ArgumentError as exc:
-        found.add(["trace", exc.argument], exc.rule)
+    typed = _typed(kind, SHIPPED[name](cluster), data, found)
+    if typed is None:
         return None
     typed = _first(typed, data.get("jobs"))
     start = typed.arrival[0] if typed.n else 0.0
-    return Trace(typed.ids, typed.arrival - start, typed.columns, f"{name}:{cluster or 'all'}")
+    return replace(typed, arrival=typed.arrival - start, source=f"{name}:{cluster or 'all'}")
+
+
+def _typing(kind: Kind, data: dict, what: str, found: Violations) -> None:
+    """A violation unless the kind can type a trace of durations and GPU counts and ``data``
+    says how (``types_seed`` and ``larger``, no default: each changes the load)."""
+    if kind.replay.typed is None:
+        found.add(["trace", "shipped" if "shipped" in data else TYPING_KEYS[0]],
+                  f"{kind.name} cannot type a trace of durations and GPUs")
+    for key in TYPING_KEYS:
+        if key not in data:
+            found.add(["trace", key], f"{what} needs {key!r} (types_seed: the seed of the "
+                      "types drawn; larger: drop or cap the jobs of more GPUs than measured)")
+
+
+def _typed(kind: Kind, trace: Trace, data: dict, found: Violations) -> Trace | None:
+    """The trace's jobs given the kind's columns by the seeded draw ``data`` asks for, typed
+    whole before any cut (a job's type does not depend on ``"jobs"``)."""
+    try:
+        typed, dropped = kind.replay.typed(trace, data["types_seed"], larger=data["larger"])
+    except ArgumentError as exc:
+        found.add(["trace", exc.argument], exc.rule)
+        return None
+    return replace(typed, dropped=tuple(dropped))
 
 
 def _foreign(data: dict, allowed: set[str], what: str, found: Violations) -> None:

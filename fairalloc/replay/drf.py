@@ -22,6 +22,7 @@ present, Themis's isolated share); the replay measures rho against a replay of i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -37,7 +38,7 @@ from fairalloc.models.leontief import (
     Leontief,
 )
 from fairalloc.replay import fairshare
-from fairalloc.replay.tables import Column
+from fairalloc.replay.tables import Column, read_trace
 from fairalloc.replay.trace import Trace
 from fairalloc.result import Solution
 
@@ -124,6 +125,15 @@ def columns() -> dict[str, Column]:
             "max_tasks": Column(float, at_least=1.0, at_most=LARGEST_TASKS),
             "duration": Column(float),
             "weight": Column(float, at_least=SMALLEST_WEIGHT, at_most=LARGEST_WEIGHT)}
+
+
+def read_drf_trace(path: str, *, mapping: Mapping[str, str] | None = None) -> Trace:
+    """A drf trace from a table (CSV, TSV or Parquet) with the columns a listed trace has
+    (``columns``: ``demand.<resource>``, ``max_tasks``, ``duration``, ``weight``), ``arrival``,
+    and optionally ``id`` and ``tenant``; ``mapping``: trace column -> table column for
+    others (``{"demand.cpu": "cores"}``). Bad cells are a ``SpecError`` naming each one's
+    line and column; ``jobs`` says which columns the jobs need, as of a listed trace."""
+    return read_trace(path, mapping=mapping, columns=columns(), needed=())
 
 
 def jobs(c: Cluster, trace: Trace, found: Violations) -> Jobs | None:

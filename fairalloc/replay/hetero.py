@@ -127,7 +127,8 @@ def _rows(c: Cluster, trace: Trace, scale: np.ndarray, found: Violations
         return np.column_stack([np.asarray(cols[g], dtype=float) for g in given])
     if "model" not in cols:
         found.add("trace", "each job needs a model (Gavel's measured table) or a "
-                  f"throughput per worker type ({', '.join(given)})")
+                  f"throughput per worker type ({', '.join(given)}); a table of durations "
+                  "and GPU counts (duration, num_gpu) is typed with types_seed and larger")
         return None
     table = measured()
     unknown_types = [t for t in c.types if t not in {"k80", "p100", "v100"}]

@@ -20,6 +20,7 @@ replay refuses.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
@@ -65,28 +66,74 @@ def listed_columns() -> dict[str, Column]:
             "throughput.": Column(float, at_least=0.0, at_most=LARGEST_THROUGHPUT)}
 
 
+def untyped_columns() -> dict[str, Column]:
+    """The columns of a log of durations and GPU counts, which ``assign_types`` types: a
+    job's ``duration`` (s alone on a V100) and ``num_gpu``."""
+    return {"duration": Column(float), "num_gpu": Column(int, at_least=1)}
+
+
 def _hetero_rows(values: Mapping[str, np.ndarray]) -> list[tuple[int, str, str]]:
     """Rows a hetero job cannot be: no steps to run, or a model not measured at its scale
-    factor."""
-    bad = [(int(i), "steps", f"{values['steps'][i]:g} is not above 0 (a job runs some steps)")
-           for i in np.flatnonzero(values["steps"] <= 0)]
+    factor (1 when not given)."""
+    steps = values.get("steps", np.ones(0))
+    bad = [(int(i), "steps", f"{steps[i]:g} is not above 0 (a job runs some steps)")
+           for i in np.flatnonzero(steps <= 0)]
+    if "model" not in values:
+        return bad
     table = measured()
-    for i, (model, scale) in enumerate(zip(values["model"].tolist(),
-                                           values["scale_factor"].tolist())):
+    scales = values.get("scale_factor", np.ones(len(values["model"]), dtype=np.int64))
+    for i, (model, scale) in enumerate(zip(values["model"].tolist(), scales.tolist())):
         if (model, scale) not in table:
             at = sorted(s for m, s in table if m == model)
-            bad.append((i, "scale_factor", f"{model} is measured at scale factors "
+            bad.append((i, "scale_factor" if "scale_factor" in values else "model",
+                        f"{model} is measured at scale factors "
                         f"{', '.join(map(str, at))} only, not {scale}"))
     return bad
 
 
+def _untyped_rows(values: Mapping[str, np.ndarray]) -> list[tuple[int, str, str]]:
+    """Rows ``assign_types`` cannot type: a duration not above 0, or a GPU count below 8
+    that no model is measured at (more than 8 is ``larger``'s)."""
+    bad = [(int(i), "duration", f"{values['duration'][i]:g} is not above 0 (a job runs "
+            "some time)") for i in np.flatnonzero(~(values["duration"] > 0))]
+    gpus = values["num_gpu"]
+    scales = _scales()
+    bad += [(int(i), "num_gpu", f"no model is measured on {gpus[i]} GPUs (scale factors "
+             f"{', '.join(map(str, scales))}; more than {scales[-1]}: as larger says)")
+            for i in np.flatnonzero(_unmeasured(gpus))]
+    return bad
+
+
+def _scales() -> list[int]:
+    """The scale factors (GPU counts) at which some model is measured, ascending."""
+    return sorted({s for _, s in measured()})
+
+
+def _unmeasured(gpus: np.ndarray) -> np.ndarray:
+    """Which GPU counts no model is measured at, below the largest measured (more than that
+    is ``larger``'s to decide)."""
+    scales = _scales()
+    return ~np.isin(gpus, scales) & (gpus < scales[-1])
+
+
 def read_hetero_trace(path: str, *, mapping: Mapping[str, str] | None = None,
                       layout: Layout | None = None) -> Trace:
-    """A hetero trace from a table with ``model``, ``scale_factor``, ``steps``, ``arrival``
-    and optionally ``id`` and ``weight`` (priority) columns (``mapping``: trace column -> table
-    column for others). Bad cells are a ``SpecError`` naming each one's line and column."""
-    return read_trace(path, mapping=mapping, columns=hetero_columns(), rules=[_hetero_rows],
-                      layout=layout)
+    """A hetero trace from a table with the columns a listed trace has (``listed_columns``:
+    ``model``, ``scale_factor``, ``steps``, or ``duration`` and ``throughput.<type>`` ...),
+    ``arrival``, and optionally ``id``, ``tenant`` and ``weight`` (priority); ``mapping``:
+    trace column -> table column for others. The replay says which columns its jobs need (a
+    model or throughputs; steps, or a duration and a model), as of a listed trace. Bad cells
+    are a ``SpecError`` naming each one's line and column."""
+    return read_trace(path, mapping=mapping, columns=listed_columns(), rules=[_hetero_rows],
+                      layout=layout, needed=())
+
+
+def read_untyped_trace(path: str, *, mapping: Mapping[str, str] | None = None) -> Trace:
+    """A log of durations and GPU counts (``untyped_columns``, ``arrival``, optionally ``id``
+    and ``tenant``) from a table, for ``assign_types``: an operator's scheduler log. Bad cells
+    are a ``SpecError`` naming each one's line and column."""
+    return read_trace(path, mapping=mapping, columns=untyped_columns(),
+                      rules=[_untyped_rows])
 
 
 def read_gavel_trace(path: str) -> Trace:
@@ -94,8 +141,10 @@ def read_gavel_trace(path: str) -> Trace:
     ``generate_trace.py``) as it is: job ``i`` of the file (0-based, as Gavel numbers them)
     with its ``job_type`` as model, ``scale_factor``, ``total_steps`` as steps,
     ``priority_weight`` as weight and ``arrival_time`` (s). The command, working directory,
-    steps argument, data directory flag and SLO are not used."""
-    return read_hetero_trace(path, mapping=GAVEL_MAPPING, layout=GAVEL_LAYOUT)
+    steps argument, data directory flag and SLO are not used (nor named as ignored: every
+    such file has them)."""
+    trace = read_hetero_trace(path, mapping=GAVEL_MAPPING, layout=GAVEL_LAYOUT)
+    return replace(trace, ignored=())
 
 
 def assign_types(trace: Trace, seed: int, *, larger: str, reference: str = REFERENCE
@@ -120,12 +169,12 @@ def assign_types(trace: Trace, seed: int, *, larger: str, reference: str = REFER
         raise ArgumentError("trace", f"no column {', '.join(missing)}: types are drawn for "
                             f"jobs known by duration and num_gpu")
     table = measured()
-    scales = sorted({s for _, s in table})
+    scales = _scales()
     gpus = np.asarray(trace.columns["num_gpu"], dtype=np.int64)
     duration = np.asarray(trace.columns["duration"], dtype=float)
     draw = np.random.default_rng(seed).random(trace.n)     # one draw a job, whatever its size
     over = gpus > scales[-1]
-    unmeasured = ~np.isin(gpus, scales) & ~over
+    unmeasured = _unmeasured(gpus)
     if unmeasured.any():
         i = int(np.flatnonzero(unmeasured)[0])
         raise ArgumentError("trace", f"job {trace.ids[i]!r} uses {gpus[i]} GPUs; measured "
@@ -142,9 +191,9 @@ def assign_types(trace: Trace, seed: int, *, larger: str, reference: str = REFER
         rate = np.array([table[(m, s)][reference] for m in choices])
         steps[jobs] = work[jobs] * rate[picked]
     kept = ~over if larger == "drop" else np.ones(trace.n, dtype=bool)
-    typed = Trace(trace.ids, trace.arrival, {
+    typed = replace(trace, columns={
         **trace.columns, "model": model, "scale_factor": scale, "steps": steps,
-        "weight": np.ones(trace.n)}, trace.source)
+        "weight": np.ones(trace.n)})
     return typed.take(kept), tuple(np.asarray(trace.ids, dtype=object)[~kept])
 
 

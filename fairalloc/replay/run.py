@@ -117,7 +117,9 @@ def play(doc: Document, progress: Progress | None = None) -> ReplayRun:
     replay = doc.kind.replay
     names = tuple(replay.resources(doc.cluster))
     summary = measures.summary(per_job, timeline, names, doc.window, doc.tolerance)
-    settings = {"trace": doc.trace.source, "jobs": doc.trace.n, "policy": doc.policy,
+    settings = {"trace": doc.trace.source, "jobs": doc.trace.n,
+                "ignored_columns": list(doc.trace.ignored),
+                "dropped_jobs": list(doc.trace.dropped), "policy": doc.policy,
                 "options": doc.options, "mechanism": doc.mechanism, **doc.settings,
                 "checks": {"every": doc.checking.every,
                            "names": list(doc.checking.names or doc.kind.check_names())

@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -59,18 +59,31 @@ RowRule = Callable[[Mapping[str, np.ndarray]], Iterable[tuple[int, str, str]]]
 
 def read_trace(path: str, *, mapping: Mapping[str, str] | None = None,
                columns: Mapping[str, type | Column], rules: Iterable[RowRule] = (),
-               layout: Layout | None = None, source: str | None = None) -> Trace:
-    """The trace in table ``path``: ``id`` (optional), ``arrival`` (s) and ``columns``
-    (name -> type or ``Column``), each from the table column ``mapping`` names for it or the
-    one named like it, then checked by each of ``rules``. ``layout`` says how a text table is
-    written (``fairalloc.traces.Layout``: a delimiter, names for a table without a header,
-    no quoting). A table that breaks a rule is a ``SpecError`` naming each bad cell's line and
-    column; a ``mapping`` of an unknown trace column an ``ArgumentError``."""
+               layout: Layout | None = None, source: str | None = None,
+               needed: Collection[str] | None = None) -> Trace:
+    """The trace in table ``path``: ``id`` (optional), ``arrival`` (s), ``tenant`` (optional)
+    and ``columns`` (name -> type or ``Column``; a name ending in ``.`` is a family, filled by
+    every table column it begins: ``demand.`` by ``demand.cpu``), each from the table column
+    ``mapping`` names for it or the one named like it, then checked by each of ``rules`` on the
+    rows whose cells are all of their types. The table must have the columns ``needed`` (None:
+    every column without a default); another the table lacks takes its default, or is left out
+    when it has none (the kind's replay then says what its jobs need, as of a listed trace).
+    ``layout`` says how a text table is written (``fairalloc.traces.Layout``: a delimiter,
+    names for a table without a header, no quoting). A table that breaks a rule is a
+    ``SpecError`` naming each bad cell's line and column, type and rule errors at once; a
+    ``mapping`` of an unknown trace column an ``ArgumentError``. The table columns no trace
+    column reads are the trace's ``ignored``."""
     layout = layout or Layout()
-    wanted = {"arrival": ARRIVAL, **{name: _column(spec) for name, spec in columns.items()}}
+    specs = {name: _column(spec) for name, spec in columns.items()}
+    if needed is None:
+        needed = [name for name, spec in specs.items()
+                  if spec.default is None and not name.endswith(".")]
+    wanted = {"arrival": ARRIVAL, "tenant": TENANT, **specs}
     names, table, _ = traces.read_table(path, layout)
     try:
-        pairs = _pairs(names, {"id": Column(str), **wanted}, dict(mapping or {}), path)
+        wanted = _members(wanted, names, dict(mapping or {}))
+        pairs = _pairs(names, {"id": Column(str), **wanted}, dict(mapping or {}),
+                       {"arrival", *needed}, path)
         values: dict[str, np.ndarray] = {}
         bad: list[tuple[int, str, str]] = []
         for name, column in pairs.items():
@@ -79,17 +92,56 @@ def read_trace(path: str, *, mapping: Mapping[str, str] | None = None,
     finally:
         table.con.close()
     for name, spec in wanted.items():
-        if name not in values:
+        if name not in values and spec.default is not None:
             values[name] = np.full(table.rows, spec.default, dtype=DTYPES[spec.type])
+    bad += _rule_cells(rules, values, pairs, {i for i, _, _ in bad}, table.rows)
     if "id" in pairs:
         bad += _repeated(values["id"], pairs["id"])
-    if not bad:
-        for rule in rules:
-            bad += [(i, pairs.get(name, name), why) for i, name, why in rule(values)]
     if bad:
         raise traces.cells_refused(bad, path, what="trace", layout=layout)
     ids = values.pop("id") if "id" in values else np.arange(table.rows).astype(str)
-    return Trace.of(ids, values.pop("arrival"), values, source=source or path)
+    used = set(pairs.values())
+    return replace(Trace.of(ids, values.pop("arrival"), values, source=source or path),
+                   ignored=tuple(name for name in names if name not in used))
+
+
+def _rule_cells(rules: Iterable[RowRule], values: Mapping[str, np.ndarray],
+                pairs: Mapping[str, str], wrong: set[int], rows: int
+                ) -> list[tuple[int, str, str]]:
+    """The cells breaking ``rules`` as (row, table column, rule), judged on the rows none of
+    whose cells is ``wrong`` (not of its type): a table's rule errors are reported with its
+    type errors, never hidden by them."""
+    keep = np.ones(rows, dtype=bool)
+    keep[list(wrong)] = False
+    kept = np.flatnonzero(keep)
+    judged = {name: column[keep] for name, column in values.items()} if wrong else values
+    return [(int(kept[i]), pairs.get(name, name), why)
+            for rule in rules for i, name, why in rule(judged)]
+
+
+def _members(wanted: Mapping[str, Column], names: list[str], mapping: Mapping[str, str]
+             ) -> dict[str, Column]:
+    """``wanted`` with each family (a name ending in ``.``) replaced by its members: the trace
+    columns ``mapping`` names in it and the table columns named in it that no mapping takes.
+    A ``mapping`` of a trace column that is neither one nor a member is an ``ArgumentError``.
+    """
+    families = [name for name in wanted if name.endswith(".")]
+    unknown = [key for key in mapping if key not in ("id", *wanted) and not any(
+        key.startswith(f) and len(key) > len(f) for f in families)]
+    if unknown:
+        known = ", ".join(n + "<name>" if n.endswith(".") else n for n in ("id", *wanted))
+        raise ArgumentError("mapping", f"no trace column {unknown[0]!r} (trace columns: "
+                            f"{known})")
+    taken = set(mapping.values())
+    out: dict[str, Column] = {}
+    for name, spec in wanted.items():
+        if not name.endswith("."):
+            out[name] = spec
+            continue
+        members = [key for key in mapping if key.startswith(name)]
+        members += [c for c in names if c.startswith(name) and c not in taken]
+        out.update({member: spec for member in members if len(member) > len(name)})
+    return out
 
 
 def _column(spec: type | Column) -> Column:
@@ -97,23 +149,19 @@ def _column(spec: type | Column) -> Column:
 
 
 def _pairs(names: list[str], wanted: Mapping[str, Column], mapping: dict[str, str],
-           path: str) -> dict[str, str]:
+           needed: Collection[str], path: str) -> dict[str, str]:
     """Which table column fills which trace column: ``mapping`` first, then the columns named
-    like one. A required trace column no table column fills is a ``SpecError``."""
-    unknown = [name for name in mapping if name not in wanted]
-    if unknown:
-        raise ArgumentError("mapping", f"no trace column {unknown[0]!r} (trace columns: "
-                            f"{', '.join(wanted)})")
+    like one. A ``needed`` trace column no table column fills is a ``SpecError``."""
     out = {}
     found = []
-    for name, spec in wanted.items():
+    for name in wanted:
         column = mapping.get(name, name if name not in mapping.values() else None)
         if column in names:
             out[name] = column
         elif name in mapping:
             found.append(Violation("$", f"no column {column!r} (mapped to {name}; columns: "
                                    f"{', '.join(names)})"))
-        elif spec.default is None and name != "id":
+        elif name in needed:
             found.append(Violation("$", f"no column {name!r}: every job needs its {name} "
                                    f"(map a column to it; columns: {', '.join(names)})"))
     if found:

@@ -16,7 +16,9 @@ import numpy as np
 @dataclass(frozen=True, eq=False)
 class Trace:
     """Jobs sorted by arrival (ties keep their given order): ``ids``, ``arrival`` in seconds
-    from the trace's start, and ``columns``, the kind's per-job values by name.
+    from the trace's start, and ``columns``, the kind's per-job values by name; from a table,
+    ``ignored`` names the table's columns that no trace column reads, and ``dropped`` the
+    jobs of its source that it leaves out (typed jobs of more GPUs than measured).
 
     >>> t = Trace.of(["b", "a"], [5.0, 0.0], {"scale_factor": [1, 2]}, source="hand")
     >>> t.ids, t.arrival.tolist(), t.columns["scale_factor"].tolist()
@@ -27,6 +29,8 @@ class Trace:
     arrival: np.ndarray
     columns: Mapping[str, np.ndarray] = field(default_factory=dict)
     source: str = ""
+    ignored: tuple[str, ...] = ()     # the columns of its table that no trace column reads
+    dropped: tuple[str, ...] = ()     # the ids of its source's jobs left out (too large)
 
     @classmethod
     def of(cls, ids, arrival, columns: Mapping | None = None, source: str = "") -> Trace:
@@ -55,4 +59,5 @@ class Trace:
         """The jobs at ``index`` (a slice, mask or sorted positions), in arrival order."""
         ids = np.asarray(self.ids, dtype=object)[index]
         return Trace(tuple(ids), self.arrival[index],
-                     {k: v[index] for k, v in self.columns.items()}, self.source)
+                     {k: v[index] for k, v in self.columns.items()}, self.source,
+                     self.ignored, self.dropped)
