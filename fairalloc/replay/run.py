@@ -11,6 +11,7 @@ from fairalloc.allocation import _pandas, plain_value
 from fairalloc.replay import measures
 from fairalloc.replay.document import IDEAL, Document, policies
 from fairalloc.replay.engine import Checking, Ideal, Policy, Progress, Timeline, run
+from fairalloc.result import MARKS
 
 ISOLATED = "isolated"       # the reference policy of finish-time fairness (Gavel's "isolated")
 TENANT = "tenant"           # the trace column naming each job's tenant (fair share)
@@ -27,10 +28,11 @@ class ReplayFrames(NamedTuple):
 @dataclass
 class ReplayRun:
     """A replay's outcome: ``jobs`` (column -> array, trace order: id, arrival, start, finish,
-    jct, queueing, rho), ``summary`` (the run's measures, ``status`` ``done`` or ``error``
-    with ``error`` saying when and why), ``verdicts`` (per check of the kind: counts of each
-    verdict over the allocations judged, ``holds``, the worst witness), ``utilization`` (per plan
-    interval: from, to, share of each resource) and ``settings`` (what was replayed)."""
+    jct, queueing, isolated_jct, rho), ``summary`` (the run's measures, ``status`` ``done`` or
+    ``error`` with ``error`` saying when and why), ``verdicts`` (per check of the kind: counts
+    of each verdict over the allocations judged, ``holds``, the worst witness), ``utilization``
+    (per plan interval: from, to, share of each resource) and ``settings`` (what was
+    replayed)."""
 
     name: str
     kind: str
@@ -67,7 +69,10 @@ class ReplayRun:
                 ("utilization", ", ".join(f"{r} {v:.1%}" for r, v in
                                           s["utilization"].items()))]
         if s["worst_rho"] is not None:
-            rows += [("worst rho", f"{s['worst_rho']:.3g} (job {s['worst_rho_job']})"),
+            rows += [("rho measured", f"for {s['rho_measured']} of {s['window_jobs']} jobs"),
+                     ("worst rho", f"{measures.rho_text(s['worst_rho'])} (job "
+                      f"{s['worst_rho_job']}, {s['worst_rho_late_s']:+,.0f} s against its "
+                      "isolated JCT)"),
                      ("rho > 1 / > tolerance", f"{s['share_rho_above_1']:.1%} / "
                       f"{s['share_rho_above_tolerance']:.1%} (tolerance {s['tolerance']:g})")]
         rows.append(("sharing incentive over time", _verdict(s["sharing_incentive"])))
@@ -107,16 +112,17 @@ def play(doc: Document, progress: Progress | None = None) -> ReplayRun:
         if doc.policy == ISOLATED:
             reference = None        # rho against itself: 1 for every job that finished
         else:
-            iso = _timeline(doc, ISOLATED, policies(doc.kind)[ISOLATED], {}, Checking(),
-                            None)
+            iso, _ = _timeline(doc, ISOLATED, policies(doc.kind)[ISOLATED], {}, Checking(),
+                               None)
             reference = iso.finish - doc.trace.arrival
-    timeline = _timeline(doc, doc.policy, doc.run, doc.options, doc.checking, progress)
+    timeline, slack = _timeline(doc, doc.policy, doc.run, doc.options, doc.checking,
+                                progress)
     if doc.finish_time_fairness and reference is None:
         reference = timeline.finish - doc.trace.arrival
     per_job = measures.jobs(doc.trace, timeline, reference)
     replay = doc.kind.replay
     names = tuple(replay.resources(doc.cluster))
-    summary = measures.summary(per_job, timeline, names, doc.window, doc.tolerance)
+    summary = measures.summary(per_job, timeline, names, doc.window, doc.tolerance, slack)
     settings = {"trace": doc.trace.source, "jobs": doc.trace.n, "policy": doc.policy,
                 "options": doc.options, "mechanism": doc.mechanism, **doc.settings,
                 "checks": {"every": doc.checking.every,
@@ -128,7 +134,10 @@ def play(doc: Document, progress: Progress | None = None) -> ReplayRun:
 
 
 def _timeline(doc: Document, name: str, function, options: dict, checking: Checking,
-              progress: Progress | None) -> Timeline:
+              progress: Progress | None) -> tuple[Timeline, measures.Slack]:
+    """The run of policy ``name`` on the document's trace, and its mechanism's slack (how
+    late its granularity alone may make a job: ``slack`` of the mechanism, none for
+    ``ideal``)."""
     replay = doc.kind.replay
     seed = int(doc.settings.get("seed", 0))
     policy = Policy(doc.kind, doc.cluster, doc.jobs, name, function, options, checking, seed,
@@ -141,7 +150,8 @@ def _timeline(doc: Document, name: str, function, options: dict, checking: Check
     watch = measures.window_of(doc.trace.n, doc.window) if doc.window else None
     return run(doc.trace, replay.work(doc.jobs), mechanism, policy,
                len(replay.resources(doc.cluster)), progress, watch,
-               budget=getattr(mechanism, "budget", math.inf))
+               budget=getattr(mechanism, "budget", math.inf)), \
+        getattr(mechanism, "slack", measures.EXACT)
 
 
 def _hours(seconds: float | None) -> str:
@@ -149,5 +159,4 @@ def _hours(seconds: float | None) -> str:
 
 
 def _verdict(finding: dict) -> str:
-    mark = {"holds": "✓", "fails": "✗"}.get(finding["verdict"], "?")
-    return f"{mark} {finding['detail']}"
+    return f"{MARKS[finding['verdict']]} {finding['detail']}"
