@@ -70,18 +70,30 @@ def window_of(n: int, window: tuple[int, int] | None) -> slice:
     return slice(min(window[0], n), min(window[1], n))
 
 
+# The run's measures taken over the window's jobs (``summary``'s ``window``); ``jobs``,
+# ``finished``, ``makespan_s`` and ``jobs_per_s`` are over every job of the trace, and
+# utilisation, ``end_s``, allocations and times over the whole run.
+OVER_WINDOW = ("average_jct_s", "p50_jct_s", "p90_jct_s", "p99_jct_s", "average_queueing_s",
+               "rho_measured", "worst_rho", "share_rho_above_1", "share_rho_above_tolerance",
+               "average_rho", "sharing_incentive")
+
+
 def summary(per_job: dict, timeline: Timeline, resources: tuple[str, ...],
             window: tuple[int, int] | None = None,
             tolerance: float = 1.0, slack: Slack = EXACT) -> dict:
-    """The run's measures (JCT in seconds) over the window's jobs, utilisation over the
-    whole run; ``slack``: the mechanism's, for the verdict over the jobs' lives."""
+    """The run's measures (JCT in seconds): ``OVER_WINDOW`` over the window's jobs (``window``:
+    their positions ``from``-``to`` in arrival order, both included, how many and how many
+    finished, ``given`` False when the document names no window and it is every job), the
+    others over every job or the whole run; ``slack``: the mechanism's, for the verdict over
+    the jobs' lives."""
     chosen = window_of(len(per_job["id"]), window)
     jct = per_job["jct"][chosen]
     done = jct[np.isfinite(jct)]
     out = {"status": timeline.status, "error": timeline.error,
            "jobs": int(len(per_job["id"])), "finished": int(np.isfinite(per_job["jct"]).sum()),
-           "window": list(window) if window else None, "window_jobs": int(jct.size),
-           "window_finished": int(done.size),
+           "window": {"from": chosen.start, "to": chosen.stop - 1, "jobs": int(jct.size),
+                      "finished": int(done.size), "given": window is not None,
+                      "measures": list(OVER_WINDOW)},
            "average_jct_s": _mean(done),
            "p50_jct_s": _percentile(done, 50), "p90_jct_s": _percentile(done, 90),
            "p99_jct_s": _percentile(done, 99),

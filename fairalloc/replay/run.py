@@ -47,6 +47,20 @@ class ReplayRun:
     def status(self) -> str:
         return self.summary["status"]
 
+    @property
+    def window(self) -> slice:
+        """The positions of the jobs the window's measures are over (every job without a
+        window)."""
+        w = self.summary["window"]
+        return slice(w["from"], w["to"] + 1)
+
+    @property
+    def window_text(self) -> str:
+        """The jobs the window's measures are over: "jobs 4000-4999 in arrival order", or
+        "all jobs" when the document names no window."""
+        w = self.summary["window"]
+        return f"jobs {w['from']}-{w['to']} in arrival order" if w["given"] else "all jobs"
+
     def to_dict(self, with_jobs: bool = True) -> dict:
         """Plain data (``fairalloc replay --format json``)."""
         out = {"replay": self.name, "kind": self.kind, "settings": self.settings,
@@ -56,26 +70,32 @@ class ReplayRun:
         return plain_value(out)
 
     def rows(self) -> list[tuple[str, str]]:
-        """The summary as (measure, value) text rows: JCT in hours (as Gavel reports it)."""
+        """The summary as (measure, value) text rows: JCT in hours (as Gavel reports it), each
+        measure labelled with the jobs it is over: "(window)", the jobs the ``window`` row
+        names (every job without one), "(all jobs)" or "(whole run)"."""
         s = self.summary
-        window = f" (jobs {s['window'][0]}-{s['window'][1] - 1})" if s["window"] else ""
+        w = s["window"]
+        over = "(window)" if w["given"] else "(all jobs)"
         rows = [("status", s["status"] + (f": {s['error']}" if s["error"] else "")),
-                ("jobs finished", f"{s['finished']} of {s['jobs']}"),
-                (f"average JCT{window}", _hours(s["average_jct_s"])),
-                ("JCT p50 / p90 / p99", " / ".join(_hours(s[f"p{q}_jct_s"])
-                                                  for q in (50, 90, 99))),
-                ("average queueing", _hours(s["average_queueing_s"])),
-                ("makespan", _hours(s["makespan_s"])),
-                ("utilization", ", ".join(f"{r} {v:.1%}" for r, v in
-                                          s["utilization"].items()))]
+                ("jobs finished (all jobs)", f"{s['finished']} of {s['jobs']}")]
+        if w["given"]:
+            rows.append(("window", f"{self.window_text}: {w['jobs']} jobs, {w['finished']} "
+                         "finished"))
+        rows += [(f"average JCT {over}", _hours(s["average_jct_s"])),
+                (f"JCT p50 / p90 / p99 {over}", " / ".join(_hours(s[f"p{q}_jct_s"])
+                                                          for q in (50, 90, 99))),
+                (f"average queueing {over}", _hours(s["average_queueing_s"])),
+                ("makespan (all jobs)", _hours(s["makespan_s"])),
+                ("utilization (whole run)", ", ".join(f"{r} {v:.1%}" for r, v in
+                                                      s["utilization"].items()))]
         if s["worst_rho"] is not None:
-            rows += [("rho measured", f"for {s['rho_measured']} of {s['window_jobs']} jobs"),
-                     ("worst rho", f"{measures.rho_text(s['worst_rho'])} (job "
+            rows += [(f"rho measured {over}", f"for {s['rho_measured']} of {w['jobs']} jobs"),
+                     (f"worst rho {over}", f"{measures.rho_text(s['worst_rho'])} (job "
                       f"{s['worst_rho_job']}, {s['worst_rho_late_s']:+,.0f} s against its "
                       "isolated JCT)"),
-                     ("rho > 1 / > tolerance", f"{s['share_rho_above_1']:.1%} / "
+                     (f"rho > 1 / > tolerance {over}", f"{s['share_rho_above_1']:.1%} / "
                       f"{s['share_rho_above_tolerance']:.1%} (tolerance {s['tolerance']:g})")]
-        rows.append(("sharing incentive over time", _verdict(s["sharing_incentive"])))
+        rows.append((f"sharing incentive over time {over}", _verdict(s["sharing_incentive"])))
         for check, v in self.verdicts.items():
             counts = ", ".join(f"{v[k]} {k}" for k in ("holds", "fails", "unrefuted",
                                                       "unchecked") if v[k])
@@ -95,6 +115,8 @@ class ReplayRun:
                    if not isinstance(v, dict)}
         summary.update({f"utilization.{r}": v for r, v in
                         self.summary["utilization"].items()})
+        summary.update({f"window.{k}": v for k, v in self.summary["window"].items()
+                        if k != "measures"})
         summary["sharing_incentive"] = self.summary["sharing_incentive"]["verdict"]
         summary.update({f"check.{c}": v["passed"] for c, v in self.verdicts.items()})
         over = self.utilization

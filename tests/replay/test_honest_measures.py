@@ -8,10 +8,11 @@ import re
 
 import numpy as np
 import pytest
-from clitools import ROOT
+from clitools import ROOT, cli
 from test_fairshare import two_tenants
+from test_replay_figures import captured
 
-from fairalloc import api
+from fairalloc import api, plots
 from fairalloc.replay import measures
 
 
@@ -140,7 +141,7 @@ def test_agnostic_max_min_under_rounds_is_not_refuted_by_the_rounds():
         if verdict["verdict"] == "unrefuted":
             assert "slack 2,640 s" in verdict["detail"]
             # rho is printed with the digits that show it is above 1
-            shown = dict(run.rows())["worst rho"]
+            shown = dict(run.rows())["worst rho (all jobs)"]
             assert float(shown.split()[0]) > 1
     assert "unrefuted" in verdicts
 
@@ -153,3 +154,78 @@ def test_fifo_under_rounds_still_fails():
         verdict = run.summary["sharing_incentive"]
         assert verdict["verdict"] == "fails"
         assert verdict["witness"]["late_s"] > run.summary["slack_s"]
+
+
+# --- every measure names the jobs it is over ---------------------------------------------------
+
+def windowed(policy: str = "max-min") -> dict:
+    """quick.json's 30 jobs measured over positions 5-14."""
+    doc = json.loads(json.dumps(QUICK))
+    doc["trace"]["jobs"] = 30
+    doc["measure"] = {**doc["measure"], "window": [5, 15]}
+    doc["policy"] = {"method": policy}
+    return doc
+
+
+def test_the_summary_labels_every_measure_with_its_jobs():
+    """The JSON says which jobs the window is and which measures are over it; every printed
+    measure is labelled (window), (all jobs) or (whole run); the worst rho is the window's
+    (today only "average JCT" named the window, and the JSON had [5, 15] beside no scope)."""
+    run = api.replay(windowed())
+    s = run.summary
+    window = s["window"]
+    assert {k: window[k] for k in ("from", "to", "jobs", "given")} == {
+        "from": 5, "to": 14, "jobs": 10, "given": True}
+    assert window["finished"] == int(np.isfinite(run.jobs["jct"][5:15]).sum())
+    assert {"average_jct_s", "p99_jct_s", "average_queueing_s", "worst_rho",
+            "share_rho_above_1", "sharing_incentive"} <= set(window["measures"])
+    assert s["worst_rho"] == np.nanmax(run.jobs["rho"][5:15])
+    assert s["average_jct_s"] == pytest.approx(np.mean(run.jobs["jct"][5:15]))
+    rows = dict(run.rows())
+    assert rows["window"].startswith("jobs 5-14 in arrival order: 10 jobs")
+    for measure in ("average JCT", "JCT p50 / p90 / p99", "average queueing", "rho measured",
+                    "worst rho", "rho > 1 / > tolerance", "sharing incentive over time"):
+        assert f"{measure} (window)" in rows, measure
+    assert "makespan (all jobs)" in rows and "utilization (whole run)" in rows
+    plain = dict(api.replay(QUICK).rows())
+    assert "average JCT (all jobs)" in plain and "window" not in plain
+
+
+def cdf_sizes(fig) -> dict[str, list[str]]:
+    """Per CDF panel (title): the legend's texts, which count the jobs drawn (n = ...)."""
+    return {ax.get_title(): [t.get_text() for t in ax.get_legend().get_texts()]
+            for ax in fig.axes if "JCT of" in ax.get_title() or "fairness" in ax.get_title()}
+
+
+def test_a_replay_figure_draws_the_window_its_summary_measures(monkeypatch, tmp_path):
+    """``--plot``'s CDFs are over the window's 10 jobs and say so (today: every job that
+    finished, 26 of them, under titles that name no jobs)."""
+    figures = captured(monkeypatch)
+    plots.replay_run(api.replay(windowed()), str(tmp_path / "x.png"))
+    panels = cdf_sizes(figures[0])
+    assert set(panels) == {"JCT of the jobs that finished, jobs 5-14 in arrival order",
+                           "finish-time fairness, jobs 5-14 in arrival order"}
+    for texts in panels.values():
+        assert "max-min (rounds) (n = 10)" in texts
+
+
+def test_a_replay_study_figure_draws_each_runs_window(monkeypatch, tmp_path, capsys):
+    """A study of the windowed document: at the highest rate the CDFs pool the 10 window jobs
+    of each policy's one run, and its title and axis say so."""
+    base = tmp_path / "windowed.json"
+    base.write_text(json.dumps(windowed()))
+    study = {"study": "windowed", "kind": "hetero", "instances": {"base": str(base)},
+             "grid": {"trace.rate": [1.0, 3.0], "policy.method": ["max-min", "fifo"]}}
+    path = tmp_path / "study.json"
+    path.write_text(json.dumps(study))
+    store = str(tmp_path / "s.duckdb")
+    api.run_study(str(path), store, workers=1)
+    figures = captured(monkeypatch)
+    assert cli(capsys, "study", "summary", store, "--plot", str(tmp_path / "s.png"))[0] == 0
+    panels = cdf_sizes(figures[0])
+    assert len(panels) == 2
+    for title, texts in panels.items():
+        assert "each run's window" in title
+        assert sorted(texts[:2]) == ["fifo (n = 10)", "max-min (n = 10)"]
+    averaged = figures[0].axes[0]
+    assert "window" in averaged.get_ylabel()
