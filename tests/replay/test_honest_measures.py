@@ -229,3 +229,38 @@ def test_a_replay_study_figure_draws_each_runs_window(monkeypatch, tmp_path, cap
         assert sorted(texts[:2]) == ["fifo (n = 10)", "max-min (n = 10)"]
     averaged = figures[0].axes[0]
     assert "window" in averaged.get_ylabel()
+
+
+# --- a study's report shows the documents as the user wrote them -------------------------------
+
+def test_a_replay_study_report_prints_the_trace_table_as_written(tmp_path, monkeypatch,
+                                                                    capsys):
+    """The store keeps the trace table's absolute path to run the study from anywhere; the
+    report prints the document as its file has it, "jobs.csv", and no path of the machine
+    that ran it (today: the absolute path). A store made before the ``written`` column
+    reports what it kept."""
+    import duckdb
+
+    from fairalloc.replay.document import load
+
+    trace = load(QUICK).trace
+    lines = ["id,arrival," + ",".join(trace.columns)]
+    lines += [",".join([str(trace.ids[i]), repr(float(trace.arrival[i]))]
+                       + [str(trace.columns[c][i]) for c in trace.columns])
+              for i in range(trace.n)]
+    (tmp_path / "jobs.csv").write_text("\n".join(lines) + "\n")
+    doc = {**QUICK, "trace": {"table": "jobs.csv"}}
+    (tmp_path / "table.json").write_text(json.dumps(doc))
+    (tmp_path / "study.json").write_text(json.dumps(
+        {"study": "tabled", "kind": "hetero", "instances": {"base": "table.json"},
+         "grid": {"policy.method": ["max-min"]}}))
+    monkeypatch.chdir(tmp_path)
+    assert cli(capsys, "study", "run", "study.json", "--store", "s.duckdb", "-q")[0] == 0
+    assert cli(capsys, "report", "s.duckdb", "-o", "r.html")[0] == 0
+    html = (tmp_path / "r.html").read_text()
+    assert "&quot;table&quot;: &quot;jobs.csv&quot;" in html
+    assert str(tmp_path.resolve()) not in html and str(tmp_path) not in html
+    with duckdb.connect("s.duckdb") as con:      # as a store made before the column
+        con.execute("ALTER TABLE spec_files DROP COLUMN written")
+    assert cli(capsys, "report", "s.duckdb", "-o", "old.html")[0] == 0
+    assert "table&quot;: &quot;" + str(tmp_path.resolve()) in (tmp_path / "old.html").read_text()
