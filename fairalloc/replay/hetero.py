@@ -478,7 +478,7 @@ class Rounds:
         V100 its allocation gives no time on); on specs/studies/replay-quick.json fifo by
         30,781 s to 1,340,714 s."""
         return Slack(self.reset_s + 2 * self.round_s,
-                     f"rounds of {self.round_s:g} s re-allocated at most every "
+                     f"rounds of {self.round_s:g} s re-allocated at most once per "
                      f"{self.reset_s:g} s, reset_s + 2 round_s (a job waits up to reset_s + "
                      "round_s for its first allocation, in either run, and gets its share in "
                      "whole rounds)")
