@@ -413,7 +413,7 @@ def _replay_study_report(path: str, record: dict, rows: dict, jobs: dict,
                                                   rows.get("error", rows["status"]))
               if s == "error"]
     with Store(path, read_only=True) as store:
-        documents = store.spec_files(record["study"])
+        documents = store.spec_files(record["study"], written=True)
     doc = Document(record["study"], f"a study of {record['kind']} replays — "
                    f"{len(rows['method'])} runs, {len(jobs.get('job', ()))} jobs in {path} — "
                    f"fairalloc {__version__}")

@@ -387,25 +387,27 @@ def boxes(values: dict[str, dict[str, np.ndarray]], labels: dict[str, str], titl
 
 def replay_run(replay, path: str) -> None:
     """One replay (``fairalloc replay FILE --plot``, its report), a panel each where there is
-    something to show: the CDFs of its jobs' JCT and of their finish-time fairness rho (of
-    the jobs that finished), the share of each resource in use over time and the share of
-    the allocations judged that each check's verdict was."""
+    something to show: the CDFs of the JCT and of the finish-time fairness rho of the
+    window's jobs that finished (the jobs the summary's measures are over, named in the
+    titles), the share of each resource in use over time and the share of the allocations
+    judged that each check's verdict was."""
     plt = pyplot()
     name = f"{replay.settings['policy']} ({replay.settings['mechanism']})"
-    jct = np.asarray(replay.jobs["jct"], dtype=float) / panels.HOUR
-    rho = np.asarray(replay.jobs["rho"], dtype=float)
+    jct = np.asarray(replay.jobs["jct"][replay.window], dtype=float) / panels.HOUR
+    rho = np.asarray(replay.jobs["rho"][replay.window], dtype=float)
+    jobs = replay.window_text
     counts = {f"{replay.settings['policy']}: {check}": {v: float(c[v])
                                                         for v in panels.VERDICT_COLORS}
               for check, c in replay.verdicts.items()}
     draws = [(title, draw) for title, draw, shown in (
-        ("JCT of the jobs that finished", lambda ax: panels.cdf(
+        (f"JCT of the jobs that finished, {jobs}", lambda ax: panels.cdf(
             ax, {name: jct}, "job completion time (h, log scale)", log=True),
          np.isfinite(jct).any()),
-        ("finish-time fairness", lambda ax: panels.cdf(
+        (f"finish-time fairness, {jobs}", lambda ax: panels.cdf(
             ax, {name: rho}, "rho: JCT / JCT under the isolated share (ratio)", reference=1.0,
             log=None),
          np.isfinite(rho).any()),
-        ("utilisation over time", lambda ax: panels.utilization(
+        ("utilisation over time (whole run)", lambda ax: panels.utilization(
             ax, {name: replay.utilization}, list(replay.resources)), True),
         ("the checks on the allocations judged", lambda ax: panels.verdicts(ax, counts),
          any(sum(c.values()) for c in counts.values()))) if shown]

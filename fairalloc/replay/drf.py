@@ -298,11 +298,18 @@ def fifo(p: DrfProblem) -> Solution:
 
 def isolated(p: DrfProblem) -> Solution:
     """The isolated share: 1/n of every resource for each of the n jobs present (Themis's
-    reference for finish-time fairness), as many tasks as that bundle runs (whole tasks when
-    the cluster's are not divisible)."""
+    reference for finish-time fairness), as many tasks as that bundle runs: whole tasks when
+    the cluster's are not divisible, but a job whose bundle runs less than one whole task
+    time-shares one, holding it that fraction of the time (its tasks are then fractional), so
+    that every job has a reference even when jobs outnumber the tasks that fit."""
     m = p.market
+    everyone = np.arange(m.n)
     bundles = np.tile(m.capacity / m.n, (m.n, 1))
-    return _solution(p, m.worth(np.arange(m.n), bundles), "isolated share (1/n of each)")
+    tasks = m.worth(everyone, bundles)
+    if m.integral:
+        part = replace(m, integral=False).worth(everyone, bundles)
+        tasks = np.where(tasks < 1, part, tasks)
+    return _solution(p, tasks, "isolated share (1/n of each)")
 
 
 def reweighted(p: DrfProblem, weights: np.ndarray) -> DrfProblem:

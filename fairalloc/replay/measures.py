@@ -9,9 +9,20 @@ estimated). Per run: average JCT over a window of job positions (Gavel: jobs 400
 continuous trace), percentiles, makespan, utilisation per resource, the worst rho and the shares
 of jobs above 1 and above a tolerance, and sharing incentive over the jobs' lives as a verdict
 with the worst job as witness.
+
+The verdict over the jobs' lives claims only what was measured: ``holds`` when every job it is
+taken over has a rho and none is above 1 (to ``RHO_SLACK``, the two runs' floats); a job
+without a rho (a run did not finish it) makes it ``unrefuted`` at best, saying for how many
+jobs rho was measured. A mechanism that delivers allocations in steps (Gavel's rounds) makes a
+job late against its isolated run by up to its granularity even when the policy gives every
+job its isolated share at every allocation: a job late by no more than the mechanism's
+``Slack`` is ``unrefuted`` (its slack stated), one late by more ``fails``.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,16 +32,35 @@ from fairalloc.replay.trace import Trace
 RHO_SLACK = 1e-9          # rho within this of 1 counts as 1 (floats)
 
 
+@dataclass(frozen=True)
+class Slack:
+    """How much later than under its isolated share (seconds of JCT) a job may finish by the
+    mechanism's granularity alone, and why (0: the allocations are applied exactly)."""
+
+    seconds: float = 0.0
+    why: str = ""
+
+    def text(self) -> str:
+        """The slack as the verdict states it."""
+        return f"slack {self.seconds:,.0f} s: {self.why}" if self.seconds else \
+            f"rho to {RHO_SLACK:g}"
+
+
+EXACT = Slack()           # ``ideal``: no slack beyond the floats
+
+
 def jobs(trace: Trace, timeline: Timeline, reference: np.ndarray | None = None) -> dict:
-    """Per job (trace order): id, arrival, start, finish, jct, queueing and rho (NaN without
-    a reference, or where either run did not finish the job). ``reference``: each job's JCT
-    under the isolated share."""
+    """Per job (trace order): id, arrival, start, finish, jct, queueing, isolated_jct (its JCT
+    under the isolated share, ``reference``) and rho = jct / isolated_jct (NaN without a
+    reference, or where either run did not finish the job)."""
     jct = timeline.finish - trace.arrival
+    if reference is None:
+        reference = np.full(trace.n, np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rho = jct / reference if reference is not None else np.full(trace.n, np.nan)
+        rho = jct / reference
     return {"id": np.asarray(trace.ids, dtype=object), "arrival": trace.arrival,
             "start": timeline.start, "finish": timeline.finish, "jct": jct,
-            "queueing": timeline.start - trace.arrival, "rho": rho}
+            "queueing": timeline.start - trace.arrival, "isolated_jct": reference, "rho": rho}
 
 
 def window_of(n: int, window: tuple[int, int] | None) -> slice:
@@ -40,18 +70,30 @@ def window_of(n: int, window: tuple[int, int] | None) -> slice:
     return slice(min(window[0], n), min(window[1], n))
 
 
+# The run's measures taken over the window's jobs (``summary``'s ``window``); ``jobs``,
+# ``finished``, ``makespan_s`` and ``jobs_per_s`` are over every job of the trace, and
+# utilisation, ``end_s``, allocations and times over the whole run.
+OVER_WINDOW = ("average_jct_s", "p50_jct_s", "p90_jct_s", "p99_jct_s", "average_queueing_s",
+               "rho_measured", "worst_rho", "share_rho_above_1", "share_rho_above_tolerance",
+               "average_rho", "sharing_incentive")
+
+
 def summary(per_job: dict, timeline: Timeline, resources: tuple[str, ...],
             window: tuple[int, int] | None = None,
-            tolerance: float = 1.0) -> dict:
-    """The run's measures (JCT in seconds) over the window's jobs, utilisation over the
-    whole run."""
+            tolerance: float = 1.0, slack: Slack = EXACT) -> dict:
+    """The run's measures (JCT in seconds): ``OVER_WINDOW`` over the window's jobs (``window``:
+    their positions ``from``-``to`` in arrival order, both included, how many and how many
+    finished, ``given`` False when the document names no window and it is every job), the
+    others over every job or the whole run; ``slack``: the mechanism's, for the verdict over
+    the jobs' lives."""
     chosen = window_of(len(per_job["id"]), window)
     jct = per_job["jct"][chosen]
     done = jct[np.isfinite(jct)]
     out = {"status": timeline.status, "error": timeline.error,
            "jobs": int(len(per_job["id"])), "finished": int(np.isfinite(per_job["jct"]).sum()),
-           "window": list(window) if window else None, "window_jobs": int(jct.size),
-           "window_finished": int(done.size),
+           "window": {"from": chosen.start, "to": chosen.stop - 1, "jobs": int(jct.size),
+                      "finished": int(done.size), "given": window is not None,
+                      "measures": list(OVER_WINDOW)},
            "average_jct_s": _mean(done),
            "p50_jct_s": _percentile(done, 50), "p90_jct_s": _percentile(done, 90),
            "p99_jct_s": _percentile(done, 99),
@@ -67,7 +109,7 @@ def summary(per_job: dict, timeline: Timeline, resources: tuple[str, ...],
            "wall_s": timeline.wall_s,
            "jobs_per_s": (int(np.isfinite(per_job["jct"]).sum()) / timeline.wall_s
                           if timeline.wall_s > 0 else None)}
-    out.update(fairness(per_job, chosen, tolerance))
+    out.update(fairness(per_job, chosen, tolerance, slack))
     return out
 
 
@@ -89,36 +131,79 @@ def utilization_over_time(timeline: Timeline) -> dict:
     return {"from": timeline.intervals[:, 0], "to": timeline.intervals[:, 1], "share": share}
 
 
-def fairness(per_job: dict, chosen: slice, tolerance: float) -> dict:
-    """Worst rho (and its job), the shares of jobs with rho above 1 and above ``tolerance``,
-    and sharing incentive over the jobs' lives: ``holds`` when every measured job had rho <= 1,
-    ``fails`` with the worst job as witness, ``unchecked`` without rho."""
+def fairness(per_job: dict, chosen: slice, tolerance: float, slack: Slack = EXACT) -> dict:
+    """Over the ``chosen`` jobs: how many have a rho, the worst rho (its job and how much
+    later than under its isolated share it finished), the shares of measured jobs with rho
+    above 1 and above ``tolerance``, and sharing incentive over the jobs' lives: ``holds``
+    when every chosen job has a rho and none is above 1, ``fails`` with the worst job as
+    witness when one is later than its isolated JCT by more than ``slack``, else
+    ``unrefuted`` (some rho above 1 within the slack, or some job without a rho), and
+    ``unchecked`` when no job has a rho."""
     rho = per_job["rho"][chosen]
     ids = per_job["id"][chosen]
     known = np.isfinite(rho)
+    counted = {"rho_measured": int(known.sum()), "slack_s": slack.seconds,
+               "tolerance": tolerance}
     if not known.any():
-        return {"worst_rho": None, "worst_rho_job": None, "share_rho_above_1": None,
-                "average_rho": None,
-                "share_rho_above_tolerance": None, "tolerance": tolerance,
+        return {**counted, "worst_rho": None, "worst_rho_job": None, "worst_rho_late_s": None,
+                "share_rho_above_1": None, "average_rho": None,
+                "share_rho_above_tolerance": None,
                 "sharing_incentive": {"verdict": "unchecked", "detail": "no job has a rho "
                                       "(finish-time fairness not measured, or no job "
-                                      "finished in both runs)", "witness": None}}
+                                      "finished in both runs)", "witness": None,
+                                      "slack_s": slack.seconds}}
     measured = rho[known]
+    late = (per_job["jct"] - per_job["isolated_jct"])[chosen]
     worst = int(np.flatnonzero(known)[np.argmax(measured)])
-    top = float(rho[worst])
-    above = float(np.mean(measured > 1 + RHO_SLACK))
-    if top <= 1 + RHO_SLACK:
-        verdict = {"verdict": "holds", "detail": f"every one of {measured.size} jobs finished "
-                   "no later than under its isolated share (rho <= 1)", "witness": None}
-    else:
-        verdict = {"verdict": "fails", "detail": f"job {ids[worst]} took {top:.3g} x its JCT "
-                   f"under its isolated share ({above:.1%} of jobs have rho > 1)",
-                   "witness": {"job": str(ids[worst]), "rho": top,
-                               "time": float(per_job["finish"][chosen][worst])}}
-    return {"worst_rho": top, "worst_rho_job": str(ids[worst]), "share_rho_above_1": above,
+    above = measured > 1 + RHO_SLACK
+    beyond = known & (rho > 1 + RHO_SLACK) & (late > slack.seconds)
+    witness = int(np.flatnonzero(beyond)[np.argmax(rho[beyond])]) if beyond.any() else worst
+    verdict = _over_lives(ids, rho, late, witness, known, above, beyond.any(), slack)
+    if verdict["verdict"] == "fails":
+        verdict["witness"] = {"job": str(ids[witness]), "rho": float(rho[witness]),
+                              "late_s": float(late[witness]),
+                              "time": float(per_job["finish"][chosen][witness])}
+    return {**counted, "worst_rho": float(rho[worst]), "worst_rho_job": str(ids[worst]),
+            "worst_rho_late_s": float(late[worst]), "share_rho_above_1": float(above.mean()),
             "share_rho_above_tolerance": float(np.mean(measured > tolerance + RHO_SLACK)),
-            "average_rho": float(measured.mean()),
-           "tolerance": tolerance, "sharing_incentive": verdict}
+            "average_rho": float(measured.mean()), "sharing_incentive": verdict}
+
+
+def _over_lives(ids: np.ndarray, rho: np.ndarray, late: np.ndarray, witness: int,
+                known: np.ndarray, above: np.ndarray, fails: bool, slack: Slack) -> dict:
+    """The verdict over the jobs' lives and its detail (see ``fairness``)."""
+    n, k = known.size, int(known.sum())
+    share = f"{above.mean():.1%} of the {k} jobs with a rho have rho > 1"
+    job = (f"job {ids[witness]} took {rho_text(rho[witness])} x its JCT under its isolated "
+           f"share ({late[witness]:+,.0f} s)")
+    unmeasured = "" if k == n else (f"; rho measured for {k} of {n} jobs (the rest did not "
+                                    "finish in both runs)")
+    if fails:
+        return {"verdict": "fails", "detail": f"{job}, later by more than the {slack.text()} "
+                f"({share}){unmeasured}", "witness": None, "slack_s": slack.seconds}
+    if above.any():
+        return {"verdict": "unrefuted", "detail": f"no job later than its isolated JCT by "
+                f"more than the {slack.text()}; worst: {job} ({share}){unmeasured}",
+                "witness": None, "slack_s": slack.seconds}
+    if k < n:
+        return {"verdict": "unrefuted", "detail": f"rho <= 1 for the {k} jobs measured, but "
+                f"rho measured for {k} of {n} jobs (the rest did not finish in both runs)",
+                "witness": None, "slack_s": slack.seconds}
+    return {"verdict": "holds", "detail": f"every one of {n} jobs finished no later than "
+            f"under its isolated share (rho <= 1, to {RHO_SLACK:g})", "witness": None,
+            "slack_s": slack.seconds}
+
+
+def rho_text(rho: float) -> str:
+    """A rho with the digits that show how far it is from 1 (one past the first that
+    differs, at least two), so that a rho just above 1 never prints as 1.
+
+    >>> rho_text(1.001383522), rho_text(1 + 3e-9), rho_text(4.1), rho_text(0.97), rho_text(1)
+    ('1.0014', '1.0000000030', '4.10', '0.970', '1.00')
+    """
+    off = abs(rho - 1.0)
+    digits = 2 if off == 0 or off >= 0.1 else min(12, math.ceil(-math.log10(off)) + 1)
+    return f"{rho:.{digits}f}"
 
 
 def _mean(values: np.ndarray) -> float | None:

@@ -11,6 +11,7 @@ from fairalloc.allocation import _pandas, plain_value
 from fairalloc.replay import measures
 from fairalloc.replay.document import IDEAL, Document, policies
 from fairalloc.replay.engine import Checking, Ideal, Policy, Progress, Timeline, run
+from fairalloc.result import MARKS
 
 ISOLATED = "isolated"       # the reference policy of finish-time fairness (Gavel's "isolated")
 TENANT = "tenant"           # the trace column naming each job's tenant (fair share)
@@ -27,10 +28,11 @@ class ReplayFrames(NamedTuple):
 @dataclass
 class ReplayRun:
     """A replay's outcome: ``jobs`` (column -> array, trace order: id, arrival, start, finish,
-    jct, queueing, rho), ``summary`` (the run's measures, ``status`` ``done`` or ``error``
-    with ``error`` saying when and why), ``verdicts`` (per check of the kind: counts of each
-    verdict over the allocations judged, ``holds``, the worst witness), ``utilization`` (per plan
-    interval: from, to, share of each resource) and ``settings`` (what was replayed)."""
+    jct, queueing, isolated_jct, rho), ``summary`` (the run's measures, ``status`` ``done`` or
+    ``error`` with ``error`` saying when and why), ``verdicts`` (per check of the kind: counts
+    of each verdict over the allocations judged, ``holds``, the worst witness), ``utilization``
+    (per plan interval: from, to, share of each resource) and ``settings`` (what was
+    replayed)."""
 
     name: str
     kind: str
@@ -45,6 +47,20 @@ class ReplayRun:
     def status(self) -> str:
         return self.summary["status"]
 
+    @property
+    def window(self) -> slice:
+        """The positions of the jobs the window's measures are over (every job without a
+        window)."""
+        w = self.summary["window"]
+        return slice(w["from"], w["to"] + 1)
+
+    @property
+    def window_text(self) -> str:
+        """The jobs the window's measures are over: "jobs 4000-4999 in arrival order", or
+        "all jobs" when the document names no window."""
+        w = self.summary["window"]
+        return f"jobs {w['from']}-{w['to']} in arrival order" if w["given"] else "all jobs"
+
     def to_dict(self, with_jobs: bool = True) -> dict:
         """Plain data (``fairalloc replay --format json``)."""
         out = {"replay": self.name, "kind": self.kind, "settings": self.settings,
@@ -54,23 +70,32 @@ class ReplayRun:
         return plain_value(out)
 
     def rows(self) -> list[tuple[str, str]]:
-        """The summary as (measure, value) text rows: JCT in hours (as Gavel reports it)."""
+        """The summary as (measure, value) text rows: JCT in hours (as Gavel reports it), each
+        measure labelled with the jobs it is over: "(window)", the jobs the ``window`` row
+        names (every job without one), "(all jobs)" or "(whole run)"."""
         s = self.summary
-        window = f" (jobs {s['window'][0]}-{s['window'][1] - 1})" if s["window"] else ""
+        w = s["window"]
+        over = "(window)" if w["given"] else "(all jobs)"
         rows = [("status", s["status"] + (f": {s['error']}" if s["error"] else "")),
-                ("jobs finished", f"{s['finished']} of {s['jobs']}"),
-                (f"average JCT{window}", _hours(s["average_jct_s"])),
-                ("JCT p50 / p90 / p99", " / ".join(_hours(s[f"p{q}_jct_s"])
-                                                  for q in (50, 90, 99))),
-                ("average queueing", _hours(s["average_queueing_s"])),
-                ("makespan", _hours(s["makespan_s"])),
-                ("utilization", ", ".join(f"{r} {v:.1%}" for r, v in
-                                          s["utilization"].items()))]
+                ("jobs finished (all jobs)", f"{s['finished']} of {s['jobs']}")]
+        if w["given"]:
+            rows.append(("window", f"{self.window_text}: {w['jobs']} jobs, {w['finished']} "
+                         "finished"))
+        rows += [(f"average JCT {over}", _hours(s["average_jct_s"])),
+                (f"JCT p50 / p90 / p99 {over}", " / ".join(_hours(s[f"p{q}_jct_s"])
+                                                          for q in (50, 90, 99))),
+                (f"average queueing {over}", _hours(s["average_queueing_s"])),
+                ("makespan (all jobs)", _hours(s["makespan_s"])),
+                ("utilization (whole run)", ", ".join(f"{r} {v:.1%}" for r, v in
+                                                      s["utilization"].items()))]
         if s["worst_rho"] is not None:
-            rows += [("worst rho", f"{s['worst_rho']:.3g} (job {s['worst_rho_job']})"),
-                     ("rho > 1 / > tolerance", f"{s['share_rho_above_1']:.1%} / "
+            rows += [(f"rho measured {over}", f"for {s['rho_measured']} of {w['jobs']} jobs"),
+                     (f"worst rho {over}", f"{measures.rho_text(s['worst_rho'])} (job "
+                      f"{s['worst_rho_job']}, {s['worst_rho_late_s']:+,.0f} s against its "
+                      "isolated JCT)"),
+                     (f"rho > 1 / > tolerance {over}", f"{s['share_rho_above_1']:.1%} / "
                       f"{s['share_rho_above_tolerance']:.1%} (tolerance {s['tolerance']:g})")]
-        rows.append(("sharing incentive over time", _verdict(s["sharing_incentive"])))
+        rows.append((f"sharing incentive over time {over}", _verdict(s["sharing_incentive"])))
         for check, v in self.verdicts.items():
             counts = ", ".join(f"{v[k]} {k}" for k in ("holds", "fails", "unrefuted",
                                                       "unchecked") if v[k])
@@ -90,6 +115,8 @@ class ReplayRun:
                    if not isinstance(v, dict)}
         summary.update({f"utilization.{r}": v for r, v in
                         self.summary["utilization"].items()})
+        summary.update({f"window.{k}": v for k, v in self.summary["window"].items()
+                        if k != "measures"})
         summary["sharing_incentive"] = self.summary["sharing_incentive"]["verdict"]
         summary.update({f"check.{c}": v["passed"] for c, v in self.verdicts.items()})
         over = self.utilization
@@ -107,16 +134,17 @@ def play(doc: Document, progress: Progress | None = None) -> ReplayRun:
         if doc.policy == ISOLATED:
             reference = None        # rho against itself: 1 for every job that finished
         else:
-            iso = _timeline(doc, ISOLATED, policies(doc.kind)[ISOLATED], {}, Checking(),
-                            None)
+            iso, _ = _timeline(doc, ISOLATED, policies(doc.kind)[ISOLATED], {}, Checking(),
+                               None)
             reference = iso.finish - doc.trace.arrival
-    timeline = _timeline(doc, doc.policy, doc.run, doc.options, doc.checking, progress)
+    timeline, slack = _timeline(doc, doc.policy, doc.run, doc.options, doc.checking,
+                                progress)
     if doc.finish_time_fairness and reference is None:
         reference = timeline.finish - doc.trace.arrival
     per_job = measures.jobs(doc.trace, timeline, reference)
     replay = doc.kind.replay
     names = tuple(replay.resources(doc.cluster))
-    summary = measures.summary(per_job, timeline, names, doc.window, doc.tolerance)
+    summary = measures.summary(per_job, timeline, names, doc.window, doc.tolerance, slack)
     settings = {"trace": doc.trace.source, "jobs": doc.trace.n,
                 "ignored_columns": list(doc.trace.ignored),
                 "dropped_jobs": list(doc.trace.dropped), "policy": doc.policy,
@@ -130,7 +158,10 @@ def play(doc: Document, progress: Progress | None = None) -> ReplayRun:
 
 
 def _timeline(doc: Document, name: str, function, options: dict, checking: Checking,
-              progress: Progress | None) -> Timeline:
+              progress: Progress | None) -> tuple[Timeline, measures.Slack]:
+    """The run of policy ``name`` on the document's trace, and its mechanism's slack (how
+    late its granularity alone may make a job: ``slack`` of the mechanism, none for
+    ``ideal``)."""
     replay = doc.kind.replay
     seed = int(doc.settings.get("seed", 0))
     policy = Policy(doc.kind, doc.cluster, doc.jobs, name, function, options, checking, seed,
@@ -143,7 +174,8 @@ def _timeline(doc: Document, name: str, function, options: dict, checking: Check
     watch = measures.window_of(doc.trace.n, doc.window) if doc.window else None
     return run(doc.trace, replay.work(doc.jobs), mechanism, policy,
                len(replay.resources(doc.cluster)), progress, watch,
-               budget=getattr(mechanism, "budget", math.inf))
+               budget=getattr(mechanism, "budget", math.inf)), \
+        getattr(mechanism, "slack", measures.EXACT)
 
 
 def _hours(seconds: float | None) -> str:
@@ -151,5 +183,4 @@ def _hours(seconds: float | None) -> str:
 
 
 def _verdict(finding: dict) -> str:
-    mark = {"holds": "✓", "fails": "✗"}.get(finding["verdict"], "?")
-    return f"{mark} {finding['detail']}"
+    return f"{MARKS[finding['verdict']]} {finding['detail']}"

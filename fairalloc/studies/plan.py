@@ -201,7 +201,10 @@ def make_instance(kind: str, recipe: tuple, seed: int | None,
 @dataclass(frozen=True)
 class Study:
     """A checked study spec. ``spec`` is the data as given (stored with the rows); ``files``
-    the spec files' (path, data) for ``specs`` and ``base`` instances."""
+    the spec files' (path, data) for ``specs`` and ``base`` instances (a replay document's
+    trace table made absolute, so that it is found from anywhere); ``written`` their data as
+    the files have it (the table as the user wrote it: what a report shows; empty when the
+    files were given as a store keeps them)."""
 
     name: str
     kind: str
@@ -223,6 +226,7 @@ class Study:
     solver: tuple[tuple[str, Any], ...] = ()   # the study's solver settings (threads, mip_gap)
     log: bool = False              # each task streams HiGHS's log to its worker's stderr
     replay: bool = False           # the instances are replay documents, the methods policies
+    written: tuple[dict, ...] = ()
 
     @property
     def points(self) -> list[tuple[tuple[str, Any], ...]]:
@@ -415,7 +419,7 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
                     found.add(["instances", "generate", key], rule)
     elif "count" in where:
         found.add(["instances", "count"], "count goes with generate (spec files are counted)")
-    files = list(given) if given is not None else \
+    files, written = (list(given), []) if given is not None else \
         _spec_files(where, kind_name, base, found, known or {})
     replay = bool(files) and all(is_replay(d) for _, d in files)
     policies = None
@@ -463,7 +467,8 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
         return None
     study = Study(
         name=data["study"], kind=kind_name, spec=spec, source=label, generate=generate,
-        count=where.get("count", 1), files=tuple(files), grid=tuple(grid),
+        count=where.get("count", 1), files=tuple(files), written=tuple(written),
+        grid=tuple(grid),
         generated_keys=frozenset(generated), methods=methods, reference=reference,
         seed=data.get("seed", 0), repeat=data.get("repeat", 1),
         time_limit=data.get("time_limit"),
@@ -508,10 +513,11 @@ def _check_reference(kind, reference: str, methods: tuple, found: Violations) ->
 
 
 def _spec_files(where: dict, kind_name: str, base: Path, found: Violations,
-                known: dict[str, dict]) -> list[tuple[str, dict]]:
+                known: dict[str, dict]) -> tuple[list[tuple[str, dict]], list[dict]]:
     """The (path, data) of every spec file named by ``specs`` (globs) or ``base`` (``known``
-    ones as given); each is checked as a spec of the study's kind (its own errors are raised
-    as they are)."""
+    ones as given), a replay document's trace table made absolute, and each file's data as
+    written; each is checked as a spec of the study's kind (its own errors are raised as
+    they are)."""
     files: list[str] = []
     for path, pattern in _patterns(where):
         if pattern in known:
@@ -521,9 +527,10 @@ def _spec_files(where: dict, kind_name: str, base: Path, found: Violations,
         if not matched:
             found.add(path, f"matches no file (looked in {base})")
         files += [m for m in matched if m not in files and _readable(m, path, found)]
-    out = []
+    out, written = [], []
     for f in files:
         data, label = (known[f], f) if f in known else read_json(f)
+        written.append(data)
         if is_replay(data):
             doc = replays.load(data, Path(label).parent)     # its own errors, as they are
             made = doc.kind.name
@@ -536,7 +543,7 @@ def _spec_files(where: dict, kind_name: str, base: Path, found: Violations,
         out.append((label, data))
     if len({is_replay(d) for _, d in out}) > 1:
         found.add(["instances"], "replay documents and problem specs are two studies")
-    return out
+    return out, written
 
 
 def _patterns(where: dict) -> list[tuple[list, str]]:

@@ -98,8 +98,9 @@ def replay_study(rows: dict[str, np.ndarray], jobs: dict[str, np.ndarray],
                  path: str) -> None:
     """A replay study's figure, a panel per quantity (a panel with nothing to show is left
     out): the average JCT against the input rate per policy with its 95% band over the other
-    grid keys (seeds) — the shape of Gavel's figure 8; the CDFs of the jobs' JCT and rho per
-    policy at the highest rate (all the runs there pooled); the share of each resource in use
+    grid keys (seeds) — the shape of Gavel's figure 8; the CDFs of the JCT and rho of the jobs
+    in each run's window (those its measures are over) per policy at the highest rate (all
+    the runs there pooled); the share of each resource in use
     over time in the first run of each policy there; and the share of the allocations judged
     that each check's verdict was, per policy."""
     plt = pyplot()
@@ -122,16 +123,20 @@ def replay_study(rows: dict[str, np.ndarray], jobs: dict[str, np.ndarray],
         unit = " (jobs/h)" if key == "trace.rate" else ""
         draws.append((f"average JCT against {key}, mean and 95% band over the runs",
                       lambda ax: replay_panels.against_rate(ax, lines, f"input rate: {key}{unit}",
-                                                     "average JCT (h)")))
-    chosen = {m: _runs_at(jobs, key, top, m) for m in methods} if jobs else {}
+                                                     "average JCT of each run's window (h)")))
+    measured = _in_window(jobs, rows) if jobs else None
+    chosen = {m: _runs_at(jobs, key, top, m, measured) for m in methods} if jobs else {}
     if chosen:
         jct = {m: jobs["jct"][idx] / replay_panels.HOUR for m, idx in chosen.items()}
         rho = {m: jobs["rho"][idx] for m, idx in chosen.items()}
+        jobs_of = "each run's window" if measured is not None and not measured.all() \
+            else "all jobs"
         if any(np.isfinite(v).any() for v in jct.values()):
-            draws.append((f"JCT of the jobs that finished{at}", lambda ax: replay_panels.cdf(
-                ax, jct, "job completion time (h, log scale)", log=True)))
+            draws.append((f"JCT of the jobs that finished, {jobs_of}{at}",
+                          lambda ax: replay_panels.cdf(
+                              ax, jct, "job completion time (h, log scale)", log=True)))
         if any(np.isfinite(v).any() for v in rho.values()):
-            draws.append((f"finish-time fairness{at}", lambda ax: replay_panels.cdf(
+            draws.append((f"finish-time fairness, {jobs_of}{at}", lambda ax: replay_panels.cdf(
                 ax, rho, "rho: JCT / JCT under the isolated share (ratio)", reference=1.0,
                 log=None)))
     over, resources = _utilization_at(utilization, key, top, methods)
@@ -158,13 +163,29 @@ def replay_study(rows: dict[str, np.ndarray], jobs: dict[str, np.ndarray],
     save(fig, path)
 
 
-def _runs_at(jobs: dict[str, np.ndarray], key: str | None, value, method: str) -> np.ndarray:
+def _runs_at(jobs: dict[str, np.ndarray], key: str | None, value, method: str,
+             measured: np.ndarray) -> np.ndarray:
     """The rows of ``jobs`` of ``method``'s runs at ``key`` = ``value`` (all its runs without
-    a key)."""
-    chosen = jobs["method"] == method
+    a key) that are ``measured``."""
+    chosen = (jobs["method"] == method) & measured
     if key is not None:
         chosen &= jobs[key] == value
     return np.flatnonzero(chosen)
+
+
+def _in_window(jobs: dict[str, np.ndarray], rows: dict[str, np.ndarray]) -> np.ndarray:
+    """Whether each row of ``jobs`` is in its run's window (positions ``metric.window_from``
+    to ``metric.window_to``), the jobs its run's measures are over; every job of a run stored
+    without them."""
+    if "metric.window_from" not in rows:
+        return np.ones(len(jobs["position"]), dtype=bool)
+    bounds = {(i, m, r): (low, high) for i, m, r, low, high in zip(
+        rows["instance"].tolist(), rows["method"].tolist(), rows["repeat"].tolist(),
+        rows["metric.window_from"].tolist(), rows["metric.window_to"].tolist())
+        if np.isfinite(low)}
+    runs = zip(jobs["instance"].tolist(), jobs["method"].tolist(), jobs["repeat"].tolist())
+    low, high = np.array([bounds.get(run, (-np.inf, np.inf)) for run in runs]).reshape(-1, 2).T
+    return (jobs["position"] >= low) & (jobs["position"] <= high)
 
 
 def _utilization_at(over: dict[str, np.ndarray], key: str | None, value,

@@ -17,8 +17,11 @@ from fairalloc.studies.plan import Task, make_instance, with_policy
 # the run's measures kept as ``metric.<name>`` columns (seconds, shares, counts)
 MEASURES = ("average_jct_s", "p50_jct_s", "p90_jct_s", "p99_jct_s", "average_queueing_s",
             "makespan_s", "end_s", "worst_rho", "share_rho_above_1",
-            "share_rho_above_tolerance", "jobs", "finished", "window_jobs", "window_finished",
-            "allocations", "solve_s", "jobs_per_s")
+            "share_rho_above_tolerance", "rho_measured", "jobs", "finished", "allocations",
+            "solve_s", "jobs_per_s")
+# the window's positions (both included) and counts, kept as ``metric.window_<key>``: the
+# figure's CDFs take each run's window from them
+WINDOW = ("from", "to", "jobs", "finished")
 JOB_COLUMNS = ("arrival", "start", "finish", "jct", "queueing", "rho")
 UTILIZATION_BINS = 200          # a run's utilisation over time, kept at this resolution
 VERDICTS = ("holds", "fails", "unrefuted", "unchecked")
@@ -47,6 +50,7 @@ def run_fields(run: ReplayRun) -> dict:
     fields.update({f"metric.{name}": float(s[name]) for name in MEASURES
                    if s.get(name) is not None})
     fields.update({f"metric.utilization.{r}": float(v) for r, v in s["utilization"].items()})
+    fields.update({f"metric.window_{k}": float(s["window"][k]) for k in WINDOW})
     fields[f"check.{OVER_TIME}"] = s["sharing_incentive"]["verdict"]
     for check, counts in run.verdicts.items():
         fields[f"check.{check}"] = run_verdict(counts)

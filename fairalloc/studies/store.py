@@ -19,7 +19,10 @@ Tables (query them with ``duckdb`` itself, pandas or Polars):
 * ``spec_files``: the spec files a study's instances were made from (``instances.specs`` or
   ``base``), their data as they were read when the study first ran: ``--resume`` refuses a
   file changed since (its rows would mix two specs) and ``study instance`` re-makes an
-  instance from them, not from the file as it is now;
+  instance from them, not from the file as it is now (``spec``: a replay document's trace
+  table made absolute, so that it is found from anywhere; ``written``: as the file had it,
+  what a report shows — added to a version 2 store the first time it is written to, null
+  for a study stored before);
 * ``replay_jobs`` and ``replay_utilization``: a replay study's rows beyond its ``runs`` row
   (whose ``metric.*`` columns hold the run's measures, ``check.*`` each check's verdict over
   the run, ``result`` the run's settings, summary and verdict counts as JSON): one row per job
@@ -71,7 +74,7 @@ CREATE TABLE IF NOT EXISTS studies (
     created TIMESTAMP NOT NULL, fairalloc VARCHAR NOT NULL);
 CREATE TABLE IF NOT EXISTS spec_files (
     study VARCHAR NOT NULL, position INTEGER NOT NULL, file VARCHAR NOT NULL, spec JSON NOT NULL,
-    PRIMARY KEY (study, position));
+    written JSON, PRIMARY KEY (study, position));
 CREATE TABLE IF NOT EXISTS runs (
     study VARCHAR NOT NULL, instance INTEGER NOT NULL, method VARCHAR NOT NULL,
     "repeat" INTEGER NOT NULL, seed BIGINT, status VARCHAR NOT NULL, objective DOUBLE,
@@ -96,6 +99,9 @@ CREATE TABLE IF NOT EXISTS data_files (
     study VARCHAR NOT NULL, file VARCHAR NOT NULL, sha256 VARCHAR NOT NULL,
     PRIMARY KEY (study, file));
 """
+# each spec file's data as the file has it (``spec`` holds it with a replay document's trace
+# table made absolute): added to a store made before it the first time it is written to
+_WRITTEN = "ALTER TABLE spec_files ADD COLUMN IF NOT EXISTS written JSON;"
 REPLAY_PARTS = {"replay_jobs": ("job", "position", "arrival", "start", "finish", "jct",
                                 "queueing", "rho"),
                 "replay_utilization": ("from", "to", "resource", "share")}
@@ -225,7 +231,7 @@ class Store:
         if "fairalloc_meta" in tables:
             self._check_format()
             if not read_only:
-                self.con.execute(_REPLAY_TABLES)
+                self.con.execute(_REPLAY_TABLES + _WRITTEN)
                 tables |= set(REPLAY_PARTS)
         elif tables or read_only:
             raise StoreError(self._not_ours(tables))
@@ -238,6 +244,9 @@ class Store:
         self._columns = self._runs_columns()
         self.has_replays = set(REPLAY_PARTS) <= tables
         self.has_data_files = not read_only or "data_files" in tables
+        self.has_written = bool(self.con.execute(
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = 'spec_files' "
+            "AND column_name = 'written'").fetchone()[0])
 
     def _check_format(self) -> None:
         marks = self.con.execute("SELECT format, version FROM fairalloc_meta").fetchall()
@@ -329,9 +338,12 @@ class Store:
              [k for k, _ in study.grid], json.dumps(study.spec), study.source,
              utc_now(), __version__])
         if study.files:
-            self.con.executemany("INSERT INTO spec_files VALUES (?, ?, ?, ?)",
-                                 [[study.name, k, file, json.dumps(data)]
-                                  for k, (file, data) in enumerate(study.files)])
+            written = study.written or [data for _, data in study.files]
+            self.con.executemany("INSERT INTO spec_files (study, position, file, spec, written) "
+                                 "VALUES (?, ?, ?, ?, ?)",
+                                 [[study.name, k, file, json.dumps(data), json.dumps(as_read)]
+                                  for k, ((file, data), as_read)
+                                  in enumerate(zip(study.files, written))])
         if study.data_files:
             self.con.executemany("INSERT INTO data_files VALUES (?, ?, ?)",
                                  [[study.name, str(file), digest(file)]
@@ -340,11 +352,13 @@ class Store:
         return set()
 
     @_database_errors
-    def spec_files(self, study: str) -> list[tuple[str, Any]]:
+    def spec_files(self, study: str, written: bool = False) -> list[tuple[str, Any]]:
         """The (file, data) of each spec file study ``study`` ran on, in instance order, as
-        they were when it first ran."""
+        they were when it first ran: as they are run (a replay document's trace table made
+        absolute), or with ``written`` as the files had them (where the store kept it)."""
+        column = "coalesce(written, spec)" if written and self.has_written else "spec"
         return [(file, json.loads(data)) for file, data in self.con.execute(
-            "SELECT file, spec FROM spec_files WHERE study = ? ORDER BY position",
+            f"SELECT file, {column} FROM spec_files WHERE study = ? ORDER BY position",
             [study]).fetchall()]
 
     def _check_files(self, study) -> None:

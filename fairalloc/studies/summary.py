@@ -226,12 +226,16 @@ REPLAY_VALUES = ["metric.average_jct_s"]
 REPLAY_DURATIONS = ("metric.average_jct_s", "metric.p50_jct_s", "metric.p90_jct_s",
                     "metric.p99_jct_s", "metric.average_queueing_s", "metric.makespan_s",
                     "metric.end_s")
+# each names the jobs it is over: a run's window (every job when its document names none), all
+# its jobs, or the whole run
 REPLAY_LABELS = {
-    "metric.average_jct_s": "average JCT", "metric.p50_jct_s": "median JCT",
-    "metric.p90_jct_s": "90th percentile JCT", "metric.p99_jct_s": "99th percentile JCT",
-    "metric.average_queueing_s": "average queueing delay", "metric.makespan_s": "makespan",
-    "metric.end_s": "simulated time reached", "metric.worst_rho": "worst rho (JCT / isolated JCT)",
-    "metric.share_rho_above_1": "share of jobs with rho > 1",
+    "metric.average_jct_s": "average JCT, window", "metric.p50_jct_s": "median JCT, window",
+    "metric.p90_jct_s": "90th percentile JCT, window",
+    "metric.p99_jct_s": "99th percentile JCT, window",
+    "metric.average_queueing_s": "average queueing delay, window",
+    "metric.makespan_s": "makespan, all jobs", "metric.end_s": "simulated time reached",
+    "metric.worst_rho": "worst rho (JCT / isolated JCT), window",
+    "metric.share_rho_above_1": "share of jobs with rho > 1, window",
     "metric.jobs_per_s": "simulated jobs per second", "time_s": "wall time (s)"}
 
 

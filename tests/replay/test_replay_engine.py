@@ -210,7 +210,7 @@ def test_cli_formats(tmp_path, capsys):
     data = json.loads(out)
     assert data["summary"]["status"] == "done" and len(data["jobs"]) == 2
     code, out, _ = cli(capsys, "replay", path, "--format", "csv")
-    assert out.splitlines()[0] == "id,arrival,start,finish,jct,queueing,rho"
+    assert out.splitlines()[0] == "id,arrival,start,finish,jct,queueing,isolated_jct,rho"
     code, out, _ = cli(capsys, "replay", path)
     assert code == 0 and "average JCT" in out
 

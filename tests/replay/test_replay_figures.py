@@ -120,7 +120,8 @@ def test_one_replay_draws_its_cdfs_utilisation_and_checks(monkeypatch, tmp_path)
                      str(tmp_path / "x.png"))
     fig, = figures
     assert [ax.get_title() for ax in fig.axes] == [
-        "JCT of the jobs that finished", "finish-time fairness", "utilisation over time",
+        "JCT of the jobs that finished, all jobs", "finish-time fairness, all jobs",
+        "utilisation over time (whole run)",
         "the checks on the allocations judged"]
     assert problems(fig) == []
 
@@ -139,7 +140,7 @@ def test_a_fifo_replay_reads_at_any_spread_and_any_number_of_checks(monkeypatch,
     fig, = figures
     assert problems(fig) == []
     axes = {ax.get_title(): ax for ax in fig.axes}
-    rho = axes["finish-time fairness"]
+    rho = axes["finish-time fairness, all jobs"]
     assert rho.get_xscale() == "log" and "log scale" in rho.get_xlabel()
     checks = axes["the checks on the allocations judged"]
     fig.canvas.draw()
@@ -148,7 +149,7 @@ def test_a_fifo_replay_reads_at_any_spread_and_any_number_of_checks(monkeypatch,
     assert len(checks.get_yticklabels()) == 6
     boxes = [t.get_window_extent(renderer) for t in names]
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
-    used = axes["utilisation over time"]
+    used = axes["utilisation over time (whole run)"]
     assert len({line.get_color() for line in used.lines}) == len(run.resources)
 
 
@@ -158,8 +159,8 @@ def test_one_replay_leaves_out_a_panel_with_nothing_to_show(monkeypatch, tmp_pat
     run.jobs["rho"][:] = np.nan
     run.verdicts = {}
     plots.replay_run(run, str(tmp_path / "x.png"))
-    assert [ax.get_title() for ax in figures[0].axes] == ["JCT of the jobs that finished",
-                                                           "utilisation over time"]
+    assert [ax.get_title() for ax in figures[0].axes] == [
+        "JCT of the jobs that finished, all jobs", "utilisation over time (whole run)"]
 
 
 def test_the_commands_draw_and_report_a_replay_study(store, tmp_path, capsys):

@@ -244,7 +244,7 @@ def test_a_replay_study_summary_prints_durations_in_hours_and_stores_seconds(tmp
     lines = [line.split("|")[1:-1] for line in out.splitlines() if line.startswith("|")]
     header, rows = [c.strip() for c in lines[0]], lines[2:]
     assert code == 0 and "mean (h)" in header and "p90 (h)" in header
-    assert "average JCT (h)" in out
+    assert "average JCT, window (h)" in out
     mean = header.index("mean (h)")
     assert [float(r[mean]) for r in rows] == pytest.approx([s / 3600 for s in seconds],
                                                           abs=0.005)
