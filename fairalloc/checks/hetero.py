@@ -15,6 +15,7 @@ from fairalloc.allocation import Allocation
 from fairalloc.checks import best_of_others, no_mechanism, nothing_found, probe, probe_budget
 from fairalloc.errors import SolverError
 from fairalloc.models.hetero import (
+    GAVEL_LEVEL,
     MAX_MIN_SHORTFALL,
     PARETO_GAIN,
     PARETO_LOSS,
@@ -22,6 +23,7 @@ from fairalloc.models.hetero import (
     HeteroProblem,
     effective,
     eligible,
+    gavel_reference,
     interior_pays,
     isolated_throughput,
     level_program,
@@ -262,22 +264,29 @@ def pareto_witness(p: HeteroProblem, x: np.ndarray, e: np.ndarray, unit: np.ndar
 
 
 @any_numbers
-def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
-    """The smallest weighted normalised throughput min_j E_j / (w_j E_j^iso) equals the
-    max-min LP's optimum (computed here, on the methods' ``level_program``), to a relative
-    ``MAX_MIN_SHORTFALL``."""
+def max_min(p: HeteroProblem, allocation: Allocation, claims: dict | None = None,
+            **_) -> Finding:
+    """The smallest weighted level min_j E_j / (w_j R_j) equals the max-min LP's optimum
+    (computed here, on the methods' ``level_program``), to a relative ``MAX_MIN_SHORTFALL``.
+    R_j is the kind's reference E_j^iso, or Gavel's (``gavel_reference``) for an allocation
+    whose method states a ``GAVEL_LEVEL`` (Gavel's max-min maximises that level, not the
+    kind's)."""
+    gavel = bool(claims) and GAVEL_LEVEL in claims
+    reference = gavel_reference(p) if gavel else isolated_throughput(p)
+    what = "Gavel's level (s_j E_j / (w_j P_j))" if gavel else \
+        "smallest weighted normalised throughput"
     e = effective(p, time_of(p, allocation))
-    level = e / (p.weights * isolated_throughput(p))
-    parts = max_min_lp(level_program(p), np.ones(p.n), {})
+    level = e / (p.weights * reference)
+    parts = max_min_lp(level_program(p, reference), np.ones(p.n), {})
     report = solve_matrix(*parts, interior=interior_pays(parts[0]))
     best = report.objective / weight_unit(p)
     j = int(np.argmin(level))
     if level[j] < best * (1 - MAX_MIN_SHORTFALL):
-        return Finding("max_min", False, f"smallest weighted normalised throughput "
-                       f"{level[j]:.6g} ({p.ids[j]}); the max-min is {best:.6g}",
+        return Finding("max_min", False, f"{what} {level[j]:.6g} ({p.ids[j]}); the "
+                       f"max-min is {best:.6g}",
                        {"job": p.ids[j], "level": level[j], "max_min": best})
-    return Finding("max_min", True, f"smallest weighted normalised throughput {level[j]:.6g}"
-                   f" = the LP's max-min {best:.6g}")
+    return Finding("max_min", True, f"{what} {level[j]:.6g} = the LP's max-min "
+                   f"{best:.6g}")
 
 
 @any_numbers

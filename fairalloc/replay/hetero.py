@@ -692,8 +692,8 @@ def min_total_duration(p: HeteroProblem) -> Solution:
 
 POLICIES = {"fifo": fifo, "fifo-aware": fifo_aware, "min-total-duration": min_total_duration}
 # the policies that use the jobs' speed per type (Gavel's *_perf): placed fastest type first
-AWARE = frozenset({"max-min", "leximin", "max-throughput", "finish-time", "fifo-aware",
-                   "min-total-duration"})
+AWARE = frozenset({"max-min", "max-min-isolated", "leximin", "max-throughput", "finish-time",
+                   "fifo-aware", "min-total-duration"})
 QUEUES = frozenset({"fifo", "fifo-aware"})
 
 
