@@ -146,3 +146,32 @@ def test_replayed_max_min_finishes_the_two_jobs_as_gavels_objective_does():
     assert replay_two("max-min").tolist() == pytest.approx([3600.0, 4050.0], rel=1e-6)
     assert replay_two("max-min-isolated").tolist() == pytest.approx([4000.0, 4000.0],
                                                                     rel=1e-6)
+
+
+def replay_fifo(policy: str, mechanism: dict) -> object:
+    """Two jobs of 720 steps at {v100: 2, k80: 1} on one V100 and one K80, at time 0."""
+    jobs = [{"id": i, "steps": 720, "throughput": {"v100": 2, "k80": 1}} for i in "ab"]
+    run = api.replay({"replay": "fifo", "kind": "hetero",
+                      "cluster": {"workers": {"k80": 1, "v100": 1}},
+                      "trace": {"jobs": jobs}, "policy": {"method": policy},
+                      "mechanism": mechanism, "measure": {"finish_time_fairness": False}})
+    assert run.status == "done"
+    return run
+
+
+def test_fifo_runs_every_job_on_the_last_type_by_name_as_gavels_simulator_does():
+    """Gavel's FIFOPolicy places every job on the V100 (the loop variable left on the last
+    type), so the two jobs take turns on it while the K80 idles: under rounds a runs round 1
+    (360 s alone: 720 steps), b round 2; under ideal they share it, 1 step/s each."""
+    rounds = replay_fifo("fifo", {"name": "rounds", "round_s": 360})
+    assert rounds.jobs["finish"].tolist() == pytest.approx([360.0, 720.0])
+    assert rounds.summary["utilization"]["k80"] == 0.0
+    ideal = replay_fifo("fifo", {"name": "ideal"})
+    assert ideal.jobs["finish"].tolist() == pytest.approx([720.0, 720.0])
+
+
+def test_fifo_random_keeps_the_random_type():
+    """``fifo-random`` gives each job a type with room: one job runs on the K80 from 0."""
+    run = replay_fifo("fifo-random", {"name": "rounds", "round_s": 360})
+    assert run.jobs["start"].tolist() == [0.0, 0.0]
+    assert run.summary["utilization"]["k80"] > 0.0
