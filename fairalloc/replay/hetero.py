@@ -740,8 +740,9 @@ def figure_8_document(policy: str, rate: float, seed: int = 0, jobs: int = 14_00
                       stream: str = "gavel") -> dict:
     """The replay of one point of Gavel's figure 8: Gavel's jobs for ``seed`` (its own
     stream by default), its cluster and rounds, the average JCT of jobs 4000-5000. ``jobs``
-    must outlast the window (LAS at 5.6 jobs/hour finishes job 4999 after ~11,900 arrivals);
-    the replay stops when the window is done."""
+    outlasting the window (LAS at 5.6 jobs/hour finishes job 4999 after ~11,900 arrivals)
+    saves the replay made longer when the window ends after the last arrival; the replay
+    stops when the window is done."""
     return {"replay": f"gavel-figure-8-{policy}-{rate:g}", "kind": "hetero",
             "cluster": {"workers": dict(FIGURE_8_CLUSTER)},
             "trace": {"generator": "gavel", "seed": seed, "jobs": jobs, "rate": rate,

@@ -4,8 +4,11 @@ variants fairalloc keeps under their own names."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+from clitools import cli, write
 
 from fairalloc import api
 from fairalloc.errors import Violations
@@ -175,3 +178,43 @@ def test_fifo_random_keeps_the_random_type():
     run = replay_fifo("fifo-random", {"name": "rounds", "round_s": 360})
     assert run.jobs["start"].tolist() == [0.0, 0.0]
     assert run.summary["utilization"]["k80"] > 0.0
+
+
+def continuous(jobs: int, window: tuple[int, int]) -> dict:
+    """Gavel's generator (its own stream) at 0.1 jobs/hour on 2 V100 + 2 K80."""
+    return {"replay": "dry", "kind": "hetero", "cluster": {"workers": {"v100": 2, "k80": 2}},
+            "trace": {"generator": "gavel", "seed": 0, "jobs": jobs, "rate": 0.1,
+                      "stream": "gavel"},
+            "policy": {"method": "max-min"},
+            "mechanism": {"name": "rounds", "seed": 0, "stream": "gavel"},
+            "measure": {"window": list(window), "finish_time_fairness": False}}
+
+
+def test_a_generated_continuous_trace_continues_until_the_window_is_done():
+    """A 30-job trace whose window (jobs 10-29) ends after its last arrival is generated
+    longer, as Gavel's simulator generates jobs until the window is done: the run is the
+    run of the longer trace, which does not run dry."""
+    run = api.replay(continuous(30, (10, 30)))
+    assert run.settings["jobs"] > 30
+    assert not run.summary["arrivals_ended_first"]
+    assert run.summary["last_arrival_s"] > run.jobs["finish"][10:30].max()
+    direct = api.replay(continuous(run.settings["jobs"], (10, 30)))
+    np.testing.assert_array_equal(run.jobs["finish"], direct.jobs["finish"])
+
+
+def test_a_run_that_ran_dry_says_so_in_its_summary_json_and_on_stderr(tmp_path, capsys):
+    """A listed trace cannot be continued: its window ending after the last arrival is
+    stated in the summary's rows, the JSON and on stderr."""
+    jobs = [{"id": f"j{i}", "arrival": 100.0 * i, "steps": 7200,
+             "throughput": {"v100": 2}} for i in range(4)]
+    doc = {"replay": "dry", "kind": "hetero", "cluster": {"workers": {"v100": 1}},
+           "trace": {"jobs": jobs}, "policy": {"method": "max-min"},
+           "measure": {"window": [1, 3], "finish_time_fairness": False}}
+    path = write(tmp_path, doc, "dry.json")
+    code, out, err = cli(capsys, "replay", path)
+    assert code == 0
+    assert "ran dry" in out and "last job arrived at" in out
+    assert "fairalloc replay: warning: the trace's last job arrived at" in err
+    code, out, _ = cli(capsys, "replay", path, "--format", "json")
+    summary = json.loads(out)["summary"]
+    assert summary["arrivals_ended_first"] and summary["last_arrival_s"] == 300.0
