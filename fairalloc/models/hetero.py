@@ -228,6 +228,22 @@ def isolated_share(p: HeteroProblem) -> np.ndarray:
     return x / np.maximum(total, 1.0)
 
 
+def identical_jobs_averaged(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
+    """x with every job given the mean time fractions of the jobs identical to it (the same
+    throughput row, scale factor and weight). An LP's optimum over the jobs is not unique
+    where identical jobs could trade time (no objective and no level row tells them apart),
+    so the vertex a solver returns, and each such job's throughput, depend on the algorithm
+    and the jobs' order; the mean is one point of the same optimal face (the rows and the
+    objectives are the same for each, so the mean keeps every row and every objective),
+    fixed whatever vertex was returned among those that differ by such trades."""
+    keys = np.column_stack([p.throughput, p.scale, p.weights])
+    _, group = np.unique(keys, axis=0, return_inverse=True)
+    group = group.ravel()
+    sums = np.zeros((int(group.max()) + 1, p.k)) if p.n else np.zeros((0, p.k))
+    np.add.at(sums, group, x)
+    return (sums / np.bincount(group)[:, None])[group]
+
+
 def effective(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
     """E_j(x) = sum_k T_jk x_jk."""
     return (p.throughput * x).sum(axis=1)

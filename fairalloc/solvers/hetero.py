@@ -35,6 +35,7 @@ from fairalloc.models.hetero import (
     effective,
     eligible,
     gavel_reference,
+    identical_jobs_averaged,
     interior_pays,
     isolated_program,
     isolated_share,
@@ -115,10 +116,12 @@ def above_level(p: HeteroProblem, program: Program, z: float) -> np.ndarray:
 
 def _max_min(p: HeteroProblem, reference: np.ndarray, formulation: str
              ) -> tuple[np.ndarray, float]:
-    """max z s.t. E_j(x) >= z w_j R_j (R: ``reference``), then ``above_level``: the (n, k)
-    time fractions and z. The level by the sparse matrix LP or (``formulation: "pyomo"``)
-    the same LP written out in Pyomo (``models.hetero.max_min_model``; tests check both reach
-    the same optimum)."""
+    """max z s.t. E_j(x) >= z w_j R_j (R: ``reference``), then ``above_level``, identical jobs
+    then given the same time (``identical_jobs_averaged``: the point is not the solver's
+    vertex, which moved a job's throughput up to 10x between the dual simplex and the
+    interior point method, or with the jobs' order): the (n, k) time fractions and z. The
+    level by the sparse matrix LP or (``formulation: "pyomo"``) the same LP written out in
+    Pyomo (``models.hetero.max_min_model``; tests check both reach the same optimum)."""
     program = level_program(p, reference)
     if formulation == "pyomo":
         report = solve_pyomo(max_min_model(p, reference))
@@ -128,7 +131,7 @@ def _max_min(p: HeteroProblem, reference: np.ndarray, formulation: str
     else:
         level, _, _ = max_min_value(p, program, np.ones(p.n))
         z = level / weight_unit(p)
-    return above_level(p, program, z), z
+    return identical_jobs_averaged(p, above_level(p, program, z)), z
 
 
 def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
