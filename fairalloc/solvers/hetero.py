@@ -139,7 +139,7 @@ def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
     s_j E_j(x) >= z w_j P_j, P_j the job's throughput under Gavel's proportional share
     (``gavel_reference``), then the most total normalised throughput at that level. Its
     objective, as every method's, is the kind's (``smallest_level``); the level it reached
-    is its metric ``gavel_level``, which the max_min check judges it by."""
+    is its metric ``gavel_level``."""
     x, z = _max_min(p, gavel_reference(p), formulation)
     return Solution(p.allocation(x), "optimal", smallest_level(p, x),
                     metrics={GAVEL_LEVEL: z},
