@@ -15,9 +15,10 @@ from fairalloc.replay.engine import Checking, Ideal, Policy, Progress, Timeline,
 ISOLATED = "isolated"       # the reference policy of finish-time fairness (Gavel's "isolated")
 TENANT = "tenant"           # the trace column naming each job's tenant (fair share)
 # replays of a continuous generated trace made longer because its window ran dry: each one
-# arrives until the last one's end and a quarter more, so one is the rule and the others are
-# for a cluster whose load makes the window end later as the trace grows
-MOST_LONGER = 3
+# arrives until the last one's end and a quarter more (at most twice the jobs), so one is the
+# rule; a second is for a cluster whose load makes the window end later as the trace grows.
+# A replay costs at most 1 + 2 + 4 times its trace's, and an overloaded one says it ran dry
+MOST_LONGER = 2
 
 
 class ReplayFrames(NamedTuple):
