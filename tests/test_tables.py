@@ -76,7 +76,8 @@ def hetero_store(tmp_path_factory) -> str:
     folder = tmp_path_factory.mktemp("store")
     study = write(folder, {"study": "hs", "kind": "hetero", "seed": 1, "reference": "exact",
                            "instances": {"generate": {"workers": 2}, "count": 2},
-                           "grid": {"jobs": [3]}, "methods": ["max-min", "agnostic-max-min"]},
+                           "grid": {"jobs": [3]},
+                           "methods": ["max-min-isolated", "agnostic-max-min"]},
                   "hs.json")
     store = str(folder / "hs.duckdb")
     done = api.study_run(study, store, workers=1)

@@ -47,6 +47,8 @@ def cmd_replay(args) -> int:
     if args.plot:
         plots.replay_run(run, args.plot)
         note(args, f"plot written to {args.plot}")
+    if run.ran_dry():
+        print(f"fairalloc replay: warning: {run.ran_dry()}", file=sys.stderr)
     if run.status != "done":
         print(f"fairalloc replay: status {run.status}: {run.summary['error']}",
               file=sys.stderr)

@@ -12,7 +12,8 @@ from fairalloc.replay import hetero_trace as replay_trace
 from fairalloc.solvers import hetero as solvers
 from fairalloc.studies import hetero as studies
 
-METHODS = {"max-min": solvers.max_min, "leximin": solvers.leximin,
+METHODS = {"max-min": solvers.max_min, "max-min-isolated": solvers.max_min_isolated,
+           "leximin": solvers.leximin,
            "agnostic-max-min": solvers.agnostic_max_min,
            "max-throughput": solvers.max_throughput, "finish-time": solvers.finish_time,
            "isolated": solvers.isolated, "proportional": solvers.proportional}
@@ -24,7 +25,7 @@ KIND = Kind(
     from_spec=model.HeteroProblem.from_spec,
     methods=METHODS,
     default="max-min",
-    exact="max-min",
+    exact="max-min-isolated",
     checks=(checks.feasibility, checks.sharing_incentive, checks.envy_freeness,
                 checks.pareto_efficiency, checks.max_min, checks.strategy_proofness),
     random_spec=studies.random_spec,
@@ -58,6 +59,8 @@ KIND = Kind(
               "Zaharia. *Heterogeneity-Aware Cluster Scheduling Policies for Deep Learning "
               "Workloads.* OSDI 2020, USENIX, 481–498."),
     also_exact={
+        "max-min": "its own objective, Gavel's level min_j s_j E_j / (w_j P_j) (P_j: under "
+                   "Gavel's proportional share)",
         "leximin": "the kind's objective and, beyond it, the leximin",
         "max-throughput": "its own objective, the total normalised throughput",
         "finish-time": "its own objective, the largest finish-time ratio, to a bracket of 1e-9",

@@ -66,6 +66,8 @@ TIE = 1e-12
 DUAL_TOLERANCE = 1e-9    # absolute, on a level row's dual: above it, the job is a bottleneck
 LEVEL_SLACK = 1e-9       # relative: the second stage holds each job to within this of the level
 FINISH_TOLERANCE = 1e-9  # relative width of finish-time fairness's final bracket on rho
+# the metric in which Gavel's max-min states the level it reached (``gavel_reference``)
+GAVEL_LEVEL = "gavel_level"
 
 
 @functools.cache
@@ -225,6 +227,22 @@ def isolated_share(p: HeteroProblem) -> np.ndarray:
     return x / np.maximum(total, 1.0)
 
 
+def identical_jobs_averaged(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
+    """x with every job given the mean time fractions of the jobs identical to it (the same
+    throughput row, scale factor and weight). An LP's optimum over the jobs is not unique
+    where identical jobs could trade time (no objective and no level row tells them apart),
+    so the vertex a solver returns, and each such job's throughput, depend on the algorithm
+    and the jobs' order; the mean is one point of the same optimal face (the rows and the
+    objectives are the same for each, so the mean keeps every row and every objective),
+    fixed whatever vertex was returned among those that differ by such trades."""
+    keys = np.column_stack([p.throughput, p.scale, p.weights])
+    _, group = np.unique(keys, axis=0, return_inverse=True)
+    group = group.ravel()
+    sums = np.zeros((int(group.max()) + 1, p.k)) if p.n else np.zeros((0, p.k))
+    np.add.at(sums, group, x)
+    return (sums / np.bincount(group)[:, None])[group]
+
+
 def effective(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
     """E_j(x) = sum_k T_jk x_jk."""
     return (p.throughput * x).sum(axis=1)
@@ -238,6 +256,28 @@ def _isolated(p: HeteroProblem) -> np.ndarray:
 def isolated_throughput(p: HeteroProblem) -> np.ndarray:
     """E_j^iso = E_j(x^iso), the reference of every normalised throughput."""
     return _isolated(p)
+
+
+def proportional_throughput(p: HeteroProblem) -> np.ndarray:
+    """P_j = sum_k T_jk W_k / sum_k W_k: job j's throughput under Gavel's proportional share,
+    every job x_jk = W_k / sum W whatever their number (Gavel, ``scheduler/policies/
+    proportional.py``, ``_get_allocation``: W_k / m, its rows divided by the largest row sum
+    sum W / m). A type the job cannot run on (throughput 0, or fewer GPUs than its scale
+    factor) adds nothing, as Gavel's throughput 0 there does."""
+    rows = np.where(eligible(p), p.throughput, 0.0)
+    return rows @ p.workers / p.workers.sum()
+
+
+def gavel_reference(p: HeteroProblem) -> np.ndarray:
+    """P_j / s_j: the reference of Gavel's max-min level. Gavel maximises min_j s_j E_j /
+    (w_j P_j) (``scheduler/policies/max_min_fairness.py``, ``MaxMinFairnessPolicyWithPerf``,
+    lines 59-72: the throughputs times the scale factors over the weights and
+    ``proportional_throughput``), that is E_j / (w_j P_j / s_j): one common share of the
+    cluster for every job, where the isolated share W_k / (n s_j) is capped at the whole
+    time of one job. The two agree up to a constant factor only when n s_j >= sum W for every
+    job (every isolated share uncapped); with multi-GPU jobs on a lightly loaded cluster, or
+    jobs that cannot use every type, they rank jobs differently."""
+    return proportional_throughput(p) / p.scale
 
 
 def normalized(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
@@ -371,14 +411,17 @@ def relative_weights(p: HeteroProblem) -> np.ndarray:
     return p.weights / weight_unit(p)
 
 
-def level_program(p: HeteroProblem) -> Program:
-    """``throughput_program`` with job j's utility counted in units of (w_j / max w) E_j^iso:
-    its level (weighted normalised throughput) times the largest weight. The max-min LPs on
+def level_program(p: HeteroProblem, reference: np.ndarray | None = None) -> Program:
+    """``throughput_program`` with job j's utility counted in units of (w_j / max w) R_j, R_j
+    the ``reference`` (default E_j^iso; ``gavel_reference`` for Gavel's max-min): its level
+    (weighted normalised throughput) times the largest weight. The max-min LPs on
     it have every reference 1: each job's level row is O(1) at the level, so HiGHS's absolute
     tolerances hold each job to the level relatively, a job of weight 1e-6 beside one of 1e6
     as well as the heaviest (with the weights in the level's column instead, such a job's
     row asked 6e-8 of its throughput, under HiGHS's 1e-7, and the job got 2e-9)."""
-    return throughput_program(p).per_unit(isolated_throughput(p) * relative_weights(p))
+    if reference is None:
+        reference = isolated_throughput(p)
+    return throughput_program(p).per_unit(reference * relative_weights(p))
 
 
 def interior_pays(cost: np.ndarray) -> bool:
@@ -437,21 +480,24 @@ def sum_lp(program: Program, weights: np.ndarray, floor: np.ndarray | None = Non
     return cost, rows, lower, upper, np.zeros(size), program.upper
 
 
-def max_min_model(p: HeteroProblem):
-    """Gavel's heterogeneity-aware max-min LP as written (Pyomo), one variable x_jk per job and
+def max_min_model(p: HeteroProblem, reference: np.ndarray | None = None):
+    """The heterogeneity-aware max-min LP as written (Pyomo), one variable x_jk per job and
     type it can run on:
 
-    maximise z s.t. sum_k T_jk x_jk >= z w_j E_j^iso (every job), sum_k x_jk <= 1 (a job runs
-    on one type at a time), sum_j s_j x_jk <= W_k (GPUs of each type).
+    maximise z s.t. sum_k T_jk x_jk >= z w_j R_j (every job), sum_k x_jk <= 1 (a job runs
+    on one type at a time), sum_j s_j x_jk <= W_k (GPUs of each type); R_j the ``reference``
+    (default E_j^iso; Gavel's is ``gavel_reference``).
 
-    Each level row is divided by w_j E_j^iso / max w, as in ``level_program`` (HiGHS's range
+    Each level row is divided by w_j R_j / max w, as in ``level_program`` (HiGHS's range
     at any unit of steps or weight): the model's optimum is z times ``weight_unit``.
     """
     pyo = startup.pyomo()
 
     ok = eligible(p)
     pairs = [(int(j), int(k)) for j, k in zip(*np.nonzero(ok))]
-    gains = p.throughput / (isolated_throughput(p) * relative_weights(p))[:, None]
+    if reference is None:
+        reference = isolated_throughput(p)
+    gains = p.throughput / (reference * relative_weights(p))[:, None]
     model = pyo.ConcreteModel(name="hetero-max-min")
     model.X = pyo.Var(pairs, domain=pyo.NonNegativeReals, bounds=(0, 1))
     model.z = pyo.Var(domain=pyo.Reals)
@@ -461,11 +507,11 @@ def max_min_model(p: HeteroProblem):
         by_job.setdefault(j, []).append(k)
         by_type.setdefault(k, []).append(j)
     model.objective = pyo.Objective(expr=model.z, sense=pyo.maximize,
-                                    doc="maximise z, the smallest E_j / (w_j E_j^iso) "
+                                    doc="maximise z, the smallest E_j / (w_j R_j) "
                                         "times max_i w_i")
     model.level = pyo.Constraint(
-        range(p.n), doc="sum_k T_jk x_jk / (E_j^iso w_j / max_i w_i) >= z (effective "
-                        "throughput in units of the job's weighted isolated throughput)",
+        range(p.n), doc="sum_k T_jk x_jk / (R_j w_j / max_i w_i) >= z (effective "
+                        "throughput in units of the job's weighted reference)",
         rule=lambda mdl, j: sum(float(gains[j, k]) * mdl.X[j, k] for k in by_job[j])
         >= mdl.z)
     model.one_type = pyo.Constraint(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -234,6 +235,28 @@ def _checked(data: dict, label: str | None, found: Violations, root: Path
                     mechanism, settings, window, float(measure.get("tolerance",
                                                                    DEFAULT_TOLERANCE)),
                     bool(measure.get("finish_time_fairness", True)), checking, data, label)
+
+
+def longer(doc: Document, until_s: float) -> Document | None:
+    """The document with its generated continuous trace (a generator given a ``rate``) made
+    to arrive until at least ``until_s`` (jobs arrive at a constant rate: the count times
+    ``until_s`` over its last arrival, and a quarter more), by at least one job and at most
+    twice as many (a window 500 times later than 5 jobs' last arrival would make thousands,
+    and more load than the window's end was measured under), checked as any document; None
+    for another trace, or when the checks refuse the longer one (the clock's limit, too many
+    jobs at once). The "gavel" stream keeps its first jobs as they
+    were (its draws go job by job); numpy's draws the whole trace anew at the new length."""
+    trace = doc.raw.get("trace", {})
+    if "generator" not in trace or trace.get("rate") is None or not doc.trace.n:
+        return None
+    last = float(doc.trace.arrival[-1])
+    jobs = doc.trace.n * (1.25 * until_s / last if last > 0 else 2.0)
+    jobs = min(2 * doc.trace.n, max(doc.trace.n + 1, math.ceil(jobs)))
+    data = {**doc.raw, "trace": {**trace, "jobs": jobs}}
+    try:
+        return from_data(data, doc.source, Path("."))
+    except SpecError:
+        return None
 
 
 def policies(kind: Kind) -> dict[str, Callable]:

@@ -661,10 +661,10 @@ rounds.check = check_rounds
 # --- policies beyond the kind's methods --------------------------------------------------------
 
 def _fifo(p: HeteroProblem, memory: dict, aware: bool) -> Solution:
-    """First come, first served (Gavel's FIFO): jobs in arrival order each take whole workers
-    of one type until none fits the next job (no job jumps the queue); a job keeps its type
-    until it finishes (agnostic: a seeded random type among those with room; aware: the
-    fastest type with room, re-chosen for the whole queue at each change)."""
+    """First come, first served: jobs in arrival order each take whole workers of one type
+    until none fits the next job (no job jumps the queue); a job keeps its type until it
+    finishes (agnostic: a seeded random type among those with room; aware: the fastest type
+    with room, re-chosen for the whole queue at each change)."""
     rng = memory.setdefault("rng", np.random.default_rng(memory.get("seed", 0) + 7))
     kept = memory.setdefault("type", {}) if not aware else {}
     left = p.workers.copy()
@@ -690,11 +690,43 @@ def _fifo(p: HeteroProblem, memory: dict, aware: bool) -> Solution:
     for job in [j for j in kept if j not in live]:
         del kept[job]
     return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
-                    solver={"name": "FIFO" + (" (fastest type)" if aware else "")})
+                    solver={"name": "FIFO" + (" (fastest type)" if aware else
+                                              " (random type)")})
 
 
-def fifo(p: HeteroProblem, memory: dict) -> Solution:
-    """FIFO agnostic of heterogeneity (Gavel's ``fifo``)."""
+def last_type_by_name(p: HeteroProblem) -> np.ndarray:
+    """(n,): for each job the last of the types it can run on, in sorted name order (the
+    V100 among Gavel's k80, p100, v100)."""
+    by_name = np.argsort(np.array(p.types), kind="stable")
+    runs = eligible(p)[:, by_name]
+    return by_name[runs.shape[1] - 1 - np.argmax(runs[:, ::-1], axis=1)]
+
+
+def fifo(p: HeteroProblem) -> Solution:
+    """FIFO as Gavel's simulator runs it (``fifo``: ``scheduler/policies/fifo.py``,
+    ``FIFOPolicy`` in mode base). It draws a random type for the job at the queue's head
+    (line 144) but places the job on ``worker_type`` (line 157), the variable its loop over
+    the cluster's types left behind (line 126): the last type of the cluster, whose types
+    Gavel registers in sorted name order (``scheduler/scheduler.py``, ``simulate``), so the
+    V100 of k80, p100, v100, with or without room (nothing breaks the loop then). Every job
+    is allotted that type, and the jobs on it share it by time; the rounds then run them
+    in order of priority, the other types idle. Here each job is allotted the last type in
+    sorted name order that it can run on (where Gavel would hold a job that cannot run there
+    forever), each type shared equally by time among its jobs: x_jk = min(1, W_k / sum of
+    their scale factors). ``fifo-random`` is the random type Gavel meant to draw."""
+    x = np.zeros((p.n, p.k))
+    on = last_type_by_name(p)
+    demand = np.bincount(on, weights=p.scale, minlength=p.k)
+    share = np.minimum(1.0, p.workers / np.maximum(demand, 1.0))
+    x[np.arange(p.n), on] = share[on]
+    return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
+                    solver={"name": "FIFO as Gavel runs it (the last type by name)"})
+
+
+def fifo_random(p: HeteroProblem, memory: dict) -> Solution:
+    """FIFO agnostic of heterogeneity with the random type Gavel's ``FIFOPolicy`` draws
+    (``scheduler/policies/fifo.py`` line 144) and does not use: each job a seeded random type
+    with room."""
     return _fifo(p, memory, aware=False)
 
 
@@ -722,11 +754,12 @@ def min_total_duration(p: HeteroProblem) -> Solution:
                     solver={"name": "HiGHS LP (max z: E_j >= z S_j)", "makespan_s": makespan})
 
 
-POLICIES = {"fifo": fifo, "fifo-aware": fifo_aware, "min-total-duration": min_total_duration}
+POLICIES = {"fifo": fifo, "fifo-random": fifo_random, "fifo-aware": fifo_aware,
+            "min-total-duration": min_total_duration}
 # the policies that use the jobs' speed per type (Gavel's *_perf): placed fastest type first
-AWARE = frozenset({"max-min", "leximin", "max-throughput", "finish-time", "fifo-aware",
-                   "min-total-duration"})
-QUEUES = frozenset({"fifo", "fifo-aware"})
+AWARE = frozenset({"max-min", "max-min-isolated", "leximin", "max-throughput", "finish-time",
+                   "fifo-aware", "min-total-duration"})
+QUEUES = frozenset({"fifo", "fifo-random", "fifo-aware"})
 
 
 # Gavel's figure 8 (continuous single-GPU jobs): its cluster and the window of jobs averaged;
@@ -739,8 +772,9 @@ def figure_8_document(policy: str, rate: float, seed: int = 0, jobs: int = 14_00
                       stream: str = "gavel") -> dict:
     """The replay of one point of Gavel's figure 8: Gavel's jobs for ``seed`` (its own
     stream by default), its cluster and rounds, the average JCT of jobs 4000-5000. ``jobs``
-    must outlast the window (LAS at 5.6 jobs/hour finishes job 4999 after ~11,900 arrivals);
-    the replay stops when the window is done."""
+    outlasting the window (LAS at 5.6 jobs/hour finishes job 4999 after ~11,900 arrivals)
+    saves the replay made longer when the window ends after the last arrival; the replay
+    stops when the window is done."""
     return {"replay": f"gavel-figure-8-{policy}-{rate:g}", "kind": "hetero",
             "cluster": {"workers": dict(FIGURE_8_CLUSTER)},
             "trace": {"generator": "gavel", "seed": seed, "jobs": jobs, "rate": rate,

@@ -103,6 +103,8 @@ def summary(per_job: dict, timeline: Timeline, resources: tuple[str, ...],
            # jobs ran on an emptying cluster (a continuous trace should be longer)
            "arrivals_ended_first": bool(window is not None and len(per_job["arrival"])
                                         and per_job["arrival"][-1] < timeline.end),
+           "last_arrival_s": float(per_job["arrival"].max()) if len(per_job["arrival"])
+           else None,
            "end_s": timeline.end,
            "utilization": dict(zip(resources, utilization(timeline, len(resources)).tolist())),
            "allocations": timeline.allocations, "solve_s": timeline.solve_s,

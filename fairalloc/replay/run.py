@@ -9,12 +9,17 @@ from typing import Any, NamedTuple
 
 from fairalloc.allocation import _pandas, plain_value
 from fairalloc.replay import measures
-from fairalloc.replay.document import IDEAL, Document, policies
+from fairalloc.replay.document import IDEAL, Document, longer, policies
 from fairalloc.replay.engine import Checking, Ideal, Policy, Progress, Timeline, run
 from fairalloc.result import MARKS
 
 ISOLATED = "isolated"       # the reference policy of finish-time fairness (Gavel's "isolated")
 TENANT = "tenant"           # the trace column naming each job's tenant (fair share)
+# replays of a continuous generated trace made longer because its window ran dry: each one
+# arrives until the last one's end and a quarter more (at most twice the jobs), so one is the
+# rule; a second is for a cluster whose load makes the window end later as the trace grows.
+# A replay costs at most 1 + 2 + 4 times its trace's, and an overloaded one says it ran dry
+MOST_LONGER = 2
 
 
 class ReplayFrames(NamedTuple):
@@ -69,6 +74,17 @@ class ReplayRun:
             out["jobs"] = [dict(zip(self.jobs, row)) for row in zip(*self.jobs.values())]
         return plain_value(out)
 
+    def ran_dry(self) -> str | None:
+        """Why the window's average is not a continuous experiment's, when its last arrival
+        came before the window was done (None otherwise)."""
+        s = self.summary
+        if not s["arrivals_ended_first"]:
+            return None
+        return (f"the trace's last job arrived at {_hours(s['last_arrival_s'])}, before the "
+                f"window ({self.window_text}) was done at "
+                f"{_hours(s['end_s'])}: its last jobs ran on an emptying cluster (give the "
+                "trace more jobs)")
+
     def rows(self) -> list[tuple[str, str]]:
         """The summary as (measure, value) text rows: JCT in hours (as Gavel reports it), each
         measure labelled with the jobs it is over: "(window)", the jobs the ``window`` row
@@ -82,6 +98,7 @@ class ReplayRun:
             rows.append(("window", f"{self.window_text}: {w['jobs']} jobs, {w['finished']} "
                          "finished"))
         rows += [(f"average JCT {over}", _hours(s["average_jct_s"])),
+                *([("ran dry", self.ran_dry())] if s["arrivals_ended_first"] else []),
                 (f"JCT p50 / p90 / p99 {over}", " / ".join(_hours(s[f"p{q}_jct_s"])
                                                           for q in (50, 90, 99))),
                 (f"average queueing {over}", _hours(s["average_queueing_s"])),
@@ -128,7 +145,25 @@ class ReplayRun:
 
 def play(doc: Document, progress: Progress | None = None) -> ReplayRun:
     """Replay the document's trace under its policy and mechanism; with finish-time fairness,
-    the isolated policy's replay first (Gavel's reference for rho)."""
+    the isolated policy's replay first (Gavel's reference for rho). A continuous generated
+    trace whose window ended after its last arrival (its last jobs measured on an emptying
+    cluster) is replayed again twice as long, until it no longer does (Gavel's simulator
+    generates jobs until the window is done), at most ``MOST_LONGER`` times (an overloaded
+    cluster may never finish the window: Gavel's loop would not end), or until the
+    document's checks refuse a longer one; the summary's ``arrivals_ended_first`` says when
+    the run still ran dry."""
+    run = _played(doc, progress)
+    for _ in range(MOST_LONGER):
+        if run.status != "done" or not run.summary["arrivals_ended_first"]:
+            break
+        doc = longer(doc, run.summary["end_s"])
+        if doc is None:
+            break
+        run = _played(doc, progress)
+    return run
+
+
+def _played(doc: Document, progress: Progress | None) -> ReplayRun:
     reference = None
     if doc.finish_time_fairness:
         if doc.policy == ISOLATED:

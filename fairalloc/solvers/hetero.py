@@ -1,7 +1,10 @@
 """The hetero kind's methods: Gavel's policies as LPs through HiGHS, and two baselines.
 
-* ``max-min`` (exact LP): maximise min_j E_j / (w_j E_j^iso), heterogeneity-aware, then
-  (Gavel's second stage) the total normalised throughput with every job kept at that level;
+* ``max-min`` (exact LP, Gavel's ``max_min_fairness_perf``): maximise min_j s_j E_j / (w_j
+  P_j), P_j under Gavel's proportional share, then (fairalloc's second stage) the total
+  normalised throughput with every job kept at that level;
+* ``max-min-isolated`` (exact LP): the same on the kind's normalised throughput, min_j E_j /
+  (w_j E_j^iso);
 * ``leximin`` (exact): water filling — repeat the max-min, freezing the jobs that cannot rise;
 * ``agnostic-max-min``: the same on time, as if every GPU were the same (leximin on t_j, each
   job's time spread over the types in proportion to their GPUs), by progressive filling;
@@ -23,6 +26,7 @@ from fairalloc.levels import fill_divisible
 from fairalloc.models.hetero import (
     DUAL_TOLERANCE,
     FINISH_TOLERANCE,
+    GAVEL_LEVEL,
     LEVEL_SLACK,
     TIE,
     HeteroProblem,
@@ -30,6 +34,8 @@ from fairalloc.models.hetero import (
     agnostic_program,
     effective,
     eligible,
+    gavel_reference,
+    identical_jobs_averaged,
     interior_pays,
     isolated_program,
     isolated_share,
@@ -96,34 +102,59 @@ def water_fill(p: HeteroProblem, program: Program, reference: np.ndarray
 
 
 def above_level(p: HeteroProblem, program: Program, z: float) -> np.ndarray:
-    """Gavel's second stage after the max-min level z, on ``level_program`` (utilities in
-    units of w_j E_j^iso / max w): maximise the total normalised throughput sum_j E_j /
-    E_j^iso with every job kept at E_j >= z w_j E_j^iso (to ``LEVEL_SLACK``). The
-    max-min LP alone stops at any allocation that reaches z, leaving idle whatever no job's
-    minimum needs (the K80s of gavel-mix); here a job that can use it gets it. With every weight
-    of the sum positive, the result is Pareto efficient: a gain for one job with no loss for
-    another would raise the sum. Returns the (n, k) time fractions."""
+    """The second stage after the max-min level z (fairalloc's, not Gavel's: its LP stops at
+    the level), on a ``level_program`` (utilities in units of w_j R_j / max w): maximise the
+    total normalised throughput sum_j E_j / R_j with every job kept at E_j >= z w_j R_j (to
+    ``LEVEL_SLACK``). The max-min LP alone stops at any allocation that reaches z, leaving
+    idle whatever no job's minimum needs (the K80s of gavel-mix); here a job that can use it
+    gets it. With every weight of the sum positive, the result is Pareto efficient: a gain for
+    one job with no loss for another would raise the sum. Returns the (n, k) time
+    fractions."""
     floor = np.full(p.n, z * weight_unit(p) * (1 - LEVEL_SLACK))
     return program.to_time(_solve(sum_lp(program, relative_weights(p), floor)).x, p.k)
 
 
-def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
-    """Heterogeneity-aware max-min fairness (Gavel): max z s.t. E_j(x) >= z w_j E_j^iso, then
-    the most total normalised throughput at that level (``above_level``). The level by the
-    sparse matrix LP, or (``formulation: "pyomo"``) the same LP written out in Pyomo
-    (``models.hetero.max_min_model``; tests check both reach the same optimum)."""
-    program = level_program(p)
+def _max_min(p: HeteroProblem, reference: np.ndarray, formulation: str
+             ) -> tuple[np.ndarray, float]:
+    """max z s.t. E_j(x) >= z w_j R_j (R: ``reference``), then ``above_level``, identical jobs
+    then given the same time (``identical_jobs_averaged``: the point is not the solver's
+    vertex, which moved a job's throughput up to 10x between the dual simplex and the
+    interior point method, or with the jobs' order): the (n, k) time fractions and z. The
+    level by the sparse matrix LP or (``formulation: "pyomo"``) the same LP written out in
+    Pyomo (``models.hetero.max_min_model``; tests check both reach the same optimum)."""
+    program = level_program(p, reference)
     if formulation == "pyomo":
-        report = solve_pyomo(max_min_model(p))
+        report = solve_pyomo(max_min_model(p, reference))
         if report.status != "optimal":
             raise SolverError(f"hetero LP: HiGHS says {report.status}")
         z = report.objective / weight_unit(p)
     else:
         level, _, _ = max_min_value(p, program, np.ones(p.n))
         z = level / weight_unit(p)
-    return Solution(p.allocation(above_level(p, program, z)), "optimal", z,
-                    solver={"name": f"HiGHS LPs (max-min, {formulation}; then max-sum at "
-                            "its level)", "bound": z, "gap": 0.0})
+    return identical_jobs_averaged(p, above_level(p, program, z)), z
+
+
+def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
+    """Gavel's heterogeneity-aware max-min fairness (``max_min_fairness_perf``): max z s.t.
+    s_j E_j(x) >= z w_j P_j, P_j the job's throughput under Gavel's proportional share
+    (``gavel_reference``), then the most total normalised throughput at that level. Its
+    objective, as every method's, is the kind's (``smallest_level``); the level it reached
+    is its metric ``gavel_level``."""
+    x, z = _max_min(p, gavel_reference(p), formulation)
+    return Solution(p.allocation(x), "optimal", smallest_level(p, x),
+                    metrics={GAVEL_LEVEL: z},
+                    solver={"name": f"HiGHS LPs (Gavel's max-min, {formulation}; then "
+                            "max-sum at its level)", "level": z})
+
+
+def max_min_isolated(p: HeteroProblem, formulation: str = "matrix") -> Solution:
+    """Max-min fairness on the kind's normalised throughput: max z s.t. E_j(x) >= z w_j
+    E_j^iso (each job's isolated share, the reference of sharing incentive), then the most
+    total normalised throughput at that level: the kind's objective exactly."""
+    x, z = _max_min(p, isolated_throughput(p), formulation)
+    return Solution(p.allocation(x), "optimal", z,
+                    solver={"name": f"HiGHS LPs (max-min on isolated shares, {formulation}; "
+                            "then max-sum at its level)", "bound": z, "gap": 0.0})
 
 
 def leximin(p: HeteroProblem) -> Solution:

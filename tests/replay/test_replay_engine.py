@@ -221,7 +221,8 @@ def test_template_runs(tmp_path, capsys):
     run = api.replay(str(target))
     assert run.status == "done"
     jobs, summary, utilization = run.to_pandas()
-    assert len(jobs) == 60 and summary["status"][0] == "done"
+    assert len(jobs) == 600 and summary["status"][0] == "done"
+    assert not run.summary["arrivals_ended_first"]
 
 
 @pytest.mark.parametrize("policy", [*HETERO.methods, *HETERO.replay.policies])
