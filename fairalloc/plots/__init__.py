@@ -212,9 +212,10 @@ def _legend_width(labels: list[str]) -> float:
 
 
 def _method_looks(methods: list[str]) -> dict[str, dict]:
-    """A colour and a marker per method: a method whose points coincide with an earlier one's
-    still shows (hollow around filled, each later marker bigger)."""
-    return {m: {"color": f"C{i % 10}", "marker": "osD^v"[i % 5], "markersize": 3 + 1.6 * i,
+    """A colour and a marker per method, both distinct for up to ten methods (hetero has
+    eight): a method whose points coincide with an earlier one's still shows (hollow around
+    filled, each later marker bigger)."""
+    return {m: {"color": f"C{i % 10}", "marker": "osD^v<>phP"[i % 10], "markersize": 3 + 1.6 * i,
                 "markerfacecolor": "none" if i else f"C{i % 10}", "label": m}
             for i, m in enumerate(methods)}
 
