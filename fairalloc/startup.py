@@ -53,22 +53,25 @@ def pyomo() -> ModuleType:
 
 
 def duckdb() -> ModuleType:
-    """The ``duckdb`` module, imported with Ctrl-C held until the import is done and raised
-    then (as the SIGINT handler in place at the call raises it). DuckDB's start-up (0.1-0.7 s,
-    lazy: only commands with a table or a store need it) swallows a SIGINT that lands in it
-    (the import succeeds and the Ctrl-C is lost: a study then ran on for minutes) or turns it
-    into ``ImportError: Encountered an error while initializing the extension``."""
-    if threading.current_thread() is not threading.main_thread():    # no Ctrl-C comes here
-        return importlib.import_module("duckdb")
+    """The ``duckdb`` module, imported with Ctrl-C held until the import is done and then
+    given to the SIGINT handler in place at the call. DuckDB's start-up (0.1-0.7 s, lazy: only
+    commands with a table or a store need it) swallows a SIGINT that lands in it (the import
+    succeeds and the Ctrl-C is lost: a study then ran on for minutes) or turns it into
+    ``ImportError: Encountered an error while initializing the extension``, which is raised
+    as it is if that handler only notes the Ctrl-C (a study's store being written)."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        return importlib.import_module("duckdb")    # no Ctrl-C here, or none Python handles
     came: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
     try:
-        module = importlib.import_module("duckdb")
-    except ImportError:
-        if not came:
-            raise
+        module, failed = importlib.import_module("duckdb"), None
+    except ImportError as exc:
+        module, failed = None, exc
     finally:
         signal.signal(signal.SIGINT, previous)
     if came:
-        signal.raise_signal(signal.SIGINT)      # to the handler in place before the import
+        previous(signal.SIGINT, None)       # the Ctrl-C, as the handler in place takes it
+    if failed is not None:
+        raise failed
     return module

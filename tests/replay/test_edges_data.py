@@ -329,6 +329,24 @@ def test_ctrl_c_inside_duckdbs_start_up_exits_130_in_one_line(tmp_path, lands):
     assert not (tmp_path / "slow.duckdb").exists()
 
 
+
+@pytest.mark.parametrize("lands", ["swallowed", "error"])
+def test_a_ctrl_c_held_in_duckdbs_start_up_reaches_a_handler_that_only_notes_it(tmp_path,
+                                                                                lands):
+    """Under a handler that only notes Ctrl-C (a study writing its store), the Ctrl-C held
+    through DuckDB's import reaches it once, after the import, which nothing interrupted."""
+    (tmp_path / "duckdb.py").write_text(FAKE_DUCKDB)
+    probe = ("import signal\nfrom fairalloc import startup\nnoted = []\n"
+             "signal.signal(signal.SIGINT, lambda s, f: noted.append(s))\n"
+             "try:\n    print(type(startup.duckdb()).__name__, end=' ')\n"
+             "except ImportError as exc:\n    print('ImportError', end=' ')\n"
+             "print(len(noted))\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "LANDS": lands}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "module 1"
+
 def test_ctrl_c_at_any_moment_of_the_start_exits_130_without_a_traceback(tmp_path):
     """SIGINT to the process group (as a terminal's Ctrl-C) 0.05 to 1 s after Python has
     started ``fairalloc study run``: while fairalloc imports, the study loads or runs. (Python's
