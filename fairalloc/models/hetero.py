@@ -357,6 +357,18 @@ class Program:
         g = self.gains
         return replace(self, gains=SparseRows(g.shape, g.row, g.col, g.value / unit[g.row]))
 
+    def utility_bound(self, weights: np.ndarray, prices: np.ndarray) -> float:
+        """An upper bound of sum_j weights_j gains_j . v over every v of the program, from any
+        ``prices`` >= 0 of its rows (weak duality, Lagrangian relaxation of the rows): rhs .
+        prices + sum_i upper_i max(0, c_i - (rows^T prices)_i), c = gains^T weights. Exact
+        arithmetic on whatever prices are given, so a solver's inexact duals still prove
+        it."""
+        size = self.rows.shape[1]
+        g, r = self.gains, self.rows
+        gain = np.bincount(g.col, weights=g.value * weights[g.row], minlength=size)
+        cost = np.bincount(r.col, weights=r.value * prices[r.row], minlength=size)
+        return float(self.rhs @ prices + self.upper @ np.maximum(gain - cost, 0.0))
+
     def to_time(self, v: np.ndarray, k: int) -> np.ndarray:
         if self.spread is None:
             return v.reshape(-1, k)
