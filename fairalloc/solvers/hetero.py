@@ -44,6 +44,7 @@ from fairalloc.models.hetero import (
     level_program,
     max_min_lp,
     max_min_model,
+    merged_jobs,
     normalized,
     relative_weights,
     sum_lp,
@@ -73,10 +74,16 @@ def smallest_level(p: HeteroProblem, x: np.ndarray) -> float:
 
 def max_min_value(p: HeteroProblem, program: Program, reference: np.ndarray
                   ) -> tuple[float, np.ndarray, np.ndarray]:
-    """The max-min LP once: (z*, the program's variables, the utility rows' duals)."""
-    report = _solve(max_min_lp(program, reference, {}))
-    m = program.rows.shape[0]
-    return report.objective, report.x[:-1], report.row_dual[m:]
+    """The max-min LP once on a throughput ``program``: (z*, the program's variables, the
+    utility rows' duals), solved with identical jobs merged (``merged_jobs``: the same z*,
+    an LP of at most as many jobs as configurations). The variables give each job its
+    class's; each job's dual is its class's over the class's jobs (with the job rows' duals
+    so divided and the type rows' kept, a dual solution of the full LP of the same value)."""
+    merged = merged_jobs(program, reference)
+    report = _solve(max_min_lp(merged.program, reference[merged.first], {}))
+    m = merged.program.rows.shape[0]
+    duals = report.row_dual[m:][merged.group] / merged.counts[merged.group]
+    return report.objective, merged.variables(report.x[:-1], p.k), duals
 
 
 def water_fill(p: HeteroProblem, program: Program, reference: np.ndarray
