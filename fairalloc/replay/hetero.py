@@ -621,8 +621,12 @@ class Rounds:
             candidates = np.flatnonzero(free)
             if not candidates.size:
                 continue
-            contended |= bool(scale[candidates].sum() > left)
+            wanted = scale[candidates].sum()
+            contended |= bool(wanted > left)
             if left <= 0:
+                continue
+            if wanted <= left:      # every candidate fits: their order does not matter
+                placed[candidates] = k_
                 continue
             ranked = candidates[np.lexsort((candidates, -x[candidates, k_],
                                             -deficit[candidates, k_],
