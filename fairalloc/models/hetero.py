@@ -236,8 +236,8 @@ def identical_jobs_averaged(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
     objectives are the same for each, so the mean keeps every row and every objective),
     fixed whatever vertex was returned among those that differ by such trades."""
     group, first, counts = equal_rows(np.column_stack([p.throughput, p.scale, p.weights]))
-    sums = np.zeros((first.size, p.k))
-    np.add.at(sums, group, x)
+    sums = np.column_stack([np.bincount(group, weights=x[:, c], minlength=first.size)
+                            for c in range(p.k)]).reshape(first.size, p.k)
     return (sums / np.maximum(counts, 1)[:, None])[group]
 
 
@@ -441,14 +441,12 @@ def equal_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = keys.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
-    order = np.lexsort(keys.T[::-1])
+    order = np.lexsort(keys.T[::-1])        # stable: equal rows keep their order
     ranked = keys[order]
     starts = np.r_[True, np.any(ranked[1:] != ranked[:-1], axis=1)]
     group = np.empty(n, dtype=np.intp)
     group[order] = np.cumsum(starts) - 1
-    first = np.full(int(starts.sum()), n, dtype=np.intp)
-    np.minimum.at(first, group, np.arange(n))
-    return group, first, np.bincount(group)
+    return group, order[starts], np.bincount(group)
 
 
 @dataclass(frozen=True)
@@ -491,17 +489,17 @@ def merged_jobs(program: Program, reference: np.ndarray) -> Merged:
     var = (group[:, None] * k + np.arange(k)).ravel()      # each variable's merged one
     kept = np.zeros(n, dtype=bool)
     kept[first] = True
-    own = np.minimum(r.row, n - 1)                          # a job row's job
-    keep = typed | kept[own]
-    row = np.where(typed, r.row - n + classes, group[own])[keep]
-    # the type rows' entries of a class's jobs add up (one entry a variable)
-    cell, where = np.unique(row.astype(np.int64) * (classes * k) + var[r.col[keep]],
-                            return_inverse=True)
-    rows = SparseRows((classes + k, classes * k), cell // (classes * k), cell % (classes * k),
-                      np.bincount(where.ravel(), weights=r.value[keep]))
-    mine = kept[g.row]
-    gain_rows = SparseRows((classes, classes * k), group[g.row[mine]], var[g.col[mine]],
-                           g.value[mine])
+    mine = ~typed & kept[np.minimum(r.row, n - 1)]          # the job rows of each class's first
+    # a class's type-row coefficients: the sum of its jobs'
+    summed = np.bincount(var, weights=coefficient, minlength=classes * k)
+    cells = np.flatnonzero(summed)
+    rows = SparseRows((classes + k, classes * k),
+                      np.concatenate([group[r.row[mine]], classes + cells % k]),
+                      np.concatenate([var[r.col[mine]], cells]),
+                      np.concatenate([r.value[mine], summed[cells]]))
+    firsts = kept[g.row]
+    gain_rows = SparseRows((classes, classes * k), group[g.row[firsts]], var[g.col[firsts]],
+                           g.value[firsts])
     return Merged(Program(rows, np.concatenate([program.rhs[:n][first], program.rhs[n:]]),
                           program.upper.reshape(n, k)[first].ravel(), gain_rows),
                   group, first, counts)

@@ -67,6 +67,28 @@ def _solve(parts, maximize: bool = True):
     return report
 
 
+def _loaded(parts):
+    """A max-min LP (``max_min_lp``'s parts) loaded into HiGHS as the LPs solved once an
+    allocation are best run: from ``INTERIOR_FROM`` columns by the interior point method,
+    below it without presolve by the primal simplex (figure 8's replay, CPU per allocation:
+    finish-time's first LP 14 against 20 ms, the merged level LP 1.0 against 1.45 ms, the
+    same optima)."""
+    interior = interior_pays(parts[0])
+    highs = load_matrix(*parts, interior=interior)
+    if not interior:
+        highs.setOptionValue("presolve", "off")
+        highs.setOptionValue("simplex_strategy", 4)      # the primal simplex
+    return highs
+
+
+def _optimal(highs):
+    """Run a loaded LP: its report, SolverError unless optimal."""
+    report = run_loaded(highs)
+    if report.status != "optimal":
+        raise SolverError(f"hetero LP: HiGHS says {report.status}")
+    return report
+
+
 def smallest_level(p: HeteroProblem, x: np.ndarray) -> float:
     """Every method's objective: min_j E_j / (w_j E_j^iso)."""
     return float((normalized(p, x) / p.weights).min())
@@ -80,7 +102,7 @@ def max_min_value(p: HeteroProblem, program: Program, reference: np.ndarray
     class's; each job's dual is its class's over the class's jobs (with the job rows' duals
     so divided and the type rows' kept, a dual solution of the full LP of the same value)."""
     merged = merged_jobs(program, reference)
-    report = _solve(max_min_lp(merged.program, reference[merged.first], {}))
+    report = _optimal(_loaded(max_min_lp(merged.program, reference[merged.first], {})))
     m = merged.program.rows.shape[0]
     duals = report.row_dual[m:][merged.group] / merged.counts[merged.group]
     return report.objective, merged.variables(report.x[:-1], p.k), duals
@@ -282,8 +304,7 @@ class NeedsLP:
     """max z s.t. gains_j . v >= z need_j over ``program`` (``max_min_lp``), for needs that
     change from solve to solve: loaded into HiGHS once, each later solve changes z's column and
     starts from the last basis, which often stays optimal as the needs move a little
-    (finish-time's LPs: 26 simplex iterations where a fresh LP took 169). Without presolve,
-    by the primal simplex: 14 against 20 ms of CPU an allocation on figure 8's replay."""
+    (finish-time's LPs: 26 simplex iterations where a fresh LP took 169)."""
 
     def __init__(self, program: Program):
         self.program = program
@@ -293,19 +314,11 @@ class NeedsLP:
     def solve(self, needs: np.ndarray):
         """The LP's report for these needs (SolverError unless optimal)."""
         if self.highs is None:
-            parts = max_min_lp(self.program, needs, {})
-            interior = interior_pays(parts[0])
-            self.highs = load_matrix(*parts, interior=interior)
-            if not interior:
-                self.highs.setOptionValue("presolve", "off")
-                self.highs.setOptionValue("simplex_strategy", 4)    # the primal simplex
+            self.highs = _loaded(max_min_lp(self.program, needs, {}))
         else:
             self._change(needs)
         self.needs = needs
-        report = run_loaded(self.highs)
-        if report.status != "optimal":
-            raise SolverError(f"hetero LP: HiGHS says {report.status}")
-        return report
+        return _optimal(self.highs)
 
     def _change(self, needs: np.ndarray) -> None:
         m, size = self.program.rows.shape

@@ -69,9 +69,9 @@ def test_the_level_lp_has_one_job_per_class(monkeypatch):
     p = HeteroProblem.from_spec({"workers": {"k80": 2, "p100": 2, "v100": 2}, "jobs": [
         {"id": f"j{i}", "throughput": kinds[i % 3]} for i in range(12)]}, Violations())
     columns = []
-    solve = solvers.solve_matrix
-    monkeypatch.setattr(solvers, "solve_matrix",
-                        lambda cost, *a, **k: columns.append(cost.size) or solve(cost, *a, **k))
+    load = solvers.load_matrix
+    monkeypatch.setattr(solvers, "load_matrix",
+                        lambda cost, *a, **k: columns.append(cost.size) or load(cost, *a, **k))
     solvers.max_min_value(p, level_program(p), np.ones(p.n))
     assert columns == [3 * 3 + 1]
     merged = merged_jobs(level_program(p), np.ones(p.n))
