@@ -606,32 +606,33 @@ class Rounds:
         """The type each active job runs on this round (-1: none), and whether a job was
         turned away from a type for want of room (then priorities decide who runs)."""
         k = len(self.c.types)
-        x = np.where(self.allocated[active, None], self.x[active], 0.0)
+        allocated = self.allocated[active]
+        x = self.x[active] * allocated[:, None]
         t = self.j.throughput[active]
         priority = np.where((x > 0) & (t > 0), x / self.time[active], 0.0)
         eligible = self._eligible(active)
-        deficit = self.deficit[active]
+        # ranked by priority, deficit and x, each highest first (negated for the ascending
+        # sort), then arrival: the stable sort keeps the candidates' order for full ties
+        keys = np.stack([-x, -self.deficit[active], -priority])
         scale = self.j.scale[active]
+        unit = bool(np.all(scale == 1))
         placed = np.full(active.size, -1)
         contended = False
         order = self.order if self.aware else self._shuffled(k)
         for k_ in order:
             left = self.c.workers[k_]
-            free = (placed < 0) & eligible[:, k_]
-            candidates = np.flatnonzero(free)
+            candidates = np.flatnonzero((placed < 0) & eligible[:, k_])
             if not candidates.size:
                 continue
-            wanted = scale[candidates].sum()
+            wanted = candidates.size if unit else scale[candidates].sum()
             contended |= bool(wanted > left)
             if left <= 0:
                 continue
             if wanted <= left:      # every candidate fits: their order does not matter
                 placed[candidates] = k_
                 continue
-            ranked = candidates[np.lexsort((candidates, -x[candidates, k_],
-                                            -deficit[candidates, k_],
-                                            -priority[candidates, k_]))]
-            if np.all(scale[ranked] == 1):
+            ranked = candidates[np.lexsort(keys[:, candidates, k_])]
+            if unit:
                 taken = ranked[:int(left)]
             else:
                 taken = []
@@ -644,7 +645,7 @@ class Rounds:
             placed[taken] = k_
         # Gavel picks the jobs first, then gives workers only to those in the allocation: a
         # job picked before its first allocation holds its workers idle for the round
-        placed[~self.allocated[active]] = -1
+        placed[~allocated] = -1
         return placed, contended
 
 
