@@ -1,5 +1,6 @@
 """The fast paths of a replay give the answers of the plain ones: hetero's max-min level LP
-with identical jobs merged (``merged_jobs``) against the LP over every job."""
+with identical jobs merged (``merged_jobs``) against the LP over every job, and the rounds'
+vectorised placement against the rule spelled out."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from fairalloc.models.hetero import (
     max_min_lp,
     merged_jobs,
 )
+from fairalloc.replay.hetero import Cluster, Jobs, Rounds
 from fairalloc.solvers import hetero as solvers
 
 TYPES = ("k80", "p100", "v100")
@@ -87,3 +89,55 @@ def test_each_job_gets_its_class_variables():
     z, v, _ = solvers.max_min_value(p, level_program(p), np.ones(p.n))
     assert z == pytest.approx(1.0) and v == pytest.approx(np.full(4, 0.75))
     assert isolated_throughput(p) == pytest.approx(np.full(4, 1.5))
+
+
+def placed_by_sorting(r: Rounds, active: np.ndarray) -> list[int]:
+    """Gavel's placement spelled out: per type in the policy's order, the unplaced jobs that
+    run there sorted by (priority, deficit, x) highest first, then arrival, each taking its
+    scale factor's workers while they last; a job outside the allocation placed nowhere."""
+    placed = [-1] * active.size
+    for k in r.order:
+        left = r.c.workers[k]
+        ranked = sorted((i for i in range(active.size) if placed[i] < 0
+                         and r.j.throughput[active[i], k] > 0),
+                        key=lambda i: (-priority(r, active[i], k), -r.deficit[active[i], k],
+                                       -allotted(r, active[i], k), i))
+        for i in ranked:
+            if r.j.scale[active[i]] <= left:
+                placed[i] = k
+                left -= r.j.scale[active[i]]
+    return [p if r.allocated[a] else -1 for p, a in zip(placed, active)]
+
+
+def allotted(r: Rounds, job: int, k: int) -> float:
+    return r.x[job, k] if r.allocated[job] else 0.0
+
+
+def priority(r: Rounds, job: int, k: int) -> float:
+    x = allotted(r, job, k)
+    return x / r.time[job, k] if x > 0 and r.j.throughput[job, k] > 0 else 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_rounds_place_jobs_as_sorting_does(data):
+    """The rounds' vectorised placement (``Rounds._place``, aware order) against the rule
+    spelled out with Python's sort, with ties everywhere (few distinct values): the same
+    type for every job."""
+    n = data.draw(st.integers(1, 25))
+    small = st.sampled_from([0.0, 0.5, 1.0])
+    cluster = Cluster(TYPES, np.array([data.draw(st.integers(0, 6)) for _ in TYPES], float))
+    throughput = np.array([[data.draw(small) for _ in TYPES] for _ in range(n)])
+    throughput[:, 2] += 1.0                      # every job runs on the V100
+    scale = np.array([data.draw(st.sampled_from([1.0, 1.0, 2.0])) for _ in range(n)])
+    jobs = Jobs(np.array([f"j{i}" for i in range(n)], dtype=object), throughput, scale,
+                np.ones(n), np.ones(n))
+    r = Rounds(cluster, jobs, None, aware=True)
+    r.x = np.array([[data.draw(small) for _ in TYPES] for _ in range(n)])
+    r.time = np.array([[data.draw(st.sampled_from([180.0, 360.0])) for _ in TYPES]
+                       for _ in range(n)])
+    r.deficit = np.array([[data.draw(small) for _ in TYPES] for _ in range(n)])
+    r.allocated = np.array([data.draw(st.booleans()) for _ in range(n)])
+    active = np.array(sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1))))
+    placed, _ = r._place(active)
+    assert placed.tolist() == placed_by_sorting(r, active)
