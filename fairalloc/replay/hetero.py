@@ -597,7 +597,7 @@ class Rounds:
     def _eligible(self, active: np.ndarray) -> np.ndarray:
         """(active jobs, types): where each job may be placed: the types it runs on, for a
         queue (FIFO) only those its allocation gives it time on."""
-        runs = self.j.throughput[active] > 0
+        runs = self.j.throughput.take(active, axis=0) > 0
         if not self.queue:
             return runs
         return runs & self.allocated[active, None] & (self.x[active] > 0)
@@ -606,28 +606,34 @@ class Rounds:
         """The type each active job runs on this round (-1: none), and whether a job was
         turned away from a type for want of room (then priorities decide who runs)."""
         k = len(self.c.types)
-        x = np.where(self.allocated[active, None], self.x[active], 0.0)
-        t = self.j.throughput[active]
-        priority = np.where((x > 0) & (t > 0), x / self.time[active], 0.0)
+        # take: a quarter of the time of indexing by the active jobs' positions
+        allocated = self.allocated.take(active)
+        x = self.x.take(active, axis=0) * allocated[:, None]
+        t = self.j.throughput.take(active, axis=0)
+        priority = np.where((x > 0) & (t > 0), x / self.time.take(active, axis=0), 0.0)
         eligible = self._eligible(active)
-        deficit = self.deficit[active]
-        scale = self.j.scale[active]
+        # ranked by priority, deficit and x, each highest first (negated for the ascending
+        # sort), then arrival: the stable sort keeps the candidates' order for full ties
+        keys = np.stack([-x, -self.deficit.take(active, axis=0), -priority])
+        scale = self.j.scale.take(active)
+        unit = bool(np.all(scale == 1))
         placed = np.full(active.size, -1)
         contended = False
         order = self.order if self.aware else self._shuffled(k)
         for k_ in order:
             left = self.c.workers[k_]
-            free = (placed < 0) & eligible[:, k_]
-            candidates = np.flatnonzero(free)
+            candidates = np.flatnonzero((placed < 0) & eligible[:, k_])
             if not candidates.size:
                 continue
-            contended |= bool(scale[candidates].sum() > left)
+            wanted = candidates.size if unit else scale[candidates].sum()
+            contended |= bool(wanted > left)
             if left <= 0:
                 continue
-            ranked = candidates[np.lexsort((candidates, -x[candidates, k_],
-                                            -deficit[candidates, k_],
-                                            -priority[candidates, k_]))]
-            if np.all(scale[ranked] == 1):
+            if wanted <= left:      # every candidate fits: their order does not matter
+                placed[candidates] = k_
+                continue
+            ranked = candidates[np.lexsort(keys[:, candidates, k_])]
+            if unit:
                 taken = ranked[:int(left)]
             else:
                 taken = []
@@ -640,7 +646,7 @@ class Rounds:
             placed[taken] = k_
         # Gavel picks the jobs first, then gives workers only to those in the allocation: a
         # job picked before its first allocation holds its workers idle for the round
-        placed[~self.allocated[active]] = -1
+        placed[~allocated] = -1
         return placed, contended
 
 
