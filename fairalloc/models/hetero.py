@@ -227,20 +227,6 @@ def isolated_share(p: HeteroProblem) -> np.ndarray:
     return x / np.maximum(total, 1.0)
 
 
-def identical_jobs_averaged(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
-    """x with every job given the mean time fractions of the jobs identical to it (the same
-    throughput row, scale factor and weight). An LP's optimum over the jobs is not unique
-    where identical jobs could trade time (no objective and no level row tells them apart),
-    so the vertex a solver returns, and each such job's throughput, depend on the algorithm
-    and the jobs' order; the mean is one point of the same optimal face (the rows and the
-    objectives are the same for each, so the mean keeps every row and every objective),
-    fixed whatever vertex was returned among those that differ by such trades."""
-    group, first, counts = equal_rows(np.column_stack([p.throughput, p.scale, p.weights]))
-    sums = np.column_stack([np.bincount(group, weights=x[:, c], minlength=first.size)
-                            for c in range(p.k)]).reshape(first.size, p.k)
-    return (sums / np.maximum(counts, 1)[:, None])[group]
-
-
 def effective(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
     """E_j(x) = sum_k T_jk x_jk."""
     return (p.throughput * x).sum(axis=1)

@@ -35,7 +35,6 @@ from fairalloc.models.hetero import (
     effective,
     eligible,
     gavel_reference,
-    identical_jobs_averaged,
     interior_pays,
     isolated_program,
     isolated_share,
@@ -137,20 +136,26 @@ def above_level(p: HeteroProblem, program: Program, z: float) -> np.ndarray:
     ``LEVEL_SLACK``). The max-min LP alone stops at any allocation that reaches z, leaving
     idle whatever no job's minimum needs (the K80s of gavel-mix); here a job that can use it
     gets it. With every weight of the sum positive, the result is Pareto efficient: a gain for
-    one job with no loss for another would raise the sum. Returns the (n, k) time
-    fractions."""
-    floor = np.full(p.n, z * weight_unit(p) * (1 - LEVEL_SLACK))
-    return program.to_time(_solve(sum_lp(program, relative_weights(p), floor)).x, p.k)
+    one job with no loss for another would raise the sum. Solved with identical jobs merged
+    (``merged_jobs``, keyed on the sum's weights too; each class's weight its count times a
+    job's): the LP is convex and symmetric in them, so the optimum is the full LP's, and
+    identical jobs get the same time whatever vertex the solver returns, or the jobs' order.
+    Returns the (n, k) time fractions."""
+    weights = relative_weights(p)
+    merged = merged_jobs(program, weights)
+    floor = np.full(merged.first.size, z * weight_unit(p) * (1 - LEVEL_SLACK))
+    parts = sum_lp(merged.program, weights[merged.first] * merged.counts, floor)
+    return program.to_time(merged.variables(_solve(parts).x, p.k), p.k)
 
 
 def _max_min(p: HeteroProblem, reference: np.ndarray, formulation: str
              ) -> tuple[np.ndarray, float]:
-    """max z s.t. E_j(x) >= z w_j R_j (R: ``reference``), then ``above_level``, identical jobs
-    then given the same time (``identical_jobs_averaged``: the point is not the solver's
-    vertex, which moved a job's throughput up to 10x between the dual simplex and the
-    interior point method, or with the jobs' order): the (n, k) time fractions and z. The
-    level by the sparse matrix LP or (``formulation: "pyomo"``) the same LP written out in
-    Pyomo (``models.hetero.max_min_model``; tests check both reach the same optimum)."""
+    """max z s.t. E_j(x) >= z w_j R_j (R: ``reference``), then ``above_level`` (identical
+    jobs given the same time: not the solver's vertex, which moved a job's throughput up to
+    10x between the dual simplex and the interior point method, or with the jobs' order):
+    the (n, k) time fractions and z. The level by the sparse matrix LP or (``formulation:
+    "pyomo"``) the same LP written out in Pyomo (``models.hetero.max_min_model``; tests check
+    both reach the same optimum)."""
     program = level_program(p, reference)
     if formulation == "pyomo":
         report = solve_pyomo(max_min_model(p, reference))
@@ -160,7 +165,7 @@ def _max_min(p: HeteroProblem, reference: np.ndarray, formulation: str
     else:
         level, _, _ = max_min_value(p, program, np.ones(p.n))
         z = level / weight_unit(p)
-    return identical_jobs_averaged(p, above_level(p, program, z)), z
+    return above_level(p, program, z), z
 
 
 def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
