@@ -11,6 +11,8 @@
 * ``max-throughput`` (exact LP): maximise sum_j E_j / E_j^iso;
 * ``finish-time`` (exact to a certified tolerance): minimise max_j rho_j (Themis) by
   bisection on rho, each step an LP;
+* ``agnostic-finish-time``: the same ratios as if every type were as fast (Gavel's
+  ``finish_time_fairness``), their leximin on time by progressive filling;
 * ``isolated`` and ``proportional`` baselines.
 """
 
@@ -258,6 +260,112 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
                     metrics={"finish_time_bound": lo, "finish_time_gap": gap},
                     solver={"name": "bisection on rho, HiGHS LPs", "steps": steps,
                             "rho": hi, "rho_bound": lo})
+
+
+def alike_throughput(p: HeteroProblem, reference_type: str | None = None) -> np.ndarray:
+    """(n, k): each job's throughput as if every type it can run on were as fast as one: its
+    ``reference_type`` (Gavel's ``FinishTimeFairnessPolicy`` sets every type to the job's
+    V100 throughput, ``scheduler/policies/finish_time_fairness.py`` lines 28-36), its fastest
+    type when it has no reference type or cannot run there (where Gavel's throughput 0 would
+    leave the job no finish time)."""
+    ok = eligible(p)
+    speed = np.where(ok, p.throughput, 0.0).max(axis=1)
+    if reference_type is not None:
+        if reference_type not in p.types:
+            raise does_not_apply("options.reference_type", f"no worker type "
+                                 f"{reference_type!r} (workers: {', '.join(p.types)})")
+        k = p.types.index(reference_type)
+        speed = np.where(ok[:, k], p.throughput[:, k], speed)
+    return np.where(ok, speed[:, None], 0.0)
+
+
+def _times_at(level: float, alone: np.ndarray, elapsed: np.ndarray,
+              denominator: np.ndarray) -> np.ndarray:
+    """t_j(L) = a_j / (L D_j - e_j): the total time at which job j's finish-time ratio
+    (e_j + a_j / t_j) / D_j is ``level``."""
+    with np.errstate(divide="ignore", over="ignore"):
+        return alone / (level * denominator - elapsed)
+
+
+def _row_stop(need: np.ndarray, left: float, start: float, jobs: tuple) -> float:
+    """The smallest level L >= ``start`` at which the jobs' GPUs of one type, sum_j need_j
+    t_j(L), fit in ``left`` (t_j falls as L rises), to ``TIE`` from above."""
+    lo, hi = start, 2 * start
+    while (need * _times_at(hi, *jobs)).sum() > left and hi < 1e300:
+        lo, hi = hi, 2 * hi
+    while hi - lo > TIE * hi:
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if (need * _times_at(mid, *jobs)).sum() <= left else (mid, hi)
+    return hi
+
+
+def _ratio_filled(alone: np.ndarray, elapsed: np.ndarray, denominator: np.ndarray,
+                  use: np.ndarray, workers: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """Progressive filling of total times t_j on fixed routes toward the leximin of the
+    finish-time ratios rho_j(t) = (e_j + a_j / t_j) / D_j (a_j: ``alone``, seconds at the whole
+    time; e_j: ``elapsed``; D_j: ``denominator``), each job using ``use[j, k]`` GPUs of type k
+    per unit of t_j: every ``live`` job at a common level L takes t_j(L) (``_times_at``),
+    and L falls until a job reaches its whole time (t_j = 1) or a type's GPUs are all used;
+    those jobs freeze, and the others go on. Each t_j(L) falls as L rises, so every row is a
+    packing row and the first stop is the smallest largest ratio (Bertsekas and Gallager's
+    max-min with fixed routes, on ratios). Each phase freezes at least one job. Returns t
+    (0 for the jobs not live)."""
+    t = np.zeros(alone.size)
+    live = live.copy()
+    while live.any():
+        left = np.maximum(workers - (use[~live] * t[~live, None]).sum(axis=0), 0.0)
+        jobs, u = (alone[live], elapsed[live], denominator[live]), use[live]
+        at_whole = (jobs[1] + jobs[0]) / jobs[2]     # each job's ratio at its whole time
+        whole = float(at_whole.max())                # below it some job would need t_j > 1
+        stops = {int(k): _row_stop(u[:, k], left[k], whole, jobs)
+                 for k in np.flatnonzero((u > 0).any(axis=0))
+                 if (u[:, k] * _times_at(whole, *jobs)).sum() > left[k]}
+        level = max([whole, *stops.values()])
+        # L D_j - e_j loses digits when e_j >> a_j: a job is at its whole time by its ratio
+        done = at_whole >= level * (1 - TIE)
+        took = np.where(done, 1.0, np.minimum(_times_at(level, *jobs), 1.0))
+        for k, stop in stops.items():
+            if stop >= level * (1 - TIE):
+                done |= u[:, k] > 0
+        index = np.flatnonzero(live)
+        t[index] = took
+        live[index[done]] = False
+    return t
+
+
+def agnostic_finish_time(p: HeteroProblem, reference_type: str | None = None) -> Solution:
+    """Finish-time fairness agnostic of heterogeneity (Gavel's ``finish_time_fairness``,
+    ``FinishTimeFairnessPolicy``): ``finish-time``'s ratios rho_j = (t_j + S_j / E_j) /
+    (t_j + S_j / E_j^iso) with every type as fast as the job's ``reference_type``
+    (``alike_throughput``), so that only a job's total time x_j counts; that time is spread
+    over the types it can run on in proportion to their GPUs, as in ``agnostic-max-min``
+    (Gavel's LP leaves the split to its solver: any split gives the same ratios). The point:
+    the leximin of those ratios (``_ratio_filled``, no LP), whose largest is the smallest
+    Gavel's minimax reaches, and beyond it no GPU left idle that a job below its whole time
+    could use (Gavel's interior point stops anywhere on that face). Weights are
+    not used (Gavel's are not either). Objective: the smallest weighted normalised
+    throughput it leads to."""
+    if np.isnan(p.steps).any() or np.isnan(p.elapsed).any():
+        missing = int(np.flatnonzero(np.isnan(p.steps) | np.isnan(p.elapsed))[0])
+        raise does_not_apply(f"jobs[{missing}]", "agnostic-finish-time needs steps_remaining "
+                             "and time_elapsed for every job (other methods do not)")
+    live = unfinished(p)
+    if not live.any():
+        raise does_not_apply("jobs", "agnostic-finish-time: every job has steps_remaining 0 "
+                             "(finished); no finish time is left to share")
+    speed = alike_throughput(p, reference_type).max(axis=1)
+    program = agnostic_program(p)
+    alone = p.steps / speed                             # s at the whole time, any type
+    denominator = p.elapsed + alone / isolated_share(p).sum(axis=1)
+    use = p.scale[:, None] * program.spread
+    t = _ratio_filled(alone, p.elapsed, denominator, use, p.workers, live)
+    x = program.to_time(t, p.k)
+    with np.errstate(divide="ignore"):      # a job given no time: ratio inf
+        rho = float(np.max((p.elapsed[live] + alone[live] / t[live]) / denominator[live]))
+    return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
+                    metrics={"agnostic_finish_time_ratio": rho},
+                    solver={"name": "progressive filling on finish-time ratios as if every "
+                            "type were as fast (no LP)", "rho": rho})
 
 
 def isolated(p: HeteroProblem) -> Solution:
