@@ -150,3 +150,17 @@ def test_a_job_long_elapsed_and_nearly_done_is_placed_in_bounded_time(tmp_path):
                           capture_output=True, text=True, timeout=GUARD_S)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["allocation"]["a"]["time"]["v100"] == pytest.approx(1.0)
+
+
+def test_a_replay_naming_a_reference_type_the_cluster_lacks_is_refused_up_front(tmp_path,
+                                                                                  capsys):
+    """Before, the replay ran and ended in "status error" at its first allocation (exit 1);
+    a bad option is bad input: exit 2 naming the policy's key, nothing run."""
+    doc = {"replay": "bad", "kind": "hetero", "cluster": {"workers": {"v100": 1, "k80": 1}},
+           "trace": {"jobs": [{"id": "a", "arrival": 0, "throughput": {"v100": 2, "k80": 1},
+                               "steps": 1000}]},
+           "policy": {"method": "agnostic-finish-time", "reference_type": "a100"},
+           "mechanism": {"name": "rounds"}}
+    code, out, err = cli(capsys, "replay", write(tmp_path, doc))
+    assert code == 2 and out == "", (code, out)
+    assert "policy.reference_type: no worker type 'a100'" in err and "(1 problem)" in err, err
