@@ -279,54 +279,62 @@ def alike_throughput(p: HeteroProblem, reference_type: str | None = None) -> np.
     return np.where(ok, speed[:, None], 0.0)
 
 
-def _times_at(level: float, alone: np.ndarray, elapsed: np.ndarray,
-              denominator: np.ndarray) -> np.ndarray:
-    """t_j(L) = a_j / (L D_j - e_j): the total time at which job j's finish-time ratio
-    (e_j + a_j / t_j) / D_j is ``level``."""
+def _times_at(excess: float, slope: np.ndarray, inv_iso: np.ndarray) -> np.ndarray:
+    """t_j at which job j's finish-time ratio is 1 + ``excess``: (e_j + a_j / t_j) / D_j with
+    D_j = e_j + a_j / t_j^iso gives 1 / t_j = excess D_j / a_j + 1 / t_j^iso (``slope`` =
+    D_j / a_j, ``inv_iso`` = 1 / t_j^iso). Counted from 1, not as L D_j - e_j, which lost
+    every digit when e_j >> a_j (a job 1e9 s in with 1e-6 s to go)."""
     with np.errstate(divide="ignore", over="ignore"):
-        return alone / (level * denominator - elapsed)
+        return 1.0 / (excess * slope + inv_iso)
 
 
 def _row_stop(need: np.ndarray, left: float, start: float, jobs: tuple) -> float:
-    """The smallest level L >= ``start`` at which the jobs' GPUs of one type, sum_j need_j
-    t_j(L), fit in ``left`` (t_j falls as L rises), to ``TIE`` from above."""
-    lo, hi = start, 2 * start
-    while (need * _times_at(hi, *jobs)).sum() > left and hi < 1e300:
-        lo, hi = hi, 2 * hi
-    while hi - lo > TIE * hi:
+    """The smallest excess >= ``start`` at which the jobs' GPUs of one type, sum_j need_j
+    t_j, fit in ``left`` (t_j falls as the excess rises), from above, to ``TIE`` of the
+    excess or of the finest job's unit 1 / slope_j."""
+    lo, width = start, max(abs(start), 1e-300)
+    while (need * _times_at(lo + width, *jobs)).sum() > left and width < 1e300:
+        lo, width = lo + width, 2 * width
+    hi = lo + width
+    unit = 1.0 / float(jobs[0].max())
+    while hi - lo > TIE * max(abs(hi), unit):
         mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
         lo, hi = (lo, mid) if (need * _times_at(mid, *jobs)).sum() <= left else (mid, hi)
     return hi
 
 
-def _ratio_filled(alone: np.ndarray, elapsed: np.ndarray, denominator: np.ndarray,
-                  use: np.ndarray, workers: np.ndarray, live: np.ndarray) -> np.ndarray:
+def _ratio_filled(slope: np.ndarray, inv_iso: np.ndarray, use: np.ndarray,
+                  workers: np.ndarray, live: np.ndarray) -> np.ndarray:
     """Progressive filling of total times t_j on fixed routes toward the leximin of the
-    finish-time ratios rho_j(t) = (e_j + a_j / t_j) / D_j (a_j: ``alone``, seconds at the whole
-    time; e_j: ``elapsed``; D_j: ``denominator``), each job using ``use[j, k]`` GPUs of type k
-    per unit of t_j: every ``live`` job at a common level L takes t_j(L) (``_times_at``),
-    and L falls until a job reaches its whole time (t_j = 1) or a type's GPUs are all used;
-    those jobs freeze, and the others go on. Each t_j(L) falls as L rises, so every row is a
+    finish-time ratios (``_times_at``), each job using ``use[j, k]`` GPUs of type k per unit
+    of t_j: every ``live`` job at a common ratio takes its t_j there, and the ratio falls
+    until a job reaches its whole time (t_j = 1) or a type's GPUs are all used; those jobs
+    freeze, and the others go on. Each t_j falls as the ratio rises, so every row is a
     packing row and the first stop is the smallest largest ratio (Bertsekas and Gallager's
     max-min with fixed routes, on ratios). Each phase freezes at least one job. Returns t
     (0 for the jobs not live)."""
-    t = np.zeros(alone.size)
+    t = np.zeros(slope.size)
     live = live.copy()
     while live.any():
         left = np.maximum(workers - (use[~live] * t[~live, None]).sum(axis=0), 0.0)
-        jobs, u = (alone[live], elapsed[live], denominator[live]), use[live]
-        at_whole = (jobs[1] + jobs[0]) / jobs[2]     # each job's ratio at its whole time
-        whole = float(at_whole.max())                # below it some job would need t_j > 1
+        jobs, u = (slope[live], inv_iso[live]), use[live]
+        at_whole = (1.0 - jobs[1]) / jobs[0]       # each job's excess at its whole time
+        whole = float(at_whole.max())              # below it some job would need t_j > 1
         stops = {int(k): _row_stop(u[:, k], left[k], whole, jobs)
                  for k in np.flatnonzero((u > 0).any(axis=0))
                  if (u[:, k] * _times_at(whole, *jobs)).sum() > left[k]}
         level = max([whole, *stops.values()])
-        # L D_j - e_j loses digits when e_j >> a_j: a job is at its whole time by its ratio
-        done = at_whole >= level * (1 - TIE)
-        took = np.where(done, 1.0, np.minimum(_times_at(level, *jobs), 1.0))
-        for k, stop in stops.items():
-            if stop >= level * (1 - TIE):
-                done |= u[:, k] > 0
+        took = np.minimum(_times_at(level, *jobs), 1.0)
+        done = took >= 1.0 - TIE
+        if level > whole:       # a type's GPUs are all used: its jobs freeze
+            for k, stop in stops.items():
+                if stop >= level:
+                    done |= u[:, k] > 0
+        else:                   # the job whose whole time sets the level
+            done[int(at_whole.argmax())] = True
+            took[done] = 1.0
         index = np.flatnonzero(live)
         t[index] = took
         live[index[done]] = False
@@ -354,14 +362,21 @@ def agnostic_finish_time(p: HeteroProblem, reference_type: str | None = None) ->
         raise does_not_apply("jobs", "agnostic-finish-time: every job has steps_remaining 0 "
                              "(finished); no finish time is left to share")
     speed = alike_throughput(p, reference_type).max(axis=1)
-    program = agnostic_program(p)
-    alone = p.steps / speed                             # s at the whole time, any type
-    denominator = p.elapsed + alone / isolated_share(p).sum(axis=1)
-    use = p.scale[:, None] * program.spread
-    t = _ratio_filled(alone, p.elapsed, denominator, use, p.workers, live)
-    x = program.to_time(t, p.k)
+    # a job that can run nowhere (a strategy-proofness probe's misreport of 0) gets nothing
+    # and fills nothing: its ratio would be inf / inf
+    live &= speed > 0
+    spread = np.where(eligible(p), agnostic_program(p).spread, 0.0)
+    iso = isolated_share(p).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alone = np.where(live, p.steps / speed, 0.0)      # s at the whole time, any type
+        denominator = np.where(live, p.elapsed + alone / iso, 1.0)
+        slope = np.where(live, denominator / alone, 1.0)
+        inv_iso = np.where(live, 1.0 / iso, 1.0)
+    t = _ratio_filled(slope, inv_iso, p.scale[:, None] * spread, p.workers, live)
+    x = t[:, None] * spread
     with np.errstate(divide="ignore"):      # a job given no time: ratio inf
-        rho = float(np.max((p.elapsed[live] + alone[live] / t[live]) / denominator[live]))
+        ratios = (p.elapsed[live] + alone[live] / t[live]) / denominator[live]
+    rho = float(ratios.max()) if ratios.size else float("nan")
     return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
                     metrics={"agnostic_finish_time_ratio": rho},
                     solver={"name": "progressive filling on finish-time ratios as if every "

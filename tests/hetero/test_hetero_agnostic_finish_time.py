@@ -164,3 +164,25 @@ def test_a_replay_naming_a_reference_type_the_cluster_lacks_is_refused_up_front(
     code, out, err = cli(capsys, "replay", write(tmp_path, doc))
     assert code == 2 and out == "", (code, out)
     assert "policy.reference_type: no worker type 'a100'" in err and "(1 problem)" in err, err
+
+
+@pytest.mark.parametrize("probed", [False, True])
+def test_ratios_indistinguishable_from_one_still_fill_within_the_gpus(probed):
+    """Jobs 1e9 s in with 1e-6 s to go have ratio 1 in doubles at any time share: counted
+    as L D_j - e_j, every job was "at its whole time" and the K80s were filled 2.2 of 2
+    (the method failed its own feasibility check); and a strategy-proofness probe that
+    makes a job run nowhere (its only type's throughput scaled by 0) hung the filling on
+    inf / inf. Now each allocation fits and the probes end."""
+    jobs = [{"id": "j0", "throughput": {"k80": 5.25e-06, "p100": 0.041},
+             "steps_remaining": 1e-06, "time_elapsed": 1e9},
+            {"id": "j1", "throughput": {"k80": 2056636.8, "p100": 229.9}, "scale_factor": 2,
+             "steps_remaining": 1.0, "time_elapsed": 1e9},
+            {"id": "j2", "throughput": {"k80": 0.0049, "p100": 0.0},
+             "steps_remaining": 1e-06, "time_elapsed": 1e9 if not probed else 0.0},
+            {"id": "j3", "throughput": {"k80": 0.006, "p100": 43660.2}, "scale_factor": 2,
+             "steps_remaining": 0.0, "time_elapsed": 1e6}]
+    spec = {"problem": "hetero", "workers": {"k80": 2, "p100": 3}, "jobs": jobs}
+    result = fairalloc.solve(spec, "agnostic-finish-time")
+    verdicts = {f.check: f.verdict for f in result.validation}
+    assert verdicts["feasibility"] == "holds"
+    assert verdicts["strategy_proofness"] in ("unrefuted", "fails")
