@@ -264,6 +264,7 @@ def scaled_replay(f: float, policy: str, mechanism: dict) -> dict:
 @pytest.mark.parametrize("mechanism", [{"name": "ideal"}, {"name": "rounds", "round_s": 60}],
                          ids=["ideal", "rounds"])
 @pytest.mark.parametrize("policy", ["max-min", "leximin", "finish-time", "max-throughput",
+                                    "agnostic-finish-time",
                                     "agnostic-max-min", "fifo", "min-total-duration"])
 def test_hetero_replays(policy, mechanism):
     """A replay's finish times do not depend on the unit of steps: min-total-duration's LP on

@@ -16,6 +16,7 @@ METHODS = {"max-min": solvers.max_min, "max-min-isolated": solvers.max_min_isola
            "leximin": solvers.leximin,
            "agnostic-max-min": solvers.agnostic_max_min,
            "max-throughput": solvers.max_throughput, "finish-time": solvers.finish_time,
+           "agnostic-finish-time": solvers.agnostic_finish_time,
            "isolated": solvers.isolated, "proportional": solvers.proportional}
 
 KIND = Kind(

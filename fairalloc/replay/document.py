@@ -224,7 +224,8 @@ def _checked(data: dict, label: str | None, found: Violations, root: Path
                   f"{window[1]}")
     jobs = replay.jobs(cluster, trace, found)
     if not found and trace.n:
-        _serves(kind, cluster, jobs, getattr(run, "base_of", lambda _: policy)(options), found)
+        method = getattr(run, "base_of", lambda _: policy)(options)
+        _serves(kind, cluster, jobs, method, options if method == policy else {}, found)
         _holds(kind, cluster, jobs, trace, data["trace"], mechanism == IDEAL, found)
         check = getattr(replay.mechanisms.get(mechanism), "check", None)
         if check is not None:
@@ -296,9 +297,12 @@ def _options_rules(kind: str, generation: int) -> tuple[dict, Any]:
     return rules, jsonschema_rs.validator_for(rules)
 
 
-def _serves(kind: Kind, cluster: Any, jobs: Any, method: str, found: Violations) -> None:
+def _serves(kind: Kind, cluster: Any, jobs: Any, method: str, options: dict,
+            found: Violations) -> None:
     """A method of the kind (or the one a wrapper runs) that cannot serve this cluster's
-    problems (drf's ``lp`` on whole tasks) is a bad document: asked of the first job alone."""
+    problems (drf's ``lp`` on whole tasks), or not with the policy's ``options`` (a
+    worker type the cluster lacks), is a bad document: asked of the first job alone. A
+    refused option is named at its place in the policy."""
     if method not in kind.methods:
         return
     replay = kind.replay
@@ -306,10 +310,13 @@ def _serves(kind: Kind, cluster: Any, jobs: Any, method: str, found: Violations)
     problem = replay.problem(cluster, jobs, first, np.asarray(replay.work(jobs))[first],
                              np.zeros(1))
     try:
-        kind.methods[method](problem)
+        kind.methods[method](problem, **options)
     except MethodDoesNotApply as exc:
-        found.add("policy.method", f"{method} cannot serve this cluster: "
-                  + "; ".join(v.rule for v in exc.violations))
+        for v in exc.violations:
+            if v.path.startswith("options."):
+                found.add(f"policy.{v.path.removeprefix('options.')}", v.rule)
+            else:
+                found.add("policy.method", f"{method} cannot serve this cluster: {v.rule}")
 
 
 def _holds(kind: Kind, cluster: Any, jobs: Any, trace: Trace, data: dict, ideal: bool,

@@ -766,6 +766,9 @@ POLICIES = {"fifo": fifo, "fifo-random": fifo_random, "fifo-aware": fifo_aware,
 AWARE = frozenset({"max-min", "max-min-isolated", "leximin", "max-throughput", "finish-time",
                    "fifo-aware", "min-total-duration"})
 QUEUES = frozenset({"fifo", "fifo-random", "fifo-aware"})
+# the options under which a method is Gavel's policy of its name: Gavel's agnostic
+# finish_time_fairness takes every type at the job's V100 throughput
+GAVEL_OPTIONS = {"agnostic-finish-time": {"reference_type": REFERENCE_TYPE}}
 
 
 # Gavel's figure 8 (continuous single-GPU jobs): its cluster and the window of jobs averaged;
@@ -785,7 +788,7 @@ def figure_8_document(policy: str, rate: float, seed: int = 0, jobs: int = 14_00
             "cluster": {"workers": dict(FIGURE_8_CLUSTER)},
             "trace": {"generator": "gavel", "seed": seed, "jobs": jobs, "rate": rate,
                       "stream": stream},
-            "policy": {"method": policy},
+            "policy": {"method": policy, **GAVEL_OPTIONS.get(policy, {})},
             "mechanism": {"name": "rounds", "round_s": ROUND_S, "reset_s": RESET_S,
                           "seed": seed, "stream": stream},
             "measure": {"window": list(FIGURE_8_WINDOW), "finish_time_fairness": False}}

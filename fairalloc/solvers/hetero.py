@@ -11,6 +11,8 @@
 * ``max-throughput`` (exact LP): maximise sum_j E_j / E_j^iso;
 * ``finish-time`` (exact to a certified tolerance): minimise max_j rho_j (Themis) by LPs
   on rho, each narrowing a proven bracket from both ends (dual bounds, bisection);
+* ``agnostic-finish-time``: the same ratios as if every type were as fast (Gavel's
+  ``finish_time_fairness``), their leximin on time by progressive filling;
 * ``isolated`` and ``proportional`` baselines.
 """
 
@@ -363,6 +365,127 @@ def rho_lower_bound(lo: float, weights: np.ndarray, alone: np.ndarray,
             break
         rho = ahead
     return rho
+
+
+def alike_throughput(p: HeteroProblem, reference_type: str | None = None) -> np.ndarray:
+    """(n, k): each job's throughput as if every type it can run on were as fast as one: its
+    ``reference_type`` (Gavel's ``FinishTimeFairnessPolicy`` sets every type to the job's
+    V100 throughput, ``scheduler/policies/finish_time_fairness.py`` lines 28-36), its fastest
+    type when it has no reference type or cannot run there (where Gavel's throughput 0 would
+    leave the job no finish time)."""
+    ok = eligible(p)
+    speed = np.where(ok, p.throughput, 0.0).max(axis=1)
+    if reference_type is not None:
+        if reference_type not in p.types:
+            raise does_not_apply("options.reference_type", f"no worker type "
+                                 f"{reference_type!r} (workers: {', '.join(p.types)})")
+        k = p.types.index(reference_type)
+        speed = np.where(ok[:, k], p.throughput[:, k], speed)
+    return np.where(ok, speed[:, None], 0.0)
+
+
+def _times_at(excess: float, slope: np.ndarray, inv_iso: np.ndarray) -> np.ndarray:
+    """t_j at which job j's finish-time ratio is 1 + ``excess``: (e_j + a_j / t_j) / D_j with
+    D_j = e_j + a_j / t_j^iso gives 1 / t_j = excess D_j / a_j + 1 / t_j^iso (``slope`` =
+    D_j / a_j, ``inv_iso`` = 1 / t_j^iso). Counted from 1, not as L D_j - e_j, which lost
+    every digit when e_j >> a_j (a job 1e9 s in with 1e-6 s to go)."""
+    with np.errstate(divide="ignore", over="ignore"):
+        return 1.0 / (excess * slope + inv_iso)
+
+
+def _row_stop(need: np.ndarray, left: float, start: float, jobs: tuple) -> float:
+    """The smallest excess >= ``start`` at which the jobs' GPUs of one type, sum_j need_j
+    t_j, fit in ``left`` (t_j falls as the excess rises), from above, to ``TIE`` of the
+    excess or of the finest job's unit 1 / slope_j."""
+    lo, width = start, max(abs(start), 1e-300)
+    while (need * _times_at(lo + width, *jobs)).sum() > left and width < 1e300:
+        lo, width = lo + width, 2 * width
+    hi = lo + width
+    unit = 1.0 / float(jobs[0].max())
+    while hi - lo > TIE * max(abs(hi), unit):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        lo, hi = (lo, mid) if (need * _times_at(mid, *jobs)).sum() <= left else (mid, hi)
+    return hi
+
+
+def _ratio_filled(slope: np.ndarray, inv_iso: np.ndarray, use: np.ndarray,
+                  workers: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """Progressive filling of total times t_j on fixed routes toward the leximin of the
+    finish-time ratios (``_times_at``), each job using ``use[j, k]`` GPUs of type k per unit
+    of t_j: every ``live`` job at a common ratio takes its t_j there, and the ratio falls
+    until a job reaches its whole time (t_j = 1) or a type's GPUs are all used; those jobs
+    freeze, and the others go on. Each t_j falls as the ratio rises, so every row is a
+    packing row and the first stop is the smallest largest ratio (Bertsekas and Gallager's
+    max-min with fixed routes, on ratios). Each phase freezes at least one job. Returns t
+    (0 for the jobs not live)."""
+    t = np.zeros(slope.size)
+    live = live.copy()
+    while live.any():
+        left = np.maximum(workers - (use[~live] * t[~live, None]).sum(axis=0), 0.0)
+        jobs, u = (slope[live], inv_iso[live]), use[live]
+        at_whole = (1.0 - jobs[1]) / jobs[0]       # each job's excess at its whole time
+        whole = float(at_whole.max())              # below it some job would need t_j > 1
+        stops = {int(k): _row_stop(u[:, k], left[k], whole, jobs)
+                 for k in np.flatnonzero((u > 0).any(axis=0))
+                 if (u[:, k] * _times_at(whole, *jobs)).sum() > left[k]}
+        level = max([whole, *stops.values()])
+        took = np.minimum(_times_at(level, *jobs), 1.0)
+        done = took >= 1.0 - TIE
+        if level > whole:       # a type's GPUs are all used: its jobs freeze
+            for k, stop in stops.items():
+                if stop >= level:
+                    done |= u[:, k] > 0
+        else:                   # the job whose whole time sets the level
+            done[int(at_whole.argmax())] = True
+            took[done] = 1.0
+        index = np.flatnonzero(live)
+        t[index] = took
+        live[index[done]] = False
+    return t
+
+
+def agnostic_finish_time(p: HeteroProblem, reference_type: str | None = None) -> Solution:
+    """Finish-time fairness agnostic of heterogeneity (Gavel's ``finish_time_fairness``,
+    ``FinishTimeFairnessPolicy``): ``finish-time``'s ratios rho_j = (t_j + S_j / E_j) /
+    (t_j + S_j / E_j^iso) with every type as fast as the job's ``reference_type``
+    (``alike_throughput``), so that only a job's total time x_j counts; that time is spread
+    over the types it can run on in proportion to their GPUs, as in ``agnostic-max-min``
+    (Gavel's LP leaves the split to its solver: any split gives the same ratios). The point:
+    the leximin of those ratios (``_ratio_filled``, no LP), whose largest is the smallest
+    Gavel's minimax reaches, and beyond it no GPU left idle that a job below its whole time
+    could use (Gavel's interior point stops anywhere on that face). Weights are
+    not used (Gavel's are not either). Objective: the smallest weighted normalised
+    throughput it leads to."""
+    if np.isnan(p.steps).any() or np.isnan(p.elapsed).any():
+        missing = int(np.flatnonzero(np.isnan(p.steps) | np.isnan(p.elapsed))[0])
+        raise does_not_apply(f"jobs[{missing}]", "agnostic-finish-time needs steps_remaining "
+                             "and time_elapsed for every job (other methods do not)")
+    live = unfinished(p)
+    if not live.any():
+        raise does_not_apply("jobs", "agnostic-finish-time: every job has steps_remaining 0 "
+                             "(finished); no finish time is left to share")
+    speed = alike_throughput(p, reference_type).max(axis=1)
+    # a job that can run nowhere (a strategy-proofness probe's misreport of 0) gets nothing
+    # and fills nothing: its ratio would be inf / inf
+    live &= speed > 0
+    spread = np.where(eligible(p), agnostic_program(p).spread, 0.0)
+    iso = isolated_share(p).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alone = np.where(live, p.steps / speed, 0.0)      # s at the whole time, any type
+        denominator = np.where(live, p.elapsed + alone / iso, 1.0)
+        slope = np.where(live, denominator / alone, 1.0)
+        inv_iso = np.where(live, 1.0 / iso, 1.0)
+    t = _ratio_filled(slope, inv_iso, p.scale[:, None] * spread, p.workers, live)
+    x = t[:, None] * spread
+    with np.errstate(divide="ignore"):      # a job given no time: ratio inf
+        ratios = (p.elapsed[live] + alone[live] / t[live]) / denominator[live]
+    rho = float(ratios.max()) if ratios.size else float("nan")
+    return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
+                    metrics={"agnostic_finish_time_ratio": rho},
+                    solver={"name": "progressive filling on finish-time ratios as if every "
+                            "type were as fast (no LP)", "rho": rho})
 
 
 def isolated(p: HeteroProblem) -> Solution:
