@@ -14,3 +14,10 @@ from hypothesis import settings
 settings.register_profile("suite", deadline=None)
 settings.register_profile("ci", settings.get_profile("suite"), derandomize=True, database=None)
 settings.load_profile("ci" if os.environ.get("CI") else "suite")
+
+# pytest-xdist's worker processes start with COLUMNS=80 and LINES=24 set, as if on a terminal;
+# tables follow COLUMNS, so each test would be laid out 80 wide in a worker and 150 (piped)
+# in one process. A worker drops them: every test sees the environment of a piped run.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
