@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test fuzz bench lint figures clean
+.PHONY: demo test test-all fuzz bench lint figures clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,8 +29,15 @@ demo: $(STAMP)
 	$(BIN)/fairalloc simulate specs/token/five-spark-types.json --rounds 1000 --plot simulate-token.png
 	$(BIN)/fairalloc replay specs/replay/quick.json --plot replay-quick.png
 
+# make test: the quick tier, every test but those marked slow (over 2 s each); make test-all:
+# every test, as .ci/run does. Both spread the tests over the cores (pytest-xdist);
+# TEST_WORKERS=0 runs them in this one process, TEST_WORKERS=N on N.
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -m 'not slow' -n $(TEST_WORKERS)
+
+test-all: $(STAMP)
+	$(BIN)/pytest -n $(TEST_WORKERS)
 
 # A long hostile-input campaign (tests/test_fuzz.py): FAIRALLOC_FUZZ_EXAMPLES=N make fuzz
 fuzz: $(STAMP)

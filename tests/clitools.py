@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Collection, Iterable
 from pathlib import Path
+
+import pytest
 
 from fairalloc.cli import main
 
@@ -33,6 +36,13 @@ def write(tmp_path: Path, data, name: str = "spec.json") -> str:
     path = tmp_path / name
     path.write_text(json.dumps(data))
     return str(path)
+
+
+def slow_cases(values: Iterable, slow: Collection) -> list:
+    """``values`` as parametrize cases, those in ``slow`` marked slow (``make test`` leaves
+    them out; the token kind's, say, whose solve plays its game for thousands of rounds)."""
+    return [pytest.param(value, marks=pytest.mark.slow) if value in slow else value
+            for value in values]
 
 
 def expand_cpuset(text: str) -> list[int]:

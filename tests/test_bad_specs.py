@@ -1,22 +1,27 @@
 """Every file in tests/bad_specs/ is a spec that breaks one rule (or, for the three-* files, three).
 
-Each is run through the real command line, ``fairalloc solve FILE``, in a subprocess: it must exit
+Each is run through the command line, ``fairalloc solve FILE`` from its folder: it must exit
 with code 2, print nothing on stdout, show no traceback, and name on stderr the JSON path of the
 problem together with the rule broken. The table below is the single place that says, per file,
 which path and which rule keyword are expected.
 
-The subprocesses run a few at a time in one module fixture, so the whole module costs about as
-much as a handful of sequential CLI calls.
+Every file runs through ``main`` in this process, once, in one module fixture (a subprocess per
+file paid Python's and fairalloc's start-up 100 times: 171 s of a loaded run, and again in each
+parallel test process); one file of each sort also runs as a real ``fairalloc`` process, which
+shares everything after the start-up with ``main``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from fairalloc.cli import main
 
 BAD = Path(__file__).parent / "bad_specs"
 
@@ -158,18 +163,20 @@ MULTI: dict[str, list[tuple[str, str]]] = {
 }
 
 
-def _solve(path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "fairalloc.cli", "solve", path.name],
-        cwd=path.parent, capture_output=True, text=True, timeout=60,
-    )
+def _solve(name: str) -> subprocess.CompletedProcess:
+    """``fairalloc solve NAME`` in this process (run from ``BAD``): its code and output."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["solve", name])
+    return subprocess.CompletedProcess(["fairalloc", "solve", name], code, out.getvalue(),
+                                       err.getvalue())
 
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, subprocess.CompletedProcess]:
-    files = sorted(BAD.glob("*.json"))
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(zip((f.name for f in files), pool.map(_solve, files)))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(BAD)
+        return {f.name: _solve(f.name) for f in sorted(BAD.glob("*.json"))}
 
 
 def _problem_lines(stderr: str) -> list[str]:
@@ -217,3 +224,12 @@ def test_three_problems_reported_in_one_run(runs, name):
     assert len(_problem_lines(run.stderr)) == 3, run.stderr
     for path, keyword in MULTI[name]:
         _assert_names(run.stderr, path, keyword)
+
+
+@pytest.mark.parametrize("name", ["drf-duplicate-id.json", "three-model-problems.json"])
+def test_a_real_process_answers_as_main_does(runs, name):
+    """The same file through a real ``fairalloc`` process: the same code, stdout and stderr."""
+    done = subprocess.run([sys.executable, "-m", "fairalloc.cli", "solve", name], cwd=BAD,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        runs[name].returncode, runs[name].stdout, runs[name].stderr)

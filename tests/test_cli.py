@@ -139,6 +139,7 @@ def test_solve_unknown_method_exits_2():
     assert "options.method: unknown method 'nosuch' for emrf (known: lp, wfq, drf)" in done.stderr
 
 
+@pytest.mark.slow
 def test_solve_infeasible_budget_exits_1(capsys, tmp_path):
     problem = EmrfProblem.from_spec(INFEASIBLE, Violations())
     assert delta_bound(problem.market, 1.0) > 0.01        # even DRF (knob 1) is not that fair
@@ -280,6 +281,7 @@ def test_list_shows_both_kinds_and_their_methods(capsys):
 # ---------------------------------------------------------------- sweep
 
 
+@pytest.mark.slow
 def test_sweep_knob_table_and_png(capsys, tmp_path):
     png = tmp_path / "sweep.png"
     code, out, err = cli(capsys, "sweep", EMRF1, "--set", "knob=0:1:0.25", "--plot", str(png))
@@ -321,6 +323,7 @@ def test_sweep_bad_set_exits_2(capsys, setting, path, rule):
     assert f"{path}: " in err and rule in err, err
 
 
+@pytest.mark.slow
 def test_sweep_bad_set_subprocess_names_knob():
     done = run("sweep", EMRF1, "--set", "knob=2:2:1")
     assert done.returncode == 2

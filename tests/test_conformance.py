@@ -92,6 +92,7 @@ def test_the_battery_refutes_an_optimising_kind_without_an_exact_method():
             _check(broken, name)()
 
 
+@pytest.mark.slow
 def test_the_battery_refutes_an_equilibrium_kind_naming_an_exact_method():
     """token computes an equilibrium: a method of it called exact would have no optimum to
     reach, and one claiming optimal claims what nothing optimised."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from clitools import ROOT, run
+from clitools import ROOT, run, slow_cases
 
 import fairalloc
 from fairalloc.errors import SpecError
@@ -37,7 +37,7 @@ def entry(allocation: dict, key: tuple[str, ...]) -> tuple[dict, str]:
     return node, key[-1]
 
 
-@pytest.mark.parametrize("kind", sorted(DERIVED))
+@pytest.mark.parametrize("kind", slow_cases(sorted(DERIVED), ["token"]))
 def test_a_derived_value_given_wrong_is_refused_or_recomputed(kind):
     spec, allocation = solved(kind)
     node, last = entry(allocation, DERIVED[kind][1])
@@ -55,7 +55,7 @@ def test_a_derived_value_given_wrong_is_refused_or_recomputed(kind):
     assert "decision variables give" in caught.value.violations[0].rule
 
 
-@pytest.mark.parametrize("kind", sorted(DERIVED))
+@pytest.mark.parametrize("kind", slow_cases(sorted(DERIVED), ["token"]))
 def test_derived_values_left_out_are_recomputed(kind):
     spec, allocation = solved(kind)
     assert fairalloc.validate(spec, allocation).allocation.to_dict() == allocation

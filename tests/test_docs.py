@@ -146,6 +146,7 @@ def workspaces(tmp_path_factory):
     return Workspaces(tmp_path_factory)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS, ids=[f"{c.page}:{c.line}" for c in COMMANDS])
 def test_each_documented_command_runs(command: Command, workspaces: Workspaces):
     if command.skip:

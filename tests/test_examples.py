@@ -58,6 +58,7 @@ def test_copy_writes_a_folder_that_solves_and_never_overwrites(tmp_path, capsys)
     assert fairalloc.load_spec(spec).kind == "moldable"
 
 
+@pytest.mark.slow
 def test_copied_studies_find_their_specs(tmp_path, capsys):
     cli(capsys, "examples", "--copy", str(tmp_path))
     for study in (tmp_path / "studies").glob("*.json"):
@@ -73,6 +74,7 @@ def test_bad_examples_arguments_exit_2(capsys, argv, message):
     assert code == 2 and out == "" and message in err
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git to export the checkout")
 def test_a_wheel_carries_the_examples(tmp_path):
     """Built from a copy of the tracked files (as from a fresh clone), without network."""

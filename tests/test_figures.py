@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from clitools import ROOT, cli
+from clitools import ROOT, cli, slow_cases
 
 from fairalloc.plots.moldable import job_colors
 from fairalloc.registry import KINDS
@@ -23,6 +23,7 @@ def svg_texts(path) -> list[str]:
             for t in re.findall(r"<text[^>]*>(.*?)</text>", path.read_text(), re.S)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix, magic", [("png", b"\x89PNG"), ("svg", b"<?xml"),
                                            ("pdf", b"%PDF")])
 def test_the_extension_chooses_the_format(tmp_path, capsys, suffix, magic):
@@ -32,6 +33,7 @@ def test_the_extension_chooses_the_format(tmp_path, capsys, suffix, magic):
     assert path.read_bytes().startswith(magic)
 
 
+@pytest.mark.slow
 def test_a_sweep_puts_one_unit_on_an_axis_and_overlays_methods(tmp_path, capsys):
     path = tmp_path / "sweep.svg"
     assert cli(capsys, "sweep", EMRF1, "--set", "knob=0:1:0.5", "--methods", "lp,wfq",
@@ -82,6 +84,7 @@ def test_every_kind_labels_its_objective():
         assert kind.unit("objective") != "objective", kind.name
 
 
+@pytest.mark.slow
 def test_a_metric_equal_to_the_objective_gets_no_panel_of_its_own(tmp_path, capsys):
     """hetero's objective is min_normalized_throughput: one panel (the objective's), and the
     metric still serves the trade-off view."""
@@ -341,7 +344,7 @@ def test_every_kind_has_a_picture_of_its_allocation():
     assert {name for name, kind in KINDS.items() if kind.plot is not None} >= set(PICTURES)
 
 
-@pytest.mark.parametrize("kind", sorted(PICTURES))
+@pytest.mark.parametrize("kind", slow_cases(sorted(PICTURES), ["token"]))
 def test_solve_plot_draws_every_kind_cleanly(tmp_path, capsys, figures, kind):
     code, _, err = cli(capsys, "solve", spec(PICTURES[kind]), "--no-validate", "--plot",
                        str(tmp_path / "result.png"))
@@ -376,6 +379,7 @@ SWEEPS = {      # a sweep, and the notes its figure must hold for the panels it 
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SWEEPS))
 def test_sweep_plots_are_clean(tmp_path, capsys, figures, name):
     path, values, methods, notes = SWEEPS[name]
@@ -389,6 +393,7 @@ def test_sweep_plots_are_clean(tmp_path, capsys, figures, name):
         assert f"note: {note}" in texts, texts
 
 
+@pytest.mark.slow
 def test_a_numerically_zero_metric_is_left_out_with_a_note(tmp_path, capsys):
     """The token game's fixed-point residual is about 1e-16 at every value: no panel."""
     figure = tmp_path / "s.svg"
@@ -410,6 +415,7 @@ def three_gpu_types(tmp_path) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["drf/weighted-cluster.json", "accelos/figure3.json",
                                   "hetero"])
 def test_report_figures_are_clean(tmp_path, capsys, figures, path):
@@ -425,6 +431,7 @@ def test_the_accelos_report_has_figures(tmp_path, capsys):
     assert '<figure id="figure-result">' in out.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [
     ["accelos", "--kernels", "4", "--mixes", "10", "--seed", "1"],
     ["moldable", "--jobs", "6", "--processors", "3", "--instances", "6"],
@@ -436,6 +443,7 @@ def test_experiment_plots_are_clean(tmp_path, capsys, figures, argv):
     assert_clean(figures)
 
 
+@pytest.mark.slow
 def test_a_study_summary_draws_each_value_once(tmp_path, capsys, figures):
     study = tmp_path / "study.json"
     study.write_text(json.dumps({
@@ -450,6 +458,7 @@ def test_a_study_summary_draws_each_value_once(tmp_path, capsys, figures):
     assert_clean(figures)
 
 
+@pytest.mark.slow
 def test_token_simulation_plot_is_clean(tmp_path, capsys, figures):
     code, _, err = cli(capsys, "simulate", spec("token/five-spark-types.json"), "--rounds",
                        "200", "--plot", str(tmp_path / "sim.png"), "-q")

@@ -36,6 +36,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from clitools import slow_cases
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -223,7 +224,7 @@ def solved(kind: str, tmp_path: Path) -> tuple[Path, dict]:
     return spec, json.loads(out)["allocation"]
 
 
-@pytest.mark.parametrize("kind", sorted(SAMPLES))
+@pytest.mark.parametrize("kind", slow_cases(sorted(SAMPLES), ["token"]))
 def test_tampered_allocations_get_an_answer_or_a_clear_error(kind, tmp_path):
     spec, allocation = solved(kind, tmp_path)
 
@@ -237,7 +238,7 @@ def test_tampered_allocations_get_an_answer_or_a_clear_error(kind, tmp_path):
     validate_mutant()
 
 
-@pytest.mark.parametrize("kind", sorted(SAMPLES))
+@pytest.mark.parametrize("kind", slow_cases(sorted(SAMPLES), ["token"]))
 def test_an_inflated_allocation_never_validates_as_feasible(kind, tmp_path):
     spec, allocation = solved(kind, tmp_path)
     path = tmp_path / "allocation.json"
@@ -393,6 +394,7 @@ def check_study_answer(code: int, out: str, err: str) -> None:
             PATH_LINE.match(line + "\n") for line in lines[1:]), err[-2000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", sorted(STUDIES))
 def test_mutated_studies_get_an_answer_or_a_clear_error(which, tmp_path):
     (tmp_path / "spec.json").write_text(json.dumps(load("drf")))

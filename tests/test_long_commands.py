@@ -67,6 +67,7 @@ def counting_reruns(monkeypatch) -> list:
     return made
 
 
+@pytest.mark.slow
 def test_the_reports_trade_off_sweep_does_not_probe_each_point(monkeypatch):
     made = counting_reruns(monkeypatch)
     doc = api.report(ETF, methods=["waterfill"])

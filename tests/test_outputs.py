@@ -46,6 +46,7 @@ def one_line_error(result, code: int, *words: str) -> None:
 
 # --- an output that is one of the inputs ------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_report_over_its_study_store_is_refused(tmp_path, store):
     copy = tmp_path / "S.duckdb"
     copy.write_bytes(store.read_bytes())

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clitools import slow_cases
 
 import fairalloc
 from fairalloc import api
@@ -44,7 +45,8 @@ def _numpy_inside(value) -> list:
     return [value] if isinstance(value, (np.generic, np.ndarray)) else []
 
 
-@pytest.mark.parametrize("spec", [EMRF1, TOKEN, ROOT / "specs" / "moldable" / "example1.json"])
+@pytest.mark.parametrize("spec", slow_cases([EMRF1, TOKEN, ROOT / "specs" / "moldable" /
+                                                "example1.json"], [TOKEN]))
 def test_witnesses_hold_plain_python_values(spec):
     for method, r in fairalloc.compare(str(spec)):
         if isinstance(r, fairalloc.Result):
@@ -72,6 +74,7 @@ def test_to_pandas_without_pandas_says_how_to_get_it(result, monkeypatch):
         result.to_pandas()
 
 
+@pytest.mark.slow
 def test_nested_metrics_become_dotted_rows():
     r = fairalloc.solve(str(TOKEN))
     metrics = r.to_pandas().metrics["value"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from clitools import ROOT, cli, write
+from clitools import ROOT, cli, slow_cases, write
 
 from fairalloc import report
 
@@ -60,7 +60,7 @@ def external_references(dom: Dom) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("kind", sorted(EXAMPLES))
+@pytest.mark.parametrize("kind", slow_cases(sorted(EXAMPLES), ["token"]))
 def test_every_kind_gets_a_self_contained_html_report(tmp_path, capsys, kind):
     out = tmp_path / "r.html"
     code, stdout, err = cli(capsys, "report", str(SPECS / EXAMPLES[kind]), "-o", str(out))
@@ -100,6 +100,7 @@ def _table(text: str, ident: str) -> str:
     return text[start:text.index("</p>", text.index("</table>", start))]
 
 
+@pytest.mark.slow
 def test_the_verdict_matrix_names_its_abbreviated_checks(tmp_path, capsys):
     """Each initialled column head (SI, EF, PE, SP) is an <abbr> titled with the check's name,
     and a legend under the matrix spells them out, in HTML and in Markdown."""
@@ -247,6 +248,7 @@ def page_requests(folder: Path, page: str) -> tuple[str, list[tuple[str, int]]]:
     return done.stdout, [(p, c) for p, c in requests if p not in (f"/{page}", "/favicon.ico")]
 
 
+@pytest.mark.slow
 @needs_browser
 def test_the_request_check_can_fail(tmp_path):
     (tmp_path / "bad.html").write_text('<p>x</p><img src="missing.png">', encoding="utf-8")
@@ -254,6 +256,7 @@ def test_the_request_check_can_fail(tmp_path):
     assert ("/missing.png", 404) in requests
 
 
+@pytest.mark.slow
 @needs_browser
 def test_the_report_renders_in_chromium(tmp_path, capsys):
     assert cli(capsys, "report", EMRF1, "-o", str(tmp_path / "report.html"))[0] == 0
@@ -266,6 +269,7 @@ def test_the_report_renders_in_chromium(tmp_path, capsys):
     assert dom.count("details") >= 3 and dom.count("svg") >= 1
 
 
+@pytest.mark.slow
 @needs_browser
 def test_the_reports_screenshot_is_not_blank(tmp_path, capsys):
     from matplotlib import image

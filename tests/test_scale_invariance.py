@@ -61,6 +61,7 @@ def scale_drf(spec: dict, f: float, g: float) -> dict:
     return out
 
 
+@pytest.mark.slow
 @examples(60)
 @given(st.integers(0, 10**6), st.integers(2, 7), st.booleans(),
        st.sampled_from(["continue", "stop"]), st.booleans(), decades(-5, 10), decades(-5, 5))
@@ -117,6 +118,7 @@ def scale_emrf(spec: dict, f: float, g: float) -> dict:
     return out
 
 
+@pytest.mark.slow
 @examples(40)
 @given(st.integers(0, 10**6), st.integers(2, 7), st.sampled_from([0.0, 0.3, 0.5, 1.0]),
        decades(-7, 9), decades(-5, 5))
@@ -137,6 +139,7 @@ def scale_etf(spec: dict, f: float, g: float) -> dict:
     return out
 
 
+@pytest.mark.slow
 @examples(60)
 @given(st.integers(0, 10**6), st.integers(2, 12), st.sampled_from([1, 7, 100, 10**6]),
        st.sampled_from([0.0, 0.5, 1.0]), st.sampled_from(["waterfill", "leximin"]),
@@ -184,6 +187,7 @@ def scale_token(spec: dict, f: float) -> dict:
     return out
 
 
+@pytest.mark.slow
 @examples(20)
 @given(st.integers(0, 10**6), st.integers(1, 3), decades(-6, 6))
 def test_token(seed, types, f):
@@ -220,6 +224,7 @@ def outcomes(spec: dict) -> dict:
             for name, result in fairalloc.compare(spec)}
 
 
+@pytest.mark.slow
 @examples(12)
 @given(st.integers(0, 10**6), st.integers(2, 5), st.integers(1, 3), st.booleans(),
        decades(-9, 9), decades(-5, 5))

@@ -114,6 +114,7 @@ def test_compare_and_sweep_take_the_keywords():
     assert [r.solver["extra"]["mip_gap"] for _, r in swept] == [0.01, 0.01]
 
 
+@pytest.mark.slow
 def test_verbose_sends_the_log_to_stderr_and_json_to_stdout():
     done = run("solve", ACCELOS3, "--method", "ilp", "-v", "--format", "json",
                "--threads", "1")
@@ -127,6 +128,7 @@ def test_verbose_sends_the_log_to_stderr_and_json_to_stdout():
     assert "jobs searched" in searched.stderr
 
 
+@pytest.mark.slow
 def test_verbose_reaches_study_tasks(tmp_path):
     done = run("sweep", EMRF1, "--set", "knob=0,1", "--method", "lp", "-v", "--workers", "1",
                "--format", "csv")

@@ -93,6 +93,7 @@ def test_load_spec_from_stdin(monkeypatch):
     assert spec.source == "<stdin>"
 
 
+@pytest.mark.slow
 def test_stdin_through_the_cli_subprocess():
     ok = subprocess.run([sys.executable, "-m", "fairalloc.cli", "solve", "-", "--format", "json"],
                         input=DRF_CLASSIC.read_text(), capture_output=True, text=True, timeout=60)

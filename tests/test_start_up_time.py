@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from clitools import ROOT
 
 FIRST_AND_SECOND = """
@@ -19,6 +20,7 @@ print(json.dumps([[r["time_s"], r["extra"].get("start_up_s")] for r in runs]))
 """
 
 
+@pytest.mark.slow
 def test_the_first_lp_of_a_process_reports_the_time_of_the_method():
     done = subprocess.run([sys.executable, "-c", FIRST_AND_SECOND], capture_output=True,
                           text=True, timeout=120, cwd=ROOT)
@@ -28,6 +30,7 @@ def test_the_first_lp_of_a_process_reports_the_time_of_the_method():
     assert start_up > 0 and none is None          # paid once, reported apart
 
 
+@pytest.mark.slow
 def test_the_start_up_leaves_the_thread_pool_to_the_first_run():
     """HiGHS sizes its thread pool on its first run: the start-up's solve must not take that
     from a first run that asks for one thread."""

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 
 import pytest
-from clitools import ROOT, cli, write
+from clitools import ROOT, cli, slow_cases, write
 
 from fairalloc import api
 from fairalloc.render import _dotted, fmt, ratio_to
@@ -94,7 +94,9 @@ def test_a_study_summary_prints_every_cell_whole(capsys, monkeypatch, hetero_sto
     assert "…" not in out
 
 
-@pytest.mark.parametrize("spec", SOLVED, ids=lambda p: p.split("specs/")[1])
+@pytest.mark.parametrize("spec", slow_cases(SOLVED, [str(ROOT / "specs" / "token" /
+                                                              "kmeans-pagerank.json")]),
+                         ids=lambda p: p.split("specs/")[1])
 @pytest.mark.parametrize("width", WIDTHS)
 def test_solve_tables_print_every_id_number_and_metric_whole(capsys, monkeypatch, spec, width):
     result = as_json(capsys, "solve", spec)

@@ -114,6 +114,7 @@ def test_new_then_solve_and_schema(capsys, tmp_path):
     assert set(json.loads(out)["required"]) == {"problem", "device", "kernels"}
 
 
+@pytest.mark.slow
 def test_experiment_json_and_plot(capsys, tmp_path):
     png = tmp_path / "accelos.png"
     code, out, err = cli(capsys, "experiment", "accelos", "--kernels", "2", "--mixes", "3",

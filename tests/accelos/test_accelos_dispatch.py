@@ -12,6 +12,7 @@ from fractions import Fraction
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_accelos_properties import accelos_specs, fast, problem
@@ -85,6 +86,7 @@ def assert_same_run(p: AccelosProblem, limit: np.ndarray) -> None:
     assert run.finish.tolist() == [float(t) for t in finish]
 
 
+@pytest.mark.slow
 @fast(200)
 @given(ragged_specs(), st.sampled_from(["uncapped", "persistent", "mixed", "one"]))
 def test_dispatch_equals_one_group_at_a_time(spec, caps):
@@ -92,6 +94,7 @@ def test_dispatch_equals_one_group_at_a_time(spec, caps):
     assert_same_run(p, limits(p, caps))
 
 
+@pytest.mark.slow
 @fast(100)
 @given(ragged_specs(), st.sampled_from(["uncapped", "mixed", "one"]))
 def test_dispatch_picks_fitting_demands_with_numpy_the_same(spec, caps):

@@ -118,6 +118,7 @@ def groups(solution) -> np.ndarray:
 
 # --- the greedy ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @fast(300)
 @given(accelos_specs())
 def test_batched_greedy_equals_one_group_at_a_time(spec):
@@ -128,6 +129,7 @@ def test_batched_greedy_equals_one_group_at_a_time(spec):
     np.testing.assert_array_equal(S.fill_by_dominant_share(p, ones), one_at_a_time(p, ones))
 
 
+@pytest.mark.slow
 @fast(200)
 @given(accelos_specs())
 def test_round_robin_equals_its_reference(spec):
@@ -136,6 +138,7 @@ def test_round_robin_equals_its_reference(spec):
     np.testing.assert_array_equal(S.fill_round_robin(p, start), round_robin_reference(p, start))
 
 
+@pytest.mark.slow
 @fast(300)
 @given(accelos_specs(), st.sampled_from(S.GREEDY_ORDERS))
 def test_accelos_is_always_feasible_and_saturated(spec, order):
@@ -149,6 +152,7 @@ def test_accelos_is_always_feasible_and_saturated(spec, order):
     assert sol.objective == pytest.approx(keys(p, n).min(), rel=1e-12)
 
 
+@pytest.mark.slow
 @fast(200)
 @given(accelos_specs())
 def test_equal_split_follows_section_3(spec):
@@ -218,6 +222,7 @@ def test_ilp_is_never_less_fair_than_accelos(spec):
 
 # --- the wave model -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @fast(150)
 @given(accelos_specs(max_groups=25))
 def test_closed_form_equals_the_event_loop_for_persistent_groups(spec):
@@ -230,6 +235,7 @@ def test_closed_form_equals_the_event_loop_for_persistent_groups(spec):
     np.testing.assert_allclose(closed.finish, np.ceil(p.groups / n) * p.time_per_group)
 
 
+@pytest.mark.slow
 @fast(150)
 @given(accelos_specs(max_groups=25))
 def test_standard_opencl_dispatch_does_all_the_work(spec):
@@ -250,6 +256,7 @@ def test_standard_opencl_dispatch_does_all_the_work(spec):
     np.testing.assert_allclose(run.alone, alone)
 
 
+@pytest.mark.slow
 @fast(150)
 @given(accelos_specs(max_groups=400), st.sampled_from(["uncapped", "persistent", "mixed"]))
 def test_skipping_repeated_periods_changes_nothing(spec, caps):

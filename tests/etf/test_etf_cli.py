@@ -140,6 +140,7 @@ def test_compare_json(capsys):
 # ---------------------------------------------------------------- sweep
 
 
+@pytest.mark.slow
 def test_sweep_phi_table_and_png(capsys, tmp_path):
     png = tmp_path / "phi.png"
     code, out, err = cli(capsys, "sweep", RESNET, "--set", "phi=0:1:0.05", "--plot", str(png))
@@ -169,6 +170,7 @@ def test_sweep_phi_json(capsys):
     assert [p["allocation"]["A1"]["time"] for p in points] == [30, 30, 40]
 
 
+@pytest.mark.slow
 def test_sweep_phi_out_of_range_exits_2():
     done = run("sweep", EXAMPLE, "--set", "phi=0:2:1")
     assert done.returncode == 2

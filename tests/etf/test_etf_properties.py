@@ -114,6 +114,7 @@ def allocation(p: EtfProblem, t) -> Allocation:
 
 # --- waterfill == greedy ----------------------------------------------------------------------
 
+@pytest.mark.slow
 @fast(500)
 @given(etf_specs())
 def test_waterfill_equals_greedy_slice_for_slice(spec):
@@ -146,6 +147,7 @@ def seeded_apps(rng: np.random.Generator, n: int, powers: list[float], limited: 
     return apps
 
 
+@pytest.mark.slow
 def test_waterfill_equals_greedy_seeded_loop():
     """The same on 2,000 seeded instances that put every awkward case in every run: T = 1,
     n = 1, phi in {0, 1}, demands 0 or below the guarantee, equal and integer-ratio powers."""
@@ -181,6 +183,7 @@ ONE_THIRD = {"problem": "etf", "quantum": 8, "phi": 0.0,
                       {"id": "a4", "power": 0.3333333333333333}]}
 
 
+@pytest.mark.slow
 @fast(100)
 @given(etf_specs(max_n=5, max_T=40))
 # weighted energies 1e-5 apart: HiGHS's default tolerances took 0.99999 for the max-min 1.0
@@ -221,6 +224,7 @@ def test_milp_certifies_theorem3(spec):
           else "greedy only max-min (tie)")
 
 
+@pytest.mark.slow
 def test_greedy_is_leximin_on_generic_instances():
     """With generic (continuous random) powers and weights and every guarantee at least one
     slice, no two weighted energies tie and the greedy's sorted weighted energies equal the
@@ -283,6 +287,7 @@ def check_leximin(p: EtfProblem) -> np.ndarray:
     return t
 
 
+@pytest.mark.slow
 @fast(400)
 @given(etf_specs(max_n=4, max_T=10))
 def test_leximin_equals_brute_force(spec):
@@ -293,6 +298,7 @@ def test_leximin_equals_brute_force(spec):
           else "equals the greedy")
 
 
+@pytest.mark.slow
 def test_leximin_equals_brute_force_seeded_loop():
     """3,000 seeded instances with up to 5 apps and 9 slices, powers and weights drawn so that
     weighted energies tie (equal and integer-ratio powers), zero and small demands, phi in
@@ -453,6 +459,7 @@ def _check_water_level(rate, caps, total, shares):
         assert np.all(caps[~free] / rate[~free] <= lam.max() * (1 + 1e-9))
 
 
+@pytest.mark.slow
 @fast(200)
 @given(etf_specs())
 def test_baselines_whole_within_demand_work_conserving_and_within_a_slice(spec):
@@ -479,6 +486,7 @@ def test_baselines_whole_within_demand_work_conserving_and_within_a_slice(spec):
 
 # --- every method: feasibility, guarantee, metrics ---------------------------------------------
 
+@pytest.mark.slow
 @fast(150)
 @given(etf_specs())
 def test_every_heuristic_is_feasible_and_the_guarantee_holds(spec):

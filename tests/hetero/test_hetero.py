@@ -94,6 +94,7 @@ def test_finish_time_without_elapsed_time_is_max_min():
     assert result.metrics["finish_time_bound"] <= 71 / 88 + 1e-12
 
 
+@pytest.mark.slow
 def test_finish_time_matches_a_brute_force_search():
     """Two jobs, one K80 and one V100, time elapsed and steps that differ: the bisection's
     rho against a grid over every split of both GPUs (the grid is an upper bound on the

@@ -62,6 +62,7 @@ def grid_optimum(spec: dict) -> float:
     return best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("elapsed", [0.0, 300.0])
 def test_a_finished_job_counts_in_no_ratio(elapsed):
     """At t = 0 a finished job's ratio was 0/0, the bisection never ran and the isolated share

@@ -49,6 +49,7 @@ def in_units(spec: dict, seconds: float, steps: float) -> dict:
     return {**spec, "jobs": [job(j) for j in spec["jobs"]]}
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=small_specs(), seconds=st.integers(-10, 10), steps=st.integers(-10, 10))
 def test_every_method_is_alike_in_any_unit(spec, seconds, steps):

@@ -130,6 +130,7 @@ def totals(result) -> np.ndarray:
 
 # --- drf ----------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @fast(150)
 @given(drf_specs())
 def test_drf_lp_equals_progressive_filling(spec):
@@ -139,6 +140,7 @@ def test_drf_lp_equals_progressive_filling(spec):
     np.testing.assert_allclose(lp, pf, rtol=1e-6, atol=1e-6 * max(1.0, pf.max()))
 
 
+@pytest.mark.slow
 @fast(60)
 @given(drf_specs())
 def test_drf_lp_formulations_agree(spec):
@@ -168,6 +170,7 @@ def capped_drf_specs(draw) -> dict:
     return {**spec, "users": users}
 
 
+@pytest.mark.slow
 @fast(40)
 @given(capped_drf_specs())
 def test_drf_lp_many_caps_equals_progressive_filling(spec):
@@ -207,6 +210,7 @@ def test_drf_lp_passes_every_cap_below_the_level_at_once():
     assert (result.solver["extra"]["cap_rounds"], result.solver["extra"]["rounds"]) == (1, 1)
 
 
+@pytest.mark.slow
 @fast(200)
 @given(drf_specs(saturation="continue"))
 def test_drf_continue_is_si_ef_pe(spec):
@@ -221,6 +225,7 @@ def test_drf_continue_is_si_ef_pe(spec):
 
 # --- emrf ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @fast(100)
 @given(emrf_specs(all_positive=True, knob=1.0))
 def test_emrf_knob_one_is_drf_stop(spec):
@@ -230,6 +235,7 @@ def test_emrf_knob_one_is_drf_stop(spec):
     np.testing.assert_allclose(emrf, drf, rtol=1e-6, atol=1e-9 * drf.max())
 
 
+@pytest.mark.slow
 @fast(150)
 @given(emrf_specs())
 def test_emrf_total_at_least_drf_stop(spec):
@@ -239,6 +245,7 @@ def test_emrf_total_at_least_drf_stop(spec):
     assert emrf >= drf * (1 - 1e-9)
 
 
+@pytest.mark.slow
 @fast(150)
 @given(emrf_specs())
 def test_delta_observed_within_theorem1_bound(spec):
@@ -248,6 +255,7 @@ def test_delta_observed_within_theorem1_bound(spec):
     assert observed <= bound + 1e-7 * max(1.0, bound)
 
 
+@pytest.mark.slow
 @fast(100)
 @given(emrf_specs())
 def test_emrf_literal_equals_classes(spec):
@@ -274,6 +282,7 @@ def bisect_knob(m, delta: float, steps: int = 60) -> float:
     return hi
 
 
+@pytest.mark.slow
 @fast(300)
 @given(emrf_specs(knob=0.5), st.floats(0.0, 1.3), st.sampled_from(["scaled", "raw", "zero"]))
 def test_knob_for_delta_matches_bisection(spec, u, how):
@@ -288,6 +297,7 @@ def test_knob_for_delta_matches_bisection(spec, u, how):
         assert closed == pytest.approx(expected, abs=1e-9)
 
 
+@pytest.mark.slow
 @fast(300)
 @given(emrf_specs())
 def test_drf_ceiling_equals_stop_filling(spec):
@@ -434,6 +444,7 @@ def random_allocations(draw):
     return problem, Allocation(list(m.ids), columns), x, bundles
 
 
+@pytest.mark.slow
 @fast(300)
 @given(random_allocations())
 def test_envy_freeness_matches_brute_force(case):
@@ -517,6 +528,7 @@ def test_drf_sparse_demands_at_scale(seed):
     np.testing.assert_allclose(tasks(filled), tasks(exact), rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed, largest", [(5, 60), (7, 700)])
 def test_envy_by_dominance_matches_brute_force(seed, largest):
     """The orthant-dominance path of envy_freeness (used when demand x bundle classes are
@@ -622,6 +634,7 @@ def test_emrf_probe_re_solves_with_the_class_lp_and_solves_as_asked(monkeypatch)
         assert len(built) == 1
 
 
+@pytest.mark.slow
 @fast(40)
 @given(emrf_specs())
 def test_emrf_probe_finds_the_same_with_either_formulation(spec):
@@ -646,6 +659,7 @@ def test_emrf_probe_finds_the_same_with_either_formulation(spec):
 
 # --- issue 24: the checks' fast paths agree with the slow ones ------------------------------------
 
+@pytest.mark.slow
 @fast(200)
 @given(random_allocations())
 def test_pareto_without_the_lp_agrees_with_the_lp(case):
@@ -675,6 +689,7 @@ def test_pareto_of_a_filled_allocation_needs_no_lp():
     assert found.holds and "no LP needed" in found.detail
 
 
+@pytest.mark.slow
 @fast(200)
 @given(st.integers(1, 30).flatmap(lambda n: pooled_rows(n, 3)))
 def test_types_found_one_at_a_time_are_the_first_of_each(rows):
@@ -688,6 +703,7 @@ def test_types_found_one_at_a_time_are_the_first_of_each(rows):
     assert order.exhausted
 
 
+@pytest.mark.slow
 @fast(200)
 @given(drf_specs())
 def test_weighted_slice_is_the_worth_of_the_slice(data):
@@ -699,6 +715,7 @@ def test_weighted_slice_is_the_worth_of_the_slice(data):
     np.testing.assert_allclose(m.weighted_slice(), m.worth(np.arange(m.n), slice_), rtol=1e-12)
 
 
+@pytest.mark.slow
 @fast(300)
 @given(drf_specs(), st.data())
 def test_a_misreport_carries_the_classes_over_as_a_fresh_grouping_makes_them(data, draw):

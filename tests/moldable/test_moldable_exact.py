@@ -350,6 +350,7 @@ def test_tail_search_alone_finds_the_brute_force_optimum(seed, monkeypatch):
     assert feasibility(p, r.allocation).holds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seed", "n"), [(20240532, 6), (20240533, 8), (20240532, 10)])
 def test_tail_search_and_the_milp_agree(seed, n, monkeypatch):
     """Section V instances the list schedules do not close (the benchmark's): the last jobs'
@@ -494,6 +495,7 @@ def test_every_method_is_alike_in_any_unit(spec, power):
                      rel=solvers.EXACT_GAP if name == "exact" else 1e-12)
 
 
+@pytest.mark.slow
 def test_the_milp_is_as_feasible_as_the_gap_it_proves():
     """HiGHS's default feasibility tolerance (1e-6) lets a binary be that fractional; the
     big-M turns it into that share of the horizon, and the schedule re-timed exactly sits

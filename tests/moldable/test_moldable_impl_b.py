@@ -130,6 +130,7 @@ def monotone_specs(draw, offloads: bool = True) -> dict:
     return {"problem": "moldable", "processors": m, "jobs": jobs}
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(monotone_specs(), st.sampled_from([1e-9, 0.01, 0.3, 1.0]))
 def test_impl_b_is_feasible_and_keeps_its_bound(data, epsilon):
@@ -148,6 +149,7 @@ def test_impl_b_is_feasible_and_keeps_its_bound(data, epsilon):
     assert r.objective - X <= 1.5 * (1 + epsilon) * lo * (1 + 1e-9) + 1e-9
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(monotone_specs(offloads=False).filter(lambda d: len(d["jobs"]) <= 4
                                               and d["processors"] <= 4))

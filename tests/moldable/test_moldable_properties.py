@@ -209,6 +209,7 @@ def impl1_order(p) -> list[int]:
 
 # --- every schedule is feasible ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_instances_cover_the_awkward_cases(linear, nonlinear):
     ps = [c["p"] for c in linear + nonlinear]
     assert any(p.n == 1 for p in ps) and any(p.processors == 1 for p in ps)
@@ -218,6 +219,7 @@ def test_the_instances_cover_the_awkward_cases(linear, nonlinear):
     assert sum(not c["p"].linear for c in nonlinear) > 80
 
 
+@pytest.mark.slow
 def test_every_schedule_is_feasible(linear, nonlinear):
     for case in linear + nonlinear:
         p = case["p"]
@@ -447,6 +449,7 @@ def odd_specs(draw) -> dict:
             "options": {"lookahead": draw(st.booleans())}}
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(odd_specs())
 def test_odd_instances_feasible_and_within_claims(spec):
@@ -670,6 +673,7 @@ def with_gap(alloc: Allocation, at: float, gap: float) -> Allocation:
     return Allocation(alloc.ids, cols)
 
 
+@pytest.mark.slow
 def test_no_unforced_idle_agrees_with_the_networkx_reference(linear, nonlinear):
     """Verdict, detail and witness as the networkx DAG gave them, on every solved schedule
     (ties, zero offloads, look-ahead transfers) and on each with an idle gap put in."""

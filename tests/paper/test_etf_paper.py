@@ -201,6 +201,7 @@ def test_phi_fair_closed_form(spec):
 
 # --- the phi sweep (section 6.4, Figure 7) ----------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", BACKLOGGED, ids=stem)
 def test_phi_sweep_moves_from_energy_fair_to_time_fair(sweeps, spec):
     points = sweeps[spec]

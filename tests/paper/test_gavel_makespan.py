@@ -36,6 +36,7 @@ def mean_makespan_hours(policy: str, jobs: int) -> float:
     return sum(spans) / len(spans)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["fifo", "min-total-duration"])
 @pytest.mark.parametrize("jobs", [100, 400])
 def test_makespan_within_ten_percent(policy, jobs):

@@ -23,6 +23,7 @@ from fairalloc.replay.hetero import figure_8_document
 RATE = 3.2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["max-min", "agnostic-max-min"])
 def test_figure_8_point_within_ten_percent(policy):
     run = api.replay(figure_8_document(policy, RATE, jobs=6_000))

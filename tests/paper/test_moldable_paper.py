@@ -680,6 +680,7 @@ def impl_b_processor_times(lam: Fraction) -> tuple[set, set]:
     return exact, at_least
 
 
+@pytest.mark.slow
 def test_case_study_impl_b_cannot_reach_table_I_4933():
     """Which makespans can Impl-B reach on the case study? X = 2600 whatever the bus order
     (all offloads come first), so Table I's 4933 needs 2333.3 on the processors. The accepted

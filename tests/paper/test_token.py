@@ -91,6 +91,7 @@ def test_eq6_rows_with_the_boundaries():
     assert f.tolist() == pytest.approx([1 / 2.5, 1.25 / 2.5, 0.25 / 2.5])
 
 
+@pytest.mark.slow
 def test_fig2_thresholds_fall_as_tokens_rise(pair):
     thr = np.array(pair.allocation.column("thresholds"), dtype=float)[:, 1:-1]
     assert np.all(np.diff(thr, axis=1) <= 1e-12)
@@ -155,6 +156,7 @@ def test_fig9_envy(pair):
     assert sim["mean-field"]["envy_free_index"] > sim["max-welfare"]["envy_free_index"]
 
 
+@pytest.mark.slow
 def test_five_types_converge_and_rank_like_fig11():
     result = fairalloc.solve(FIVE)
     assert result.status == "feasible"

@@ -93,6 +93,7 @@ def test_a_study_s_outputs_spare_the_tables_its_documents_read(replay_files, cap
 
 # Resume over a changed trace table -----------------------------------------------------------
 
+@pytest.mark.slow
 def test_resume_and_instance_refuse_a_trace_table_changed_since_the_study_ran(replay_files,
                                                                             capsys):
     """The table cut from 40 jobs to 20 after the study first ran: ``--resume`` and ``study
@@ -347,6 +348,7 @@ def test_a_ctrl_c_held_in_duckdbs_start_up_reaches_a_handler_that_only_notes_it(
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "module 1"
 
+@pytest.mark.slow
 def test_ctrl_c_at_any_moment_of_the_start_exits_130_without_a_traceback(tmp_path):
     """SIGINT to the process group (as a terminal's Ctrl-C) 0.05 to 1 s after Python has
     started ``fairalloc study run``: while fairalloc imports, the study loads or runs. (Python's

@@ -86,6 +86,7 @@ def test_a_lone_long_job_is_one_plan_not_a_round_each(policy):
     assert len(played.utilization["from"]) <= 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("policy", "stream"), [
     ("max-min", "numpy"), ("agnostic-max-min", "numpy"), ("isolated", "gavel"),
     ("fifo", "numpy")])
@@ -198,6 +199,7 @@ def test_at_once_counts_jobs_the_cluster_cannot_have_ended():
     assert clock.at_once(arrival, np.ones(31), np.ones(31)).max() == 28
 
 
+@pytest.mark.slow
 def test_the_plan_budget_bounds_the_plans_of_a_real_run():
     doc = api.replays.load(quick(measure={"finish_time_fairness": False},
                                  mechanism={"name": "rounds", "round_s": 36, "seed": 0}))
@@ -220,6 +222,7 @@ TRACES = st.one_of(
               st.sampled_from([1e-300, 1e-3, 2.0, 1e6, 1e300])))
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=not CAMPAIGN,
           suppress_health_check=list(HealthCheck))
 @given(round_s=SIZES, trace=TRACES, ideal=st.booleans(),

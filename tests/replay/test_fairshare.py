@@ -164,6 +164,7 @@ def test_the_factor_shows_in_the_solution():
     assert solution.allocation.column("tasks").tolist() == pytest.approx([0.4, 1.6])
 
 
+@pytest.mark.slow
 def test_checks_do_not_change_a_policy_with_memory():
     """A check's probes re-run the policy on changed problems: on a copy of its memory, so a
     run with checks is the run without (the fair share's ledger would otherwise charge the

@@ -109,6 +109,7 @@ def random_spec(rng: np.random.Generator) -> dict:
     return {"problem": "hetero", "workers": workers, "jobs": jobs}
 
 
+@pytest.mark.slow
 def test_max_min_reaches_gavels_optimum_where_the_isolated_reference_does_not():
     """On random lightly loaded multi-GPU specs, ``max-min``'s allocation reaches the optimum
     of Gavel's LP as Gavel writes it; ``max-min-isolated``'s falls short of it on some."""

@@ -56,6 +56,7 @@ def test_rates_gavel_did_not_print_leave_out_the_difference_panel(figure8, monke
     assert len(fig.axes) == 1 and problems(fig) == []
 
 
+@pytest.mark.slow
 def test_it_draws_from_a_replay_studys_store(figure8, tmp_path, capsys):
     store, png = tmp_path / "quick.duckdb", tmp_path / "fig8.png"
     api.run_study(str(ROOT / "specs" / "studies" / "replay-quick.json"), str(store), workers=1)

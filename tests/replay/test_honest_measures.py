@@ -126,6 +126,7 @@ def quick_runs(policy: str) -> list:
     return out
 
 
+@pytest.mark.slow
 def test_agnostic_max_min_under_rounds_is_not_refuted_by_the_rounds():
     """agnostic-max-min gives each job about its isolated share: under rounds a job can end a
     few hundred seconds late (331 s at rate 1, seed 1), which the rounds' slack (reset_s + 2
@@ -146,6 +147,7 @@ def test_agnostic_max_min_under_rounds_is_not_refuted_by_the_rounds():
     assert "unrefuted" in verdicts
 
 
+@pytest.mark.slow
 def test_fifo_under_rounds_still_fails():
     """FIFO makes a late arrival wait for the whole queue: far beyond the rounds' slack, so
     sharing incentive over the jobs' lives fails in every run, its witness late by more than
@@ -167,6 +169,7 @@ def windowed(policy: str = "max-min") -> dict:
     return doc
 
 
+@pytest.mark.slow
 def test_the_summary_labels_every_measure_with_its_jobs():
     """The JSON says which jobs the window is and which measures are over it; every printed
     measure is labelled (window), (all jobs) or (whole run); the worst rho is the window's
@@ -197,6 +200,7 @@ def cdf_sizes(fig) -> dict[str, list[str]]:
             for ax in fig.axes if "JCT of" in ax.get_title() or "fairness" in ax.get_title()}
 
 
+@pytest.mark.slow
 def test_a_replay_figure_draws_the_window_its_summary_measures(monkeypatch, tmp_path):
     """``--plot``'s CDFs are over the window's 10 jobs and say so (today: every job that
     finished, 26 of them, under titles that name no jobs)."""
@@ -209,6 +213,7 @@ def test_a_replay_figure_draws_the_window_its_summary_measures(monkeypatch, tmp_
         assert "max-min (rounds) (n = 10)" in texts
 
 
+@pytest.mark.slow
 def test_a_replay_study_figure_draws_each_runs_window(monkeypatch, tmp_path, capsys):
     """A study of the windowed document: at the highest rate the CDFs pool the 10 window jobs
     of each policy's one run, and its title and axis say so."""
@@ -233,6 +238,7 @@ def test_a_replay_study_figure_draws_each_runs_window(monkeypatch, tmp_path, cap
 
 # --- a study's report shows the documents as the user wrote them -------------------------------
 
+@pytest.mark.slow
 def test_a_replay_study_report_prints_the_trace_table_as_written(tmp_path, monkeypatch,
                                                                     capsys):
     """The store keeps the trace table's absolute path to run the study from anywhere; the

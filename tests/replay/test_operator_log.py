@@ -196,6 +196,7 @@ def by_hand(larger: str, seed: int) -> Trace:
     return assign_types(trace, seed, larger=larger)[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("larger", ["drop", "cap"])
 def test_a_log_of_durations_and_gpu_counts_is_typed_as_the_shipped_trace_is(tmp_path, larger):
     write(tmp_path, LOG)

@@ -95,6 +95,7 @@ def gavel_doc(seed: int, mechanism: str = "rounds") -> dict:
             "measure": {"finish_time_fairness": True}}
 
 
+@pytest.mark.slow
 def test_same_seed_same_rows():
     first, again = api.replay(gavel_doc(3)), api.replay(gavel_doc(3))
     for column in first.jobs:
@@ -215,6 +216,7 @@ def test_cli_formats(tmp_path, capsys):
     assert code == 0 and "average JCT" in out
 
 
+@pytest.mark.slow
 def test_template_runs(tmp_path, capsys):
     target = tmp_path / "r.jsonc"
     assert cli(capsys, "new", "replay", "-o", str(target))[0] == 0
@@ -242,6 +244,7 @@ def test_every_policy_replays(policy, mechanism):
     assert run.verdicts["feasibility"]["passed"] is True
 
 
+@pytest.mark.slow
 def test_ctrl_c_in_a_replay_exits_130_without_a_traceback(tmp_path):
     """SIGINT while a long replay runs: one line and exit 130, as a study's Ctrl-C."""
     import signal

@@ -88,6 +88,7 @@ def problems(fig) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_the_study_figure_follows_the_rules(store, monkeypatch, tmp_path):
     figures = captured(monkeypatch)
     found = api.summary(store)
@@ -114,6 +115,7 @@ def test_a_panel_with_nothing_to_show_is_left_out(store, monkeypatch, tmp_path):
     assert len(titles) == 3 and not any("fairness" in t or "checks" in t for t in titles)
 
 
+@pytest.mark.slow
 def test_one_replay_draws_its_cdfs_utilisation_and_checks(monkeypatch, tmp_path):
     figures = captured(monkeypatch)
     plots.replay_run(api.replay(ROOT / "specs" / "replay" / "quick.json"),
@@ -126,6 +128,7 @@ def test_one_replay_draws_its_cdfs_utilisation_and_checks(monkeypatch, tmp_path)
     assert problems(fig) == []
 
 
+@pytest.mark.slow
 def test_a_fifo_replay_reads_at_any_spread_and_any_number_of_checks(monkeypatch, tmp_path):
     """FIFO's rho spans two decades (0.3 to 17 here): its CDF on a log axis; six checks' names
     stay apart; one run's worker types differ by colour, not only by dash (issue 33 §3)."""
@@ -163,6 +166,7 @@ def test_one_replay_leaves_out_a_panel_with_nothing_to_show(monkeypatch, tmp_pat
         "JCT of the jobs that finished, all jobs", "utilisation over time (whole run)"]
 
 
+@pytest.mark.slow
 def test_the_commands_draw_and_report_a_replay_study(store, tmp_path, capsys):
     png, html = tmp_path / "s.png", tmp_path / "r.html"
     assert cli(capsys, "study", "summary", store, "--plot", str(png))[0] == 0

@@ -3,6 +3,7 @@ every so often (issue 33 §2: a 5-minute replay said nothing until it ended)."""
 
 from __future__ import annotations
 
+import pytest
 from clitools import ROOT, cli
 
 from fairalloc.cli import output
@@ -22,6 +23,7 @@ def test_a_replay_logged_to_a_file_says_how_far_it_got(capsys, monkeypatch):
     assert done == sorted(done)
 
 
+@pytest.mark.slow
 def test_quiet_and_short_runs_log_nothing(capsys, monkeypatch):
     monkeypatch.setattr(output, "LOG_EVERY_S", 0.0)
     assert cli(capsys, "replay", QUICK, "-q")[2] == ""
@@ -29,6 +31,7 @@ def test_quiet_and_short_runs_log_nothing(capsys, monkeypatch):
     assert cli(capsys, "replay", QUICK)[2] == ""
 
 
+@pytest.mark.slow
 def test_a_study_logged_to_a_file_counts_its_rows(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr(output, "LOG_EVERY_S", 0.0)
     study = str(ROOT / "specs" / "studies" / "replay-quick.json")

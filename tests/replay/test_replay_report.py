@@ -13,6 +13,7 @@ from fairalloc.errors import ArgumentError
 QUICK = str(ROOT / "specs" / "replay" / "quick.json")
 
 
+@pytest.mark.slow
 def test_a_replay_s_report_runs_it_and_shows_its_measures_checks_and_figure(tmp_path, capsys):
     html = tmp_path / "r.html"
     code, out, err = cli(capsys, "report", QUICK, "-o", str(html))

@@ -62,6 +62,7 @@ def test_the_policies_are_the_methods_and_the_grid_sets_replay_keys(tmp_path):
     assert task.edits == (("trace.rate", 4.0), ("trace.seed", 1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_replay_study_stores_a_row_per_run_and_per_job(tmp_path, workers):
     store = tmp_path / "s.duckdb"
@@ -88,6 +89,7 @@ def test_a_replay_study_stores_a_row_per_run_and_per_job(tmp_path, workers):
     assert shares[0][0] >= 0 and shares[0][1] <= 1 + 1e-9 and shares[0][2] == 3
 
 
+@pytest.mark.slow
 def test_the_same_seeds_give_the_same_rows(tmp_path):
     stores = []
     for name in ("a", "b"):
@@ -102,6 +104,7 @@ def test_the_same_seeds_give_the_same_rows(tmp_path):
     assert len({round(mean, 6) for _, mean in seeds}) == 2    # the seed changes the trace
 
 
+@pytest.mark.slow
 def test_a_partial_run_is_resumed_without_a_row_twice(tmp_path):
     store = tmp_path / "s.duckdb"
     seen = []
@@ -123,6 +126,7 @@ def test_a_partial_run_is_resumed_without_a_row_twice(tmp_path):
                         "FROM replay_jobs") == [(RUNS * JOBS, RUNS * JOBS)]
 
 
+@pytest.mark.slow
 def test_a_policy_failing_mid_run_is_an_error_row_with_the_simulated_time(tmp_path,
                                                                           monkeypatch):
     def flaky(problem, memory):
@@ -173,6 +177,7 @@ def test_a_replay_study_with_a_bad_trace_file_exits_2(tmp_path, capsys):
     assert "line 2, column 'steps'" in err
 
 
+@pytest.mark.slow
 def test_the_command_line_runs_and_summarises_a_replay_study(tmp_path, capsys):
     store = str(tmp_path / "s.duckdb")
     code, out, _ = cli(capsys, "study", "run", written(tmp_path), "--store", store,
@@ -186,6 +191,7 @@ def test_the_command_line_runs_and_summarises_a_replay_study(tmp_path, capsys):
     assert np.isfinite([g["metric.average_jct_s"]["mean"] for g in groups]).all()
 
 
+@pytest.mark.slow
 def test_a_store_made_before_the_replay_tables_gains_them_when_written(tmp_path):
     store = tmp_path / "old.duckdb"
     Store(store).close()
@@ -200,6 +206,7 @@ def test_a_store_made_before_the_replay_tables_gains_them_when_written(tmp_path)
         assert db.has_replays and len(db.replay_rows("tiny-replays")["jct"]) == JOBS
 
 
+@pytest.mark.slow
 def test_study_instance_gives_the_document_a_row_ran_which_replays_to_that_row(tmp_path,
                                                                             capsys):
     store = str(tmp_path / "s.duckdb")
@@ -220,6 +227,7 @@ def test_study_instance_gives_the_document_a_row_ran_which_replays_to_that_row(t
     assert list(again["replay_jobs"]["jct"]) == [j for (j,) in stored]
 
 
+@pytest.mark.slow
 def test_study_instance_of_a_replay_study_of_several_policies_needs_one(tmp_path, capsys):
     store = str(tmp_path / "s.duckdb")
     assert cli(capsys, "study", "run", written(tmp_path), "--store", store,
@@ -231,6 +239,7 @@ def test_study_instance_of_a_replay_study_of_several_policies_needs_one(tmp_path
     assert code == 2 and "'fifo' is not a policy of study tiny-replays" in err
 
 
+@pytest.mark.slow
 def test_a_replay_study_summary_prints_durations_in_hours_and_stores_seconds(tmp_path,
                                                                             capsys):
     store = str(tmp_path / "s.duckdb")
@@ -253,6 +262,7 @@ def test_a_replay_study_summary_prints_durations_in_hours_and_stores_seconds(tmp
     assert code == 0 and "| makespan (h) |" in out and "| worst_rho |" in out
 
 
+@pytest.mark.slow
 def test_a_table_trace_study_is_read_and_its_instances_replay_from_anywhere(tmp_path, capsys,
                                                                           monkeypatch):
     """A replay document's trace table is found beside the document; the study stores the

@@ -30,6 +30,7 @@ def keys(path) -> list[tuple]:
         return con.execute('SELECT instance, method, "repeat", status FROM results').fetchall()
 
 
+@pytest.mark.slow
 def test_a_study_runs_on_a_local_dask_cluster(tmp_path, capsys):
     (tmp_path / "s.json").write_text(json.dumps(STUDY))
     store = tmp_path / "s.duckdb"
@@ -55,6 +56,7 @@ def test_cluster_option_mistakes(tmp_path, capsys):
     assert "--workers sizes the local pool" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_killed_worker_loses_no_row(tmp_path):
     """Kill one worker process after the first rows arrive: the scheduler runs its tasks
     again on the other (or on the worker its nanny restarts), and every row arrives once."""
@@ -98,6 +100,7 @@ def cluster():
     local.close()
 
 
+@pytest.mark.slow
 def test_tiny_tasks_travel_in_chunks_and_each_row_is_stored_once(tmp_path, cluster,
                                                                  monkeypatch):
     """300 tasks of a fraction of a millisecond: a few dozen futures carry them all (a
@@ -126,6 +129,7 @@ def test_tiny_tasks_travel_in_chunks_and_each_row_is_stored_once(tmp_path, clust
     assert len(submitted) <= 40, f"{len(submitted)} futures for 300 tasks"
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_chunk_loses_no_row(tmp_path, cluster, monkeypatch):
     """Chunks of four tasks of about 0.1 s each; once the first rows arrive, kill a worker
     that is running a chunk: the scheduler runs the chunk again whole elsewhere, and every
@@ -157,6 +161,7 @@ def test_a_worker_killed_mid_chunk_loses_no_row(tmp_path, cluster, monkeypatch):
     assert {status for *_, status in rows} == {"optimal"}
 
 
+@pytest.mark.slow
 def test_a_chunk_that_fails_whole_is_run_again_task_by_task(tmp_path, monkeypatch):
     """A chunk that fails as a whole (as when its task keeps killing workers) is split: only
     the task to blame is an error row, the others of its chunk are stored as they are."""

@@ -71,6 +71,7 @@ def ctrl_c_after(delay: float, command: list[str]) -> tuple[int, str, float]:
     return process.returncode, err, time.monotonic() - sent
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [[], ["--workers", "2"], ["--cluster", "local:2"]],
                          ids=["default", "pool", "dask"])
 def test_ctrl_c_at_random_moments_then_resume_stores_every_row_once(tmp_path, mode):
@@ -263,6 +264,7 @@ def fake_service(request):
     server.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake_service", [_answer_silently, _answer_http, _answer_short_frame],
                          ids=["silent", "http", "short-frame"], indirect=True)
 def test_a_service_that_is_not_a_dask_scheduler_is_one_line(tmp_path, fake_service,
@@ -299,6 +301,7 @@ def _sigint_after(seconds: float) -> threading.Thread:
 LONG_QUERY = "SELECT count(*) FROM range(100000000000) a"    # minutes, unless interrupted
 
 
+@pytest.mark.slow
 def test_ctrl_c_mid_query_in_the_store_is_ctrl_c(tmp_path, monkeypatch):
     """DuckDB takes SIGINT while a query runs and raises RuntimeError("Query interrupted"):
     a Ctrl-C landing while a store is opened (study run, resume) was a traceback and exit 1.
@@ -313,6 +316,7 @@ def test_ctrl_c_mid_query_in_the_store_is_ctrl_c(tmp_path, monkeypatch):
     sender.join()
 
 
+@pytest.mark.slow
 def test_ctrl_c_mid_query_in_any_command_exits_130(tmp_path, monkeypatch, capsys):
     """The same Ctrl-C while a command reads a table through DuckDB: exit 130, one line."""
     def slow_replay(*args, **kwargs):

@@ -200,6 +200,7 @@ def test_every_store_command_refuses_a_store_that_is_not_one(damage, command, go
         assert path.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_read_that_meets_a_damaged_block_is_a_store_error(good_store, tmp_path):
     """DuckDB opens some truncated files and fails only when a query reads the lost block."""
     _, good = good_store

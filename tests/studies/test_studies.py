@@ -259,6 +259,7 @@ def test_resume_adds_nothing_and_an_interrupted_run_completes(tmp_path):
         run({**SMALL, "seed": 8}, path, resume=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settle", [0, 1.0])
 def test_the_local_pool_survives_a_killed_worker(tmp_path, settle):
     """A worker process killed mid-run breaks the pool: a new pool runs the tasks in flight
@@ -323,6 +324,7 @@ def test_summary_formats(stored, capsys):
     assert "--by: no column 'colour'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_summary_plot(stored, tmp_path, capsys):
     png = tmp_path / "s.png"
     assert main(["study", "summary", str(stored), "--plot", str(png)]) == 0
@@ -447,6 +449,7 @@ def test_simulate_is_a_one_row_study_and_its_table_is_the_rows(tmp_path, capsys)
     assert json.loads(api.solve(remade).to_json())["metrics"]["simulation"] == report
 
 
+@pytest.mark.slow
 def test_the_default_executor_starts_serial_and_moves_to_a_pool(tmp_path, monkeypatch):
     """Without ``workers``: a short study runs in this process (no pool start-up); once
     ``SERIAL_SECONDS`` have passed, the tasks left go to a pool of other processes."""

@@ -180,6 +180,7 @@ def test_thresholds_scale_with_the_utilities(s, method):
     assert math.isfinite(result.objective)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("utility, where", [
     ({"values": [0.0, 1.7e308], "probabilities": [0.5, 0.5]}, "types[0].utility.values[1]"),
     ({"values": [-1e300, 0.1], "probabilities": [0.5, 0.5]}, "types[0].utility.values[0]"),
@@ -221,6 +222,7 @@ def test_discount_next_to_one_solves_in_bounded_time(tmp_path, method, discount)
                if f["check"] not in ("monotone_thresholds", "token_supply"))
 
 
+@pytest.mark.slow
 def test_many_tokens_solve():
     result = fairalloc.solve({**BASE, "max_tokens": 2000})
     assert result.status == "feasible"
@@ -302,6 +304,7 @@ def test_malformed_values_are_a_bad_allocation(solved, key, t, value, message):
     assert f"hi.{key}{'' if message.startswith('[') else ': '}{message}" in str(error.value)
 
 
+@pytest.mark.slow
 def test_a_malformed_allocation_file_exits_2(solved, tmp_path):
     path = write(tmp_path, tampered(solved, "hi", "signal_probability", 2, "0.5"), "alloc.json")
     proc = run("validate", write(tmp_path, BASE), "--allocation", path)

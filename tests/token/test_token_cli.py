@@ -32,6 +32,7 @@ def small_json(tmp_path_factory):
     return path, json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_solve_json_contract(small_json):
     _, result = small_json
     assert CONTRACT <= set(result)
@@ -104,6 +105,7 @@ def test_compare_both_methods(tmp_path, capsys):
             assert a == pytest.approx(b, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_simulate_table_json_and_plot(tmp_path, capsys):
     plot = tmp_path / "token.png"
     code, out, err = cli(capsys, "simulate", PAIR, "--rounds", "300", "--mechanisms",
@@ -122,6 +124,7 @@ def test_simulate_table_json_and_plot(tmp_path, capsys):
         assert SIM_METRICS <= set(row)
 
 
+@pytest.mark.slow
 def test_solve_with_simulation_reports_every_mechanism(tmp_path):
     data = {**SMALL, "simulation": {"rounds": 200, "seed": 2,
                                     "mechanisms": ["mean-field", "lottery"]}}
