@@ -33,6 +33,7 @@ def test_figure_8_point_within_ten_percent(policy):
     assert jct_hours == pytest.approx(FIGURE_8[policy][RATE], rel=0.10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["max-min", "agnostic-max-min"])
 def test_figure_8_finish_time_fairness_within_ten_percent(policy):
     document = figure_8_document(policy, RATE, jobs=6_000)
@@ -43,6 +44,7 @@ def test_figure_8_finish_time_fairness_within_ten_percent(policy):
     assert run.summary["average_rho"] == pytest.approx(FIGURE_8_RHO[policy][RATE], rel=0.10)
 
 
+@pytest.mark.slow
 def test_figure_8_agnostic_finish_time_point_within_ten_percent():
     """Gavel's ``finish_time_fairness`` (FTF agnostic of heterogeneity) at the same point:
     23.73 h against the printed 23.58 (+0.6%), 9 s of one core."""
