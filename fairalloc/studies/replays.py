@@ -16,7 +16,7 @@ from fairalloc.studies.plan import Task, make_instance, with_policy
 
 # the run's measures kept as ``metric.<name>`` columns (seconds, shares, counts)
 MEASURES = ("average_jct_s", "p50_jct_s", "p90_jct_s", "p99_jct_s", "average_queueing_s",
-            "makespan_s", "end_s", "worst_rho", "share_rho_above_1",
+            "makespan_s", "end_s", "worst_rho", "average_rho", "share_rho_above_1",
             "share_rho_above_tolerance", "rho_measured", "jobs", "finished", "allocations",
             "solve_s", "jobs_per_s")
 # the window's positions (both included) and counts, kept as ``metric.window_<key>``: the

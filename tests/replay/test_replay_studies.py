@@ -79,11 +79,11 @@ def test_a_replay_study_stores_a_row_per_run_and_per_job(tmp_path, workers):
         assert start >= arrival and finish > start and rho > 0
         assert jct == pytest.approx(finish - arrival) and queueing == pytest.approx(
             start - arrival)
-    # the run's average JCT is its jobs' (no window: every job)
-    by_run = table(store, 'SELECT r."metric.average_jct_s", avg(j.jct) FROM runs r JOIN '
-                          'replay_jobs j USING (study, instance, method, "repeat") '
-                          'GROUP BY ALL')
-    assert all(a == pytest.approx(b) for a, b in by_run)
+    # the run's average JCT and rho are its jobs' (no window: every job)
+    by_run = table(store, 'SELECT r."metric.average_jct_s", avg(j.jct), r."metric.average_rho", '
+                          'avg(j.rho) FROM runs r JOIN replay_jobs j USING (study, instance, '
+                          'method, "repeat") GROUP BY ALL')
+    assert all(a == pytest.approx(b) and c == pytest.approx(d) for a, b, c, d in by_run)
     shares = table(store, "SELECT min(share), max(share), count(DISTINCT resource) "
                           "FROM replay_utilization")
     assert shares[0][0] >= 0 and shares[0][1] <= 1 + 1e-9 and shares[0][2] == 3
