@@ -451,15 +451,17 @@ class Merged:
         return v.reshape(-1, k)[self.group].ravel()
 
 
-def merged_jobs(program: Program, reference: np.ndarray) -> Merged:
+def merged_jobs(program: Program, alike: np.ndarray) -> Merged:
     """A ``throughput_program`` (or a ``per_unit`` of one: job j's variables j*k..j*k+k-1, its
-    row first, the k type rows after the jobs') with the jobs that a max-min LP on it cannot
-    tell apart (the same gains, row coefficients, bounds and ``reference``) sharing one set of
-    variables: a class of c jobs is one job whose type-row coefficients are c times each
-    job's. Exact for the max-min level: the LP is convex and symmetric in such jobs, so the
-    mean of an optimum over their permutations is an optimum in which they are equal, and
-    the merged LP is the full one restricted to such points. On Gavel's figure-8 replay
-    (26 configurations of jobs) an LP of 100-300 jobs becomes one of at most 26."""
+    row first, the k type rows after the jobs') with the jobs that an LP on it cannot tell
+    apart (the same gains, row coefficients and bounds, and the same ``alike``: what else the
+    LP gives each job, a max-min's reference or a sum's weight) sharing one set of variables:
+    a class of c jobs is one job whose type-row coefficients are c times each job's. Exact
+    for such an LP's optimum: the LP is convex and symmetric in such jobs, so the mean of an
+    optimum over their permutations is an optimum in which they are equal, and the merged LP
+    is the full one restricted to such points (finer classes, keyed on more, are exact too).
+    On Gavel's figure-8 replay (26 configurations of jobs) an LP of 100-300 jobs becomes one
+    of at most 26."""
     g, r = program.gains, program.rows
     n, size = g.shape
     k = size // n
@@ -469,7 +471,7 @@ def merged_jobs(program: Program, reference: np.ndarray) -> Merged:
     coefficient[r.col[typed]] = r.value[typed]
     job_row[r.col[~typed]] = r.value[~typed]
     keys = np.column_stack([gains.reshape(n, k), coefficient.reshape(n, k),
-                            job_row.reshape(n, k), program.upper.reshape(n, k), reference])
+                            job_row.reshape(n, k), program.upper.reshape(n, k), alike])
     group, first, counts = equal_rows(keys)
     classes = first.size
     var = (group[:, None] * k + np.arange(k)).ravel()      # each variable's merged one

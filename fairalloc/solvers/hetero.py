@@ -32,6 +32,7 @@ from fairalloc.models.hetero import (
     LEVEL_SLACK,
     TIE,
     HeteroProblem,
+    Merged,
     Program,
     agnostic_program,
     effective,
@@ -95,14 +96,17 @@ def smallest_level(p: HeteroProblem, x: np.ndarray) -> float:
     return float((normalized(p, x) / p.weights).min())
 
 
-def max_min_value(p: HeteroProblem, program: Program, reference: np.ndarray
-                  ) -> tuple[float, np.ndarray, np.ndarray]:
+def max_min_value(p: HeteroProblem, program: Program, reference: np.ndarray,
+                  merged: Merged | None = None) -> tuple[float, np.ndarray, np.ndarray]:
     """The max-min LP once on a throughput ``program``: (z*, the program's variables, the
     utility rows' duals), solved with identical jobs merged (``merged_jobs``: the same z*,
-    an LP of at most as many jobs as configurations). The variables give each job its
-    class's; each job's dual is its class's over the class's jobs (with the job rows' duals
-    so divided and the type rows' kept, a dual solution of the full LP of the same value)."""
-    merged = merged_jobs(program, reference)
+    an LP of at most as many jobs as configurations; ``merged``: the program's jobs merged
+    already, by classes within which ``reference`` is equal, else by ``reference``). The
+    variables give each job its class's; each job's dual is its class's over the class's
+    jobs (with the job rows' duals so divided and the type rows' kept, a dual solution of the
+    full LP of the same value)."""
+    if merged is None:
+        merged = merged_jobs(program, reference)
     report = _optimal(_loaded(max_min_lp(merged.program, reference[merged.first], {})))
     m = merged.program.rows.shape[0]
     duals = report.row_dual[m:][merged.group] / merged.counts[merged.group]
@@ -131,20 +135,19 @@ def water_fill(p: HeteroProblem, program: Program, reference: np.ndarray
     return report.x[:-1], rounds
 
 
-def above_level(p: HeteroProblem, program: Program, z: float) -> np.ndarray:
+def above_level(p: HeteroProblem, program: Program, z: float, merged: Merged) -> np.ndarray:
     """The second stage after the max-min level z (fairalloc's, not Gavel's: its LP stops at
     the level), on a ``level_program`` (utilities in units of w_j R_j / max w): maximise the
     total normalised throughput sum_j E_j / R_j with every job kept at E_j >= z w_j R_j (to
     ``LEVEL_SLACK``). The max-min LP alone stops at any allocation that reaches z, leaving
     idle whatever no job's minimum needs (the K80s of gavel-mix); here a job that can use it
     gets it. With every weight of the sum positive, the result is Pareto efficient: a gain for
-    one job with no loss for another would raise the sum. Solved with identical jobs merged
-    (``merged_jobs``, keyed on the sum's weights too; each class's weight its count times a
-    job's): the LP is convex and symmetric in them, so the optimum is the full LP's, and
-    identical jobs get the same time whatever vertex the solver returns, or the jobs' order.
-    Returns the (n, k) time fractions."""
+    one job with no loss for another would raise the sum. Solved over ``merged``, the
+    program's jobs merged by their weights too (``merged_jobs``; each class's weight its count
+    times a job's): the LP is convex and symmetric in such jobs, so the optimum is the full
+    LP's, and identical jobs get the same time whatever vertex the solver returns, or the
+    jobs' order. Returns the (n, k) time fractions."""
     weights = relative_weights(p)
-    merged = merged_jobs(program, weights)
     floor = np.full(merged.first.size, z * weight_unit(p) * (1 - LEVEL_SLACK))
     parts = sum_lp(merged.program, weights[merged.first] * merged.counts, floor)
     return program.to_time(merged.variables(_solve(parts).x, p.k), p.k)
@@ -159,15 +162,16 @@ def _max_min(p: HeteroProblem, reference: np.ndarray, formulation: str
     "pyomo"``) the same LP written out in Pyomo (``models.hetero.max_min_model``; tests check
     both reach the same optimum)."""
     program = level_program(p, reference)
+    merged = merged_jobs(program, relative_weights(p))      # both LPs' classes
     if formulation == "pyomo":
         report = solve_pyomo(max_min_model(p, reference))
         if report.status != "optimal":
             raise SolverError(f"hetero LP: HiGHS says {report.status}")
         z = report.objective / weight_unit(p)
     else:
-        level, _, _ = max_min_value(p, program, np.ones(p.n))
+        level, _, _ = max_min_value(p, program, np.ones(p.n), merged)
         z = level / weight_unit(p)
-    return above_level(p, program, z), z
+    return above_level(p, program, z, merged), z
 
 
 def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:

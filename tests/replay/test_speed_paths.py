@@ -148,22 +148,25 @@ def test_rounds_place_jobs_as_sorting_does(data):
 
 
 def test_the_second_stage_lp_has_one_job_per_class(monkeypatch):
-    """The max-sum at the level (``above_level``) is solved over the same 3 classes, not 12
-    jobs (it was 45% of the aware replay's CPU), and its total equals the LP's over every
-    job."""
+    """Gavel's max-min solves its level and then the max-sum at that level (``above_level``)
+    over the same 3 classes, not 12 jobs (the max-sum was 45% of the aware replay's CPU),
+    and the total equals the max-sum LP's over every job."""
     p = _twelve_jobs_of_three_kinds()
+    columns = {"level": [], "sum": []}
+    load, solve = solvers.load_matrix, solvers.solve_matrix
+    monkeypatch.setattr(solvers, "load_matrix", lambda cost, *a, **k: columns["level"].append(
+        cost.size) or load(cost, *a, **k))
+    monkeypatch.setattr(solvers, "solve_matrix", lambda cost, *a, **k: columns["sum"].append(
+        cost.size) or solve(cost, *a, **k))
+    result = solvers.max_min(p)
+    assert columns == {"level": [3 * 3 + 1], "sum": [3 * 3]}
     program = level_program(p, gavel_reference(p))
-    z, _, _ = solvers.max_min_value(p, program, np.ones(p.n))
-    level = z / solvers.weight_unit(p)
-    columns = []
-    solve = solvers.solve_matrix
-    monkeypatch.setattr(solvers, "solve_matrix",
-                        lambda cost, *a, **k: columns.append(cost.size) or solve(cost, *a, **k))
-    x = solvers.above_level(p, program, level)
-    assert columns == [3 * 3]
+    z = result.metrics["gavel_level"] * solvers.weight_unit(p)
     weights = solvers.relative_weights(p)
     floor = np.full(p.n, z * (1 - solvers.LEVEL_SLACK))
     full = solvers._solve(solvers.sum_lp(program, weights, floor))
+    x = np.column_stack([np.asarray(result.allocation.column("time", t), dtype=float)
+                         for t in p.types])
     gains = program.gains
     got = np.bincount(gains.row, weights=gains.value * x.ravel()[gains.col], minlength=p.n)
     assert got @ weights == pytest.approx(full.objective, rel=1e-7)
