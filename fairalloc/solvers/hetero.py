@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -54,9 +54,12 @@ from fairalloc.models.hetero import (
     weight_unit,
 )
 from fairalloc.models.leontief import Leontief
+from fairalloc.models.program import SparseRows
 from fairalloc.result import Solution
+from fairalloc.solvers.centre import central_point
 from fairalloc.solvers.highs import load_matrix, run_loaded, solve_matrix, solve_pyomo
 
+CENTRE_GAP = 1e-7        # relative: Gavel's point centres the allocations this close to the level
 MOST_LPS = 200           # finish-time's LPs at most (each narrows its bracket; bisection halves it)
 
 
@@ -96,6 +99,12 @@ def smallest_level(p: HeteroProblem, x: np.ndarray) -> float:
     return float((normalized(p, x) / p.weights).min())
 
 
+def _merged_level(merged: Merged, reference: np.ndarray):
+    """The max-min LP over ``merged``'s classes: HiGHS's report (variables: the classes', then
+    the level)."""
+    return _optimal(_loaded(max_min_lp(merged.program, reference[merged.first], {})))
+
+
 def max_min_value(p: HeteroProblem, program: Program, reference: np.ndarray,
                   merged: Merged | None = None) -> tuple[float, np.ndarray, np.ndarray]:
     """The max-min LP once on a throughput ``program``: (z*, the program's variables, the
@@ -107,7 +116,7 @@ def max_min_value(p: HeteroProblem, program: Program, reference: np.ndarray,
     full LP of the same value)."""
     if merged is None:
         merged = merged_jobs(program, reference)
-    report = _optimal(_loaded(max_min_lp(merged.program, reference[merged.first], {})))
+    report = _merged_level(merged, reference)
     m = merged.program.rows.shape[0]
     duals = report.row_dual[m:][merged.group] / merged.counts[merged.group]
     return report.objective, merged.variables(report.x[:-1], p.k), duals
@@ -153,14 +162,146 @@ def above_level(p: HeteroProblem, program: Program, z: float, merged: Merged) ->
     return program.to_time(merged.variables(_solve(parts).x, p.k), p.k)
 
 
-def _max_min(p: HeteroProblem, reference: np.ndarray, formulation: str
+def dense(rows: SparseRows) -> np.ndarray:
+    a = np.zeros(rows.shape)
+    a[rows.row, rows.col] = rows.value
+    return a
+
+
+def centre_at_level(p: HeteroProblem, program: Program, z: float, merged: Merged
+                    ) -> np.ndarray:
+    """Gavel's point at the max-min level z: the point of the max-min LP's central path
+    whose gap is ``CENTRE_GAP`` of the level (``solvers.centre``), on a ``level_program``,
+    with the LP's own inequalities as Gavel writes them (x >= 0, each job's time at most 1,
+    each type's GPUs; ``policies/policy.py``, ``get_base_constraints``) and one log term per
+    job for its own rows. Gavel's LP stops at the level, and its interior point solver (ECOS)
+    returns a point inside the optimal face, not a vertex: a job above the level gets part of
+    the time it could use. As the gap tends to 0 this point tends to the face's analytic
+    centre; it depends on no solver, and identical jobs get the same time (the point is
+    unique, so symmetric). Computed over ``merged`` (a class's log terms: its count times one
+    job's). Returns the (n, k) time fractions."""
+    lp = CentreLP.of(merged, z > 0)
+    x = np.where(lp.free, 0.5 * float((lp.rhs / lp.rows.sum(axis=1)).min()), 0.0)
+    start = np.append(x, 0.5 * float((lp.gains @ x).min())) if lp.level else x
+    mu = CENTRE_GAP * z * weight_unit(p) / lp.weights.sum() if lp.level else 1.0
+    v, _ = central_point(lp.a, lp.b, lp.weights, mu, start, lp.dual_start(), lp.newton)
+    return program.to_time(merged.variables(v[:lp.free.size], p.k), p.k)
+
+
+@dataclass(frozen=True)
+class CentreLP:
+    """``centre_at_level``'s LP over a merged program's classes, as ``a v <= b``: columns
+    class c's k types (c*k..c*k+k-1; those its jobs cannot use held at 0), then the level t
+    when there is one; rows x_i >= 0 for the usable ones, the program's job and type rows,
+    then t <= gains_c . x_c for each class that can run; ``weights`` each row's jobs."""
+
+    a: np.ndarray
+    b: np.ndarray
+    weights: np.ndarray
+    free: np.ndarray         # (C k,): usable variables
+    rows: np.ndarray         # the program's used rows on the variables
+    rhs: np.ndarray
+    kinds: np.ndarray        # per used row: 0 a class's job row, 1 a type row
+    owner: np.ndarray        # per used row: its class or type
+    gains: np.ndarray        # (classes that can run, C k)
+    runs: np.ndarray         # the classes that can run
+    k: int
+
+    @property
+    def level(self) -> bool:
+        return self.runs.size > 0
+
+    @classmethod
+    def of(cls, merged: Merged, level: bool) -> CentreLP:
+        counts = merged.counts
+        classes, size = counts.size, merged.program.rows.shape[1]
+        k = size // classes
+        free = merged.program.upper > 0
+        rows = dense(merged.program.rows) * free
+        used = np.flatnonzero((rows != 0).any(axis=1))
+        kinds = (used >= classes).astype(int)
+        owner = np.where(kinds == 0, used, used - classes)
+        gains = dense(merged.program.gains) * free
+        runs = np.flatnonzero((gains > 0).any(axis=1)) if level else np.zeros(0, np.intp)
+        bounds = -np.eye(size)[free]
+        a = np.vstack([bounds, rows[used], -gains[runs]])
+        if level:
+            a = np.column_stack([a, np.r_[np.zeros(bounds.shape[0] + used.size),
+                                          np.ones(runs.size)]])
+        b = np.concatenate([np.zeros(bounds.shape[0]), merged.program.rhs[used],
+                            np.zeros(runs.size)])
+        weights = np.concatenate([counts[np.arange(size) // k][free],
+                                  np.where(kinds == 0, counts[np.minimum(owner, classes - 1)],
+                                           1.0), counts[runs]])
+        return cls(a, b, weights, free, rows[used], merged.program.rhs[used], kinds, owner,
+                   gains[runs], runs, k)
+
+    def dual_start(self) -> np.ndarray:
+        """Duals y > 0 with a^T y = (0, ..., 0, 1): the level rows share 1, the program's
+        rows priced so that every x_i >= 0 row's dual comes out positive."""
+        share = np.full(self.runs.size, 1.0 / max(self.runs.size, 1))
+        need = self.gains.T @ share
+        column = self.rows.sum(axis=0)
+        price = 1.0 + 2.0 * float((need[self.free] / column[self.free]).max())
+        return np.concatenate([(price * column - need)[self.free],
+                               np.full(self.rows.shape[0], price), share])
+
+    def newton(self, d: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """(a^T diag(d) a) dv = r by its structure: a 3x3 block per class (its x >= 0, job
+        and level rows), the type rows a rank-k term (Woodbury), the level t one more
+        column (a Schur complement), so O(classes k^3) with no dense factorisation."""
+        k, size = self.k, self.free.size
+        classes = size // k
+        nb, nr = int(self.free.sum()), self.rows.shape[0]
+        bound = np.zeros(size)
+        bound[self.free] = d[:nb]
+        rows_d, level_d = d[nb:nb + nr], d[nb + nr:]
+        coef = self.rows.reshape(nr, classes, k)
+        job = self.kinds == 0
+        # per-class blocks: x >= 0, the job row, the level row; unusable variables held by 1
+        block = np.zeros((classes, k, k))
+        block[:, np.arange(k), np.arange(k)] = np.where(self.free, bound, 1.0).reshape(
+            classes, k)
+        jc = coef[job].sum(axis=0) if job.any() else np.zeros((classes, k))
+        jd = np.zeros(classes)
+        jd[self.owner[job]] = rows_d[job]
+        block += jd[:, None, None] * jc[:, :, None] * jc[:, None, :]
+        g = np.zeros((classes, k))
+        ld = np.zeros(classes)
+        g[self.runs] = self.gains.reshape(-1, classes, k)[np.arange(self.runs.size),
+                                                          self.runs]
+        ld[self.runs] = level_d
+        block += ld[:, None, None] * g[:, :, None] * g[:, None, :]
+        # the type rows: columns of u, each on its own type's variables
+        typed = ~job
+        u = coef[typed].transpose(1, 2, 0)                # (classes, k, types used)
+        h = -(ld[:, None] * g)                            # x-t coupling
+        rx = r[:size].reshape(classes, k)
+        solved = np.linalg.solve(block, np.concatenate(
+            [rx[:, :, None], h[:, :, None], u], axis=2))  # K^-1 [r, h, u]
+        ut = np.einsum("ckt,ckm->tm", u, solved)          # u^T K^-1 [r, h, u]
+        small = np.diag(1.0 / rows_d[typed]) + ut[:, 2:]
+        fix = np.linalg.solve(small, ut[:, :2])
+        both = solved[:, :, :2] - np.einsum("ckt,tm->ckm", solved[:, :, 2:], fix)
+        gr, gh = both[:, :, 0], both[:, :, 1]
+        if not self.level:
+            return gr.ravel()
+        dt = (r[size] - (h * gr).sum()) / (ld.sum() - (h * gh).sum())
+        return np.append((gr - gh * dt).ravel(), dt)
+
+
+def _max_min(p: HeteroProblem, reference: np.ndarray, formulation: str, point: str
              ) -> tuple[np.ndarray, float]:
-    """max z s.t. E_j(x) >= z w_j R_j (R: ``reference``), then ``above_level`` (identical
-    jobs given the same time: not the solver's vertex, which moved a job's throughput up to
-    10x between the dual simplex and the interior point method, or with the jobs' order):
-    the (n, k) time fractions and z. The level by the sparse matrix LP or (``formulation:
-    "pyomo"``) the same LP written out in Pyomo (``models.hetero.max_min_model``; tests check
-    both reach the same optimum)."""
+    """max z s.t. E_j(x) >= z w_j R_j (R: ``reference``), then the ``point`` at that level:
+    ``above_level`` (``efficient``) or ``centre_at_level`` (``centre``, Gavel's); either gives
+    identical jobs the same time, not the solver's vertex, which moved a job's throughput up
+    to 10x between the dual simplex and the interior point method, or with the jobs' order.
+    Returns the (n, k) time fractions and z. The level by the sparse matrix LP or
+    (``formulation: "pyomo"``) the same LP written out in Pyomo (``models.hetero.
+    max_min_model``; tests check both reach the same optimum)."""
+    if point not in POINTS:
+        raise does_not_apply("options.point", f"no point {point!r} (one of: "
+                             f"{', '.join(POINTS)})")
     program = level_program(p, reference)
     merged = merged_jobs(program, relative_weights(p))      # both LPs' classes
     if formulation == "pyomo":
@@ -169,32 +310,41 @@ def _max_min(p: HeteroProblem, reference: np.ndarray, formulation: str
             raise SolverError(f"hetero LP: HiGHS says {report.status}")
         z = report.objective / weight_unit(p)
     else:
-        level, _, _ = max_min_value(p, program, np.ones(p.n), merged)
-        z = level / weight_unit(p)
-    return above_level(p, program, z, merged), z
+        z = _merged_level(merged, np.ones(p.n)).objective / weight_unit(p)
+    if point == "efficient":
+        return above_level(p, program, z, merged), z
+    return centre_at_level(p, program, z, merged), z
 
 
-def max_min(p: HeteroProblem, formulation: str = "matrix") -> Solution:
+POINTS = ("efficient", "centre")
+POINT_NAMES = {"efficient": "then max-sum at its level",
+               "centre": "then the centre of its optimal face (Newton)"}
+
+
+def max_min(p: HeteroProblem, formulation: str = "matrix", point: str = "efficient"
+            ) -> Solution:
     """Gavel's heterogeneity-aware max-min fairness (``max_min_fairness_perf``): max z s.t.
     s_j E_j(x) >= z w_j P_j, P_j the job's throughput under Gavel's proportional share
-    (``gavel_reference``), then the most total normalised throughput at that level. Its
-    objective, as every method's, is the kind's (``smallest_level``); the level it reached
-    is its metric ``gavel_level``."""
-    x, z = _max_min(p, gavel_reference(p), formulation)
+    (``gavel_reference``), then at that level the most total normalised throughput
+    (``point: "efficient"``) or the centre of the optimal face (``"centre"``, the point
+    Gavel's interior point solver approaches). Its objective, as every method's, is the
+    kind's (``smallest_level``); the level it reached is its metric ``gavel_level``."""
+    x, z = _max_min(p, gavel_reference(p), formulation, point)
     return Solution(p.allocation(x), "optimal", smallest_level(p, x),
                     metrics={GAVEL_LEVEL: z},
-                    solver={"name": f"HiGHS LPs (Gavel's max-min, {formulation}; then "
-                            "max-sum at its level)", "level": z})
+                    solver={"name": f"HiGHS LPs (Gavel's max-min, {formulation}; "
+                            f"{POINT_NAMES[point]})", "level": z})
 
 
-def max_min_isolated(p: HeteroProblem, formulation: str = "matrix") -> Solution:
+def max_min_isolated(p: HeteroProblem, formulation: str = "matrix", point: str = "efficient"
+                     ) -> Solution:
     """Max-min fairness on the kind's normalised throughput: max z s.t. E_j(x) >= z w_j
-    E_j^iso (each job's isolated share, the reference of sharing incentive), then the most
-    total normalised throughput at that level: the kind's objective exactly."""
-    x, z = _max_min(p, isolated_throughput(p), formulation)
+    E_j^iso (each job's isolated share, the reference of sharing incentive), then the
+    ``point`` at that level (as ``max_min``): the kind's objective exactly."""
+    x, z = _max_min(p, isolated_throughput(p), formulation, point)
     return Solution(p.allocation(x), "optimal", z,
                     solver={"name": f"HiGHS LPs (max-min on isolated shares, {formulation}; "
-                            "then max-sum at its level)", "bound": z, "gap": 0.0})
+                            f"{POINT_NAMES[point]})", "bound": z, "gap": 0.0})
 
 
 def leximin(p: HeteroProblem) -> Solution:

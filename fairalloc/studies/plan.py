@@ -430,6 +430,12 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
         if replay and key == POLICY_KEY:
             continue
         path = ["grid", key]
+        if replay and key == POLICY_KEY.split(".")[0]:
+            # rows are labelled by their method: a whole policy varied here would run one
+            # method under another's name
+            found.add(path, f"vary the policies by {POLICY_KEY}; a policy's options go in the "
+                      "replay document (its own policy keeps them)")
+            continue
         if key in RESERVED or key.startswith(("check.", "metric.")):
             found.add(path, f"{key!r} names a column of the results; choose another key")
         if generate is not None and key in generate:

@@ -159,6 +159,9 @@ def test_a_policy_failing_mid_run_is_an_error_row_with_the_simulated_time(tmp_pa
      "unknown policy"),
     ({"checks": ["feasibility"]}, "checks", "set it in the replay document"),
     ({"methods": ["max-min"]}, 'grid["policy.method"]', "give them once"),
+    # a whole policy varied would run agnostic-max-min in rows labelled max-min
+    ({"grid": {"policy": [{"method": "max-min", "point": "centre"},
+                          {"method": "agnostic-max-min"}]}}, "grid.policy", "policy.method"),
 ])
 def test_a_bad_replay_study_is_refused_with_its_path(tmp_path, edit, path, rule):
     with pytest.raises(SpecError) as caught:
