@@ -493,7 +493,7 @@ class Rounds:
         in another order), max-min by up to 1,673 s (a job that waited a reset interval in
         its run and none in the isolated one) but once by 5,467 s (a lone job placed on the
         V100 its allocation gives no time on); on specs/studies/replay-quick.json fifo by
-        30,781 s to 1,340,714 s."""
+        12,317 s to 1,336,394 s."""
         return Slack(self.reset_s + 2 * self.round_s,
                      f"rounds of {self.round_s:g} s re-allocated at most once per "
                      f"{self.reset_s:g} s, reset_s + 2 round_s (a job waits up to reset_s + "
