@@ -27,7 +27,6 @@ from fairalloc.models.hetero import (
     isolated_throughput,
     level_program,
     max_min_lp,
-    over_committed,
     sum_lp,
     throughput_program,
     time_of,
@@ -63,7 +62,7 @@ def infeasibilities(p: HeteroProblem, x: np.ndarray) -> list[str]:
     if over.size:
         problems.append(f"{p.ids[over[0]]}'s time sums to {rows[over[0]]:.6g} > 1")
     used = (p.scale[:, None] * x).sum(axis=0)
-    full = np.flatnonzero(over_committed(p, x))
+    full = np.flatnonzero(used > p.workers * (1 + RTOL) + RTOL)
     if full.size:
         k = full[0]
         problems.append(f"{p.types[k]}: {used[k]:.6g} GPUs in use of {p.workers[k]:g}")

@@ -300,12 +300,6 @@ def utilization(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
     return np.divide(used, p.workers, out=np.zeros_like(used), where=p.workers > 0)
 
 
-def over_committed(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
-    """(k,): the types whose GPUs in use, sum_j s_j x_jk, exceed W_k beyond the kind's
-    tolerance (an infeasible allocation)."""
-    return (p.scale[:, None] * x).sum(axis=0) > p.workers * (1 + RTOL) + RTOL
-
-
 def time_of(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
     """The allocation's (n, k) time fractions."""
     return np.column_stack([np.asarray(allocation.column("time", t), dtype=float)

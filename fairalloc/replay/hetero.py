@@ -29,7 +29,6 @@ from fairalloc.models.hetero import (
     isolated_program,
     isolated_throughput,
     measured,
-    over_committed,
     time_of,
     usable_throughput,
 )
@@ -186,29 +185,14 @@ def problem(c: Cluster, j: Jobs, active: np.ndarray, remaining: np.ndarray,
                          elapsed=np.asarray(elapsed, dtype=float))
 
 
-def applied(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
-    """The time fractions as ``ideal`` applies them: as given, except on a type allotted
-    beyond its GPUs (sum_j s_j x_jk > W_k, past the feasibility check's tolerance), where
-    every job's time is scaled by W_k / sum_j s_j x_jk, so that its jobs share it by time in
-    proportion to their allotments. Gavel's FIFO allots a type to more jobs than it holds and
-    leaves it to its rounds to run them in turns, by priority x_jk / time received: in
-    the limit of short rounds, these shares."""
-    x = time_of(p, allocation)
-    used = p.scale @ x
-    over = over_committed(p, x)
-    return x * np.where(over, p.workers / np.where(over, used, 1.0), 1.0)
-
-
 def rates(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
-    """Steps/s of each job under the time fractions applied exactly (:func:`applied`):
-    E_j = sum_k T_jk x_jk."""
-    return effective(p, applied(p, allocation))
+    """Steps/s of each job under the time fractions applied exactly: E_j = sum_k T_jk x_jk."""
+    return effective(p, time_of(p, allocation))
 
 
 def usage(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
-    """(jobs, types): the share of each type's GPUs a job holds, s_j x_jk / W_k, under the
-    time fractions applied exactly (:func:`applied`)."""
-    x = applied(p, allocation)
+    """(jobs, types): the share of each type's GPUs a job holds, s_j x_jk / W_k."""
+    x = time_of(p, allocation)
     return np.divide(p.scale[:, None] * x, p.workers[None, :],
                      out=np.zeros_like(x), where=p.workers[None, :] > 0)
 
@@ -595,7 +579,11 @@ class Rounds:
         self.time[active] = self.round_s / 2
         self.last_reset = now
         problem, solution = self.policy.allocate(state)
-        self.x[active] = time_of(problem, solution.allocation)
+        x = time_of(problem, solution.allocation)
+        # a queue allots each job its type whole (Gavel's allocation 1.0), also where its
+        # allocation shares the type by time (fifo's over-committed types): priorities and
+        # deficits are Gavel's
+        self.x[active] = x > 0 if self.queue else x
         self.allocated[:] = False
         self.allocated[active] = True
         self.pending = False
@@ -780,12 +768,14 @@ def gavel_fifo_types(state: GavelFifo, positions: list[int], scale: dict[int, fl
 def fifo(p: HeteroProblem, memory: dict) -> Solution:
     """FIFO as Gavel's simulator runs it (``fifo``: ``FIFOPolicy`` in mode base,
     ``scheduler/policies/fifo.py``), keeping its state across the run's allocations
-    (:func:`gavel_fifo_types`): each job allotted time 1 on one type, kept until it finishes;
-    a type may be allotted to more jobs than it has GPUs for, and the rounds then run them
-    in order of priority (under ``ideal`` they share it by time, :func:`applied`). Where
-    Gavel would place a job on a type with fewer GPUs than its scale factor (where it could
-    never run), it is skipped as on a type it has no throughput on. ``fifo-random`` is the
-    random type Gavel meant to draw."""
+    (:func:`gavel_fifo_types`): each job allotted one type, kept until it finishes. Gavel
+    gives each time 1 there (line 174), so a type allotted to more jobs than it has GPUs for
+    is over-committed and its rounds run them in turns by priority. The allocation here is
+    what they share: time 1, or on an over-committed type W_k / sum of its jobs' scale
+    factors each (the limit of the turns, what ``ideal`` applies); ``rounds`` takes each
+    allotted type whole, as Gavel does. Where Gavel would place a job on a type with fewer
+    GPUs than its scale factor (where it could never run), it is skipped as on a type it has
+    no throughput on. ``fifo-random`` is the random type Gavel meant to draw."""
     if "active" not in memory:
         raise ValueError("fifo keeps state across a replay (memory has no 'active')")
     state = memory.setdefault(GAVEL_FIFO, GavelFifo(random.Random(memory.get("seed", 0))))
@@ -799,6 +789,8 @@ def fifo(p: HeteroProblem, memory: dict) -> Solution:
     for i, job in enumerate(positions):
         if job in state.allotted:
             x[i, p.types.index(state.allotted[job])] = 1.0
+    demand = p.scale @ x
+    x *= np.minimum(1.0, np.divide(p.workers, demand, out=np.ones(p.k), where=demand > 0))
     return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
                     solver={"name": "FIFO as Gavel's simulator runs it (FIFOPolicy, mode base)"})
 

@@ -10,7 +10,7 @@ jobs against 161.2 / 161.3 / 244.2).
 FIFO's printed row is not compared: Gavel's current code does not give it. Its simulator run
 here takes seed 0 at 100 jobs to 660.8 h (its FIFO places a job of 141 h on a V100 on the
 K80s, where it takes 660 h), and fairalloc's ``fifo`` follows it draw for draw to 660.7 h
-(``test_gavel_fifo.py``); the mean of seeds 0-2 is then 339.7 h against the printed 182.3
+(``test_gavel_fifo_reruns.py``); the mean of seeds 0-2 is then 339.7 h against the printed 182.3
 (seeds 1 and 2 alone: 175.9 and 182.4 h)."""
 
 from __future__ import annotations

@@ -43,13 +43,15 @@ def problem(jobs: dict[int, tuple[int, dict[str, float]]]) -> HeteroProblem:
         steps=np.full(n, np.nan), elapsed=np.full(n, np.nan))
 
 
-def allotted(jobs: dict[int, tuple[int, dict[str, float]]], memory: dict) -> dict[int, str]:
-    """One allocation of ``fifo`` over ``jobs``: each job's type (time 1 there), or absent."""
+def allotted(jobs: dict[int, tuple[int, dict[str, float]]], memory: dict
+             ) -> dict[int, tuple[str, float]]:
+    """One allocation of ``fifo`` over ``jobs``: each allotted job's type and time there."""
     p = problem(jobs)
     memory["active"] = np.array(list(jobs))
     x = time_of(p, replay.fifo(p, memory).allocation)
-    assert set(np.unique(x)) <= {0.0, 1.0} and (x.sum(axis=1) <= 1).all()
-    return {job: TYPES[int(x[i].argmax())] for i, job in enumerate(jobs) if x[i].any()}
+    assert ((x > 0).sum(axis=1) <= 1).all()
+    return {job: (TYPES[int(x[i].argmax())], float(x[i].max()))
+            for i, job in enumerate(jobs) if x[i].any()}
 
 
 def test_gavels_fifo_by_hand():
@@ -73,19 +75,22 @@ def test_gavels_fifo_by_hand():
     listed [k80]:
       job 7: randrange(1) -> 0; the last listed is k80, where it cannot run: skipped (line
         157), its draw made.
-      job 8: randrange(1) -> 0; on k80, 1 free."""
+      job 8: randrange(1) -> 0; on k80, 1 free.
+    The allocation shares an over-committed type by time: the V100s' 2 GPUs among jobs
+    needing 6 (1st call) then 6 again (2nd and 3rd: jobs 1-5), a third of the time each."""
     rng = Scripted([0, 0, 0, 0, 0, 1, 0, 0])
     memory = {"seed": 0, replay.GAVEL_FIFO: replay.GavelFifo(rng)}
     first = {0: (1, ANYWHERE), 1: (1, ANYWHERE), 2: (2, ANYWHERE), 3: (1, ANYWHERE),
              4: (1, ANYWHERE)}
-    assert allotted(first, memory) == dict.fromkeys(range(5), "v100")
+    v100 = ("v100", pytest.approx(1 / 3))
+    assert allotted(first, memory) == dict.fromkeys(range(5), v100)
     assert rng.asked == [3, 3, 1, 1, 1]
     second = {**{j: first[j] for j in range(1, 5)}, 5: (1, ANYWHERE), 6: (2, ANYWHERE)}
-    assert allotted(second, memory) == {**dict.fromkeys(range(1, 6), "v100"), 6: "p100"}
+    assert allotted(second, memory) == {**dict.fromkeys(range(1, 6), v100), 6: ("p100", 1.0)}
     assert rng.asked[5:] == [2]
     third = {**second, 7: (1, {"v100": 1.0, "p100": 1.0}), 8: (1, ANYWHERE)}
-    assert allotted(third, memory) == {**dict.fromkeys(range(1, 6), "v100"), 6: "p100",
-                                       8: "k80"}
+    assert allotted(third, memory) == {**dict.fromkeys(range(1, 6), v100), 6: ("p100", 1.0),
+                                       8: ("k80", 1.0)}
     assert rng.asked[6:] == [1, 1]
     assert sorted(memory[replay.GAVEL_FIFO].allotted) == [1, 2, 3, 4, 5, 6, 8]
 
@@ -104,7 +109,9 @@ def three_types(policy: str, mechanism: dict, jobs: list[dict]) -> object:
     run = api.replay({"replay": "fifo", "kind": "hetero",
                       "cluster": {"workers": {"v100": 1, "p100": 1, "k80": 1}},
                       "trace": {"jobs": jobs}, "policy": {"method": policy},
-                      "mechanism": mechanism, "measure": {"finish_time_fairness": False}})
+                      "mechanism": mechanism,
+                      "measure": {"finish_time_fairness": False,
+                                  "checks": {"every": 1, "names": ["feasibility"]}}})
     assert run.status == "done"
     return run
 
@@ -139,13 +146,32 @@ AT_ONCE = [{"id": i, "steps": 360, "throughput": {"v100": 3, "p100": 1, "k80": 1
 def test_an_over_committed_type_is_run_in_turns_by_the_rounds_and_shared_under_ideal():
     """Three jobs at time 0, seed 0: a goes on the V100, whose free GPUs reach 0, and
     Random(0).randrange(3) is 1, so the P100 is dropped from [k80, p100, v100]; b and c then
-    find the K80 with room and go on the V100 (the last listed) too: three jobs allotted time
-    1 on one V100. The rounds run them in turns (120 s each alone at 3 steps/s): a ends at
-    120 s, b at 240 s, c at 360 s; ``ideal`` shares the V100 by time, a third each, so all end
-    at 360 s (1 step/s each) with the V100 busy, never beyond, and the others idle."""
+    find the K80 with room and go on the V100 (the last listed) too: three jobs allotted one
+    V100, time 1 each in Gavel's allocation. The rounds run them in turns (120 s each alone at
+    3 steps/s): a ends at 120 s, b at 240 s, c at 360 s; the allocation shares the V100 by
+    time, a third each, which ``ideal`` applies: all end at 360 s (1 step/s each) with the
+    V100 busy, never beyond, the others idle, and every allocation feasible."""
     rounds = three_types("fifo", {"name": "rounds", "seed": 0}, AT_ONCE)
     assert rounds.jobs["finish"].tolist() == pytest.approx([120.0, 240.0, 360.0])
     ideal = three_types("fifo", {"name": "ideal"}, AT_ONCE)
     assert ideal.jobs["finish"].tolist() == pytest.approx([360.0, 360.0, 360.0])
     assert ideal.summary["utilization"] == pytest.approx({"v100": 1.0, "p100": 0.0,
                                                           "k80": 0.0})
+    for run in (rounds, ideal):
+        assert run.verdicts["feasibility"]["passed"] is True
+
+
+def test_the_rounds_take_each_allotted_type_whole_as_gavel(monkeypatch):
+    """The same three jobs: the allocation gives each a third of the V100, but the rounds rank
+    and credit them by Gavel's allocation, time 1 on the V100 each (its priorities are
+    allocation / share of time received, its deficits allocation x elapsed - time received)."""
+    seen = []
+    reset = replay.Rounds._reset
+
+    def recording(self, state):
+        reset(self, state)
+        seen.append(self.x[state.active].tolist())
+
+    monkeypatch.setattr(replay.Rounds, "_reset", recording)
+    three_types("fifo", {"name": "rounds", "seed": 0}, AT_ONCE)
+    assert seen[0] == [[1.0, 0.0, 0.0]] * 3            # the cluster's order: v100, p100, k80
