@@ -175,3 +175,16 @@ def test_the_rounds_take_each_allotted_type_whole_as_gavel(monkeypatch):
     monkeypatch.setattr(replay.Rounds, "_reset", recording)
     three_types("fifo", {"name": "rounds", "seed": 0}, AT_ONCE)
     assert seen[0] == [[1.0, 0.0, 0.0]] * 3            # the cluster's order: v100, p100, k80
+
+
+def test_a_job_fifo_never_places_ends_the_run_with_an_error_not_a_hang():
+    """A lone job that runs only on the K80: Gavel's FIFO places it on the last listed type,
+    the V100, where it cannot run, so it skips it at every allocation (line 157) and its
+    simulator would wait forever; the replay ends with status error, saying why."""
+    jobs = [{"id": "a", "steps": 720, "throughput": {"k80": 1, "v100": 0}}]
+    run = api.replay({"replay": "starved", "kind": "hetero",
+                      "cluster": {"workers": {"v100": 1, "k80": 1}}, "trace": {"jobs": jobs},
+                      "policy": {"method": "fifo"}, "mechanism": {"name": "rounds"},
+                      "measure": {"finish_time_fairness": False}})
+    assert run.status == "error"
+    assert "leaves all 1 active job(s) idle" in run.summary["error"]
