@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import random
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -477,7 +477,7 @@ class Rounds:
         in another order), max-min by up to 1,673 s (a job that waited a reset interval in
         its run and none in the isolated one) but once by 5,467 s (a lone job placed on the
         V100 its allocation gives no time on); on specs/studies/replay-quick.json fifo by
-        30,781 s to 1,340,714 s."""
+        12,317 s to 1,336,394 s."""
         return Slack(self.reset_s + 2 * self.round_s,
                      f"rounds of {self.round_s:g} s re-allocated at most once per "
                      f"{self.reset_s:g} s, reset_s + 2 round_s (a job waits up to reset_s + "
@@ -579,7 +579,11 @@ class Rounds:
         self.time[active] = self.round_s / 2
         self.last_reset = now
         problem, solution = self.policy.allocate(state)
-        self.x[active] = time_of(problem, solution.allocation)
+        x = time_of(problem, solution.allocation)
+        # a queue allots each job its type whole (Gavel's allocation 1.0), also where its
+        # allocation shares the type by time (fifo's over-committed types): priorities and
+        # deficits are Gavel's
+        self.x[active] = x > 0 if self.queue else x
         self.allocated[:] = False
         self.allocated[active] = True
         self.pending = False
@@ -700,33 +704,95 @@ def _fifo(p: HeteroProblem, memory: dict, aware: bool) -> Solution:
                                               " (random type)")})
 
 
-def last_type_by_name(p: HeteroProblem) -> np.ndarray:
-    """(n,): for each job the last of the types it can run on, in sorted name order (the
-    V100 among Gavel's k80, p100, v100)."""
-    by_name = np.argsort(np.array(p.types), kind="stable")
-    runs = eligible(p)[:, by_name]
-    return by_name[runs.shape[1] - 1 - np.argmax(runs[:, ::-1], axis=1)]
+GAVEL_FIFO = "gavel_fifo"      # fifo's state in the run's memory
 
 
-def fifo(p: HeteroProblem) -> Solution:
-    """FIFO as Gavel's simulator runs it (``fifo``: ``scheduler/policies/fifo.py``,
-    ``FIFOPolicy`` in mode base). It draws a random type for the job at the queue's head
-    (line 144) but places the job on ``worker_type`` (line 157), the variable its loop over
-    the cluster's types left behind (line 126): the last type of the cluster, whose types
-    Gavel registers in sorted name order (``scheduler/scheduler.py``, ``simulate``), so the
-    V100 of k80, p100, v100, with or without room (nothing breaks the loop then). Every job
-    is allotted that type, and the jobs on it share it by time; the rounds then run them
-    in order of priority, the other types idle. Here each job is allotted the last type in
-    sorted name order that it can run on (where Gavel would hold a job that cannot run there
-    forever), each type shared equally by time among its jobs: x_jk = min(1, W_k / sum of
-    their scale factors). ``fifo-random`` is the random type Gavel meant to draw."""
+@dataclass
+class GavelFifo:
+    """Gavel's ``FIFOPolicy`` (mode base) between two allocations: its random generator
+    (``self._rng``, seeded with the run's seed as ``utils.get_policy`` seeds it) and the type
+    it allotted each job not yet seen finished (``self._allocation``), by trace position."""
+
+    rng: random.Random
+    allotted: dict[int, str] = field(default_factory=dict)
+
+
+def gavel_fifo_types(state: GavelFifo, positions: list[int], scale: dict[int, float],
+                     runs: dict[int, set[str]], workers: dict[str, float]) -> None:
+    """One call of Gavel's ``FIFOPolicy.get_allocation`` in mode base
+    (``scheduler/policies/fifo.py`` lines 74-176), on ``state``: the active jobs'
+    ``positions`` (arrival order, as Gavel's job ids), their scale factors, the types each can
+    run on, and the GPUs of each type.
+
+    * A job keeps its type until it is seen finished (no longer active; lines 96-122, in
+      arrival order): then the queue's head takes that type if its scale factor fits the free
+      GPUs counted so far — only the jobs before it in arrival order are subtracted then —
+      and it can run there (lines 106-115).
+    * The rest of the queue, in arrival order, while a type has free GPUs (lines 132-163):
+      the job is placed on ``worker_type``, the variable the loop at line 137 leaves on the
+      last type with any free GPU in sorted name order, which may hold fewer than its scale
+      factor (free counts go below 0: a type is over-committed), once some type has room for
+      it (else the loop ends, line 141). The random draw (line 144) picks an index among the
+      types with room and is used only when the placed type's free GPUs reach exactly 0:
+      then the type at that index is dropped from the list (lines 160-163), which may be
+      another type, still free. A job that cannot run on the type is skipped (line 157),
+      its draw made."""
+    free = dict(workers)
+    active = set(positions)
+    queue = deque(job for job in positions if job not in state.allotted)
+    for job in sorted(state.allotted):
+        worker_type = state.allotted[job]
+        if job in active:
+            free[worker_type] -= scale[job]
+            continue
+        if queue and scale[queue[0]] <= free[worker_type] and worker_type in runs[queue[0]]:
+            head = queue.popleft()
+            state.allotted[head] = worker_type
+            free[worker_type] -= scale[head]
+        del state.allotted[job]
+    listed = sorted(t for t in free if free[t] > 0)
+    while queue and listed:
+        job = queue.popleft()
+        room = [i for i, t in enumerate(listed) if free[t] >= scale[job]]
+        if not room:
+            break
+        drawn = state.rng.randrange(len(room))
+        worker_type = listed[-1]
+        if worker_type in runs[job]:
+            state.allotted[job] = worker_type
+            free[worker_type] -= scale[job]
+            if free[worker_type] == 0:
+                listed.pop(room[drawn])
+
+
+def fifo(p: HeteroProblem, memory: dict) -> Solution:
+    """FIFO as Gavel's simulator runs it (``fifo``: ``FIFOPolicy`` in mode base,
+    ``scheduler/policies/fifo.py``), keeping its state across the run's allocations
+    (:func:`gavel_fifo_types`): each job allotted one type, kept until it finishes. Gavel
+    gives each time 1 there (line 174), so a type allotted to more jobs than it has GPUs for
+    is over-committed and its rounds run them in turns by priority. The allocation here is
+    what they share: time 1, or on an over-committed type W_k / sum of its jobs' scale
+    factors each (the limit of the turns, what ``ideal`` applies); ``rounds`` takes each
+    allotted type whole, as Gavel does. Where Gavel would place a job on a type with fewer
+    GPUs than its scale factor (where it could never run), it is skipped as on a type it has
+    no throughput on. ``fifo-random`` is the random type Gavel meant to draw."""
+    if "active" not in memory:
+        raise ValueError("fifo keeps state across a replay (memory has no 'active')")
+    state = memory.setdefault(GAVEL_FIFO, GavelFifo(random.Random(memory.get("seed", 0))))
+    positions = [int(i) for i in memory["active"]]
+    ok = eligible(p)
+    scale = dict(zip(positions, p.scale.tolist()))
+    runs = {job: {p.types[k] for k in np.flatnonzero(ok[i])}
+            for i, job in enumerate(positions)}
+    gavel_fifo_types(state, positions, scale, runs, dict(zip(p.types, p.workers.tolist())))
     x = np.zeros((p.n, p.k))
-    on = last_type_by_name(p)
-    demand = np.bincount(on, weights=p.scale, minlength=p.k)
-    share = np.minimum(1.0, p.workers / np.maximum(demand, 1.0))
-    x[np.arange(p.n), on] = share[on]
+    for i, job in enumerate(positions):
+        if job in state.allotted:
+            x[i, p.types.index(state.allotted[job])] = 1.0
+    demand = p.scale @ x
+    x *= np.minimum(1.0, np.divide(p.workers, demand, out=np.ones(p.k), where=demand > 0))
     return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
-                    solver={"name": "FIFO as Gavel runs it (the last type by name)"})
+                    solver={"name": "FIFO as Gavel's simulator runs it (FIFOPolicy, mode base)"})
 
 
 def fifo_random(p: HeteroProblem, memory: dict) -> Solution:

@@ -1,6 +1,6 @@
 """The methods and policies that say they are Gavel's compute what Gavel's code computes
-(stanford-futuredata/gavel, ``scheduler/policies/``): its max-min objective, its FIFO; and the
-variants fairalloc keeps under their own names."""
+(stanford-futuredata/gavel, ``scheduler/policies/``): its max-min objective (its FIFO:
+``test_gavel_fifo.py``); and the variants fairalloc keeps under their own names."""
 
 from __future__ import annotations
 
@@ -180,17 +180,6 @@ def replay_fifo(policy: str, mechanism: dict) -> object:
                       "mechanism": mechanism, "measure": {"finish_time_fairness": False}})
     assert run.status == "done"
     return run
-
-
-def test_fifo_runs_every_job_on_the_last_type_by_name_as_gavels_simulator_does():
-    """Gavel's FIFOPolicy places every job on the V100 (the loop variable left on the last
-    type), so the two jobs take turns on it while the K80 idles: under rounds a runs round 1
-    (360 s alone: 720 steps), b round 2; under ideal they share it, 1 step/s each."""
-    rounds = replay_fifo("fifo", {"name": "rounds", "round_s": 360})
-    assert rounds.jobs["finish"].tolist() == pytest.approx([360.0, 720.0])
-    assert rounds.summary["utilization"]["k80"] == 0.0
-    ideal = replay_fifo("fifo", {"name": "ideal"})
-    assert ideal.jobs["finish"].tolist() == pytest.approx([720.0, 720.0])
 
 
 def test_fifo_random_keeps_the_random_type():
