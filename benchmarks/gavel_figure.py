@@ -113,6 +113,13 @@ def missing_rates(figure: Figure, measured: dict[str, dict[float, float]]) \
             for _, group in drawn_panels(figure, measured) for p in group}
 
 
+def missing_note(figure: Figure, measured: dict[str, dict[float, float]]) -> str:
+    """The missing rates in words: "no P run" for a policy without any, else the rates."""
+    return "; ".join(f"no {p} run" + ("" if len(xs) == len(figure.rates) else
+                                      f" at {', '.join(f'{x:g}' for x in xs)} jobs/h")
+                     for p, xs in missing_rates(figure, measured).items() if xs)
+
+
 def differences(measured: dict[str, dict[float, float]],
                 reference: dict[str, dict[float, float]]) -> dict[str, dict[float, float]]:
     """fairalloc's value minus the reference's, in percent of the reference, per policy and
@@ -139,9 +146,7 @@ def draw(figure: Figure, measured: dict[str, dict[float, float]], path: str) -> 
     if diffs:
         difference_panel(axes[-1, 0], figure, diffs,
                          differences(shown, figure.reruns))
-    gaps = {p: xs for p, xs in missing_rates(figure, measured).items() if xs}
-    note = textwrap.fill("; ".join(f"no {p} run at {', '.join(f'{x:g}' for x in xs)} jobs/h"
-                                   for p, xs in gaps.items()), 120)
+    note = textwrap.fill(missing_note(figure, measured), 120)
     fig.suptitle(f"Gavel's figure {figure.number} ({figure.setting}), replayed by fairalloc"
                  + (f"\n({note})" if note else ""), fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.985))
