@@ -72,7 +72,7 @@ figures: $(STAMP)
 	@for figure in 8:$(FIG8_STORE) 9:$(FIG9_STORE); do \
 		n=$${figure%%:*}; store=$${figure#*:}; \
 		if [ -f $$store ]; then \
-			$(BIN)/python benchmarks/gavel_figure.py $$n $$store $(FIG)/gavel-fig$$n.png > /dev/null || exit $$?; \
+			$(BIN)/python benchmarks/gavel_figure.py $$n $$store -o $(FIG)/gavel-fig$$n.png > /dev/null || exit $$?; \
 		else echo "$(FIG)/gavel-fig$$n.png kept: no $$store (see docs/replay.md)"; fi; \
 	done
 

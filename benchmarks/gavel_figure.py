@@ -4,7 +4,7 @@ reproduces them, from the store of the figure's study (``specs/studies/gavel-fig
 where known, Gavel's own simulator re-run on this machine as reference points beside
 fairalloc's lines.
 
-    python benchmarks/gavel_figure.py {8,9} STORE [OUT.png]
+    python benchmarks/gavel_figure.py {8,9} STORE... [-o OUT.png]
 
 A panel per group of policies (figure 9: LAS, FIFO, finish-time fairness; one the store has no
 run of is left out): the average JCT of jobs 4000-4999 against the input rate per policy
@@ -13,7 +13,9 @@ when the values span more than a decade), and below them fairalloc's difference 
 printed value in percent with the issue's ±10% band (beyond ±50% at the panel's edge, as
 triangles). It prints the same values as Markdown tables, and the agnostic/aware ratio at the
 highest rate Gavel printed both. A rate the store has no finished run of is named in the title
-(``fairalloc study run ... --resume`` completes it). ``fairalloc study summary STORE --plot``
+(``fairalloc study run ... --resume`` completes it). Several stores (a sweep run in parts)
+are drawn as one, a later store's value for a policy and rate replacing an earlier one's.
+``fairalloc study summary STORE --plot``
 draws the tool's own replay-study figure; this one only adds Gavel's points.
 """
 
@@ -275,16 +277,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("figure", type=int, choices=sorted(FIGURES),
                         help="Gavel's figure: 8 (single-GPU jobs) or 9 (multi-GPU jobs)")
-    parser.add_argument("store", help="the DuckDB store of the figure's study")
-    parser.add_argument("output", nargs="?",
-                        help="the PNG (default: docs/figures/gavel-figN.png)")
-    parser.add_argument("--study", help="the study's name, when the store holds several")
+    parser.add_argument("stores", nargs="+", metavar="STORE",
+                        help="the DuckDB store of the figure's study (or of its parts)")
+    parser.add_argument("-o", "--output", help="the PNG (default: docs/figures/gavel-figN.png)")
+    parser.add_argument("--study", help="the study's name, when a store holds several")
     args = parser.parse_args(argv)
     figure = FIGURES[args.figure]
     output = args.output or f"docs/figures/gavel-fig{figure.number}.png"
-    measured = measured_hours(args.store, args.study)
+    measured: dict[str, dict[float, float]] = {}
+    for store in args.stores:
+        for policy, values in measured_hours(store, args.study).items():
+            measured.setdefault(policy, {}).update(values)
     if not drawn_panels(figure, measured):
-        print(f"{args.store}: no finished replay of a policy of Gavel's figure "
+        print(f"{', '.join(args.stores)}: no finished replay of a policy of Gavel's figure "
               f"{figure.number} to draw", file=sys.stderr)
         return 1
     draw(figure, measured, output)

@@ -90,8 +90,8 @@ def test_it_draws_from_a_replay_studys_store(script, tmp_path, capsys):
     store, png = tmp_path / "quick.duckdb", tmp_path / "fig8.png"
     api.run_study(str(ROOT / "specs" / "studies" / "replay-quick.json"), str(store), workers=1)
     assert set(script.measured_hours(str(store))) == {"agnostic-max-min", "max-min"}
-    assert script.main(["8", str(store), str(png)]) == 0
+    assert script.main(["8", str(store), "-o", str(png)]) == 0
     assert png.read_bytes().startswith(b"\x89PNG")
     assert "| 0.4 | – | 17.58 |" in capsys.readouterr().out
-    assert script.main(["9", str(store), str(tmp_path / "fig9.png")]) == 0
+    assert script.main(["9", str(store), str(store), "-o", str(tmp_path / "fig9.png")]) == 0
     assert "| 0.4 | – | 18.58 |" in capsys.readouterr().out
