@@ -148,9 +148,10 @@ def draw(figure: Figure, measured: dict[str, dict[float, float]], path: str) -> 
     if diffs:
         difference_panel(axes[-1, 0], figure, diffs,
                          differences(shown, figure.reruns))
-    note = textwrap.fill(missing_note(figure, measured), 120)
-    fig.suptitle(f"Gavel's figure {figure.number} ({figure.setting}), replayed by fairalloc"
-                 + (f"\n({note})" if note else ""), fontsize=9)
+    note = missing_note(figure, measured)
+    title = f"Gavel's figure {figure.number} ({figure.setting}), replayed by fairalloc"
+    fig.suptitle("\n".join(textwrap.wrap(title, 110) + textwrap.wrap(
+        f"({note})" if note else "", 120)), fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 0.985))
     save(fig, path)
 
@@ -178,6 +179,9 @@ def jct_panel(ax, figure: Figure, measured: dict[str, dict[float, float]], title
         values += [v for _, v in mine]
     if replay_panels.spans_decades({"jct": np.array(values)}):
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(plain_hours)
+        ax.yaxis.set_minor_formatter(lambda v, _: plain_hours(v) if leading_digit(v) in (2, 5)
+                                     else "")
     else:
         ax.set_ylim(0, max(values) * 1.05)
     ax.set_xlabel(RATE_LABEL, fontsize=8)
@@ -187,6 +191,16 @@ def jct_panel(ax, figure: Figure, measured: dict[str, dict[float, float]], title
     replay_panels.legend_below(ax, columns=2)
     ax.set_title(f"{title}: average JCT against the input rate, fairalloc's runs (lines) "
                  "and Gavel's values (markers)", fontsize=8)
+
+
+def plain_hours(value: float, _position: int | None = None) -> str:
+    """A log axis's tick as a plain number (20, 100, 500), not 2×10^1."""
+    return f"{value:g}"
+
+
+def leading_digit(value: float) -> int:
+    """The first significant digit of a positive number (the minor ticks labelled: 2 and 5)."""
+    return int(round(value / 10 ** np.floor(np.log10(value))))
 
 
 def difference_panel(ax, figure: Figure, diffs: dict[str, dict[float, float]],
