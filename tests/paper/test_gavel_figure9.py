@@ -27,6 +27,10 @@ JCT_POINTS = [
     # 26.7 h against the printed 28.91 (-7.8%)
     pytest.param("agnostic-max-min", 2.0, FIGURE_9["agnostic-max-min"][2.0],
                  id="agnostic-max-min-2.0"),
+    # past the knee the printed 38.71 h is not met (34.27 h, -11.5%): Gavel's own code run here
+    # on the same jobs gives 34.29 h (-0.1% to it), itself 11% below what Gavel printed
+    pytest.param("agnostic-max-min", 2.4, FIGURE_9_RERUN["agnostic-max-min"][2.4],
+                 id="agnostic-max-min-2.4"),
     # the printed 27.68 h is not met (23.2 h, -16%): Gavel's own code run here on the same
     # jobs gives 22.12 h (+5% to it), 20% below what it printed, as LAS's runs are 6-8% below
     pytest.param("fifo-aware", 2.0, FIGURE_9_RERUN["fifo-aware"][2.0], id="fifo-aware-2.0"),
