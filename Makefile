@@ -47,11 +47,14 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --write benchmarks/RESULTS.md
 
 # The figures of docs/reports.md (docs/figures/), made by the commands they illustrate.
-# gavel-fig8.png is remade from the store of its study when that store is present: run
-# `fairalloc study run specs/studies/gavel-fig8-gavel-stream.json --store $(FIG8_STORE)
-# --workers 2` first (28 replays, 17 minutes on 2 workers); drawing it takes seconds.
+# gavel-fig8.png and gavel-fig9.png are remade from the stores of their studies when those
+# stores are present: run `fairalloc study run specs/studies/gavel-fig8-gavel-stream.json
+# --store $(FIG8_STORE) --workers 2` first (28 replays, 17 minutes on 2 workers), and for
+# figure 9 `fairalloc study run specs/studies/gavel-fig9.json --store $(FIG9_STORE)` (60
+# replays, see docs/replay.md); drawing each takes seconds.
 FIG := docs/figures
 FIG8_STORE ?= gavel-fig8-gavel-stream.duckdb
+FIG9_STORE ?= gavel-fig9.duckdb
 figures: $(STAMP)
 	mkdir -p $(FIG)
 	$(BIN)/fairalloc sweep specs/emrf/example1-knob0.5.json --set knob=0:1:0.05 --methods lp,wfq,drf --plot $(FIG)/emrf-sweep.png -q > /dev/null
@@ -66,9 +69,12 @@ figures: $(STAMP)
 	$(BIN)/fairalloc study run specs/studies/moldable-section-v.json --store $(FIG)/.study.duckdb -q
 	$(BIN)/fairalloc study summary $(FIG)/.study.duckdb --plot $(FIG)/study-summary.png > /dev/null
 	rm -f $(FIG)/.study.duckdb
-	@if [ -f $(FIG8_STORE) ]; then \
-		$(BIN)/python benchmarks/gavel_fig8_figure.py $(FIG8_STORE) $(FIG)/gavel-fig8.png > /dev/null; \
-	else echo "$(FIG)/gavel-fig8.png kept: no $(FIG8_STORE) (see docs/replay.md)"; fi
+	@for figure in 8:$(FIG8_STORE) 9:$(FIG9_STORE); do \
+		n=$${figure%%:*}; store=$${figure#*:}; \
+		if [ -f $$store ]; then \
+			$(BIN)/python benchmarks/gavel_figure.py $$n $$store -o $(FIG)/gavel-fig$$n.png > /dev/null || exit $$?; \
+		else echo "$(FIG)/gavel-fig$$n.png kept: no $$store (see docs/replay.md)"; fi; \
+	done
 
 lint: $(STAMP)
 	$(BIN)/ruff check fairalloc fairalloc_command.py tests benchmarks

@@ -14,11 +14,12 @@ from fairalloc.replay import document as replays
 from fairalloc.replay.run import ReplayRun, play
 from fairalloc.studies.plan import Task, make_instance, with_policy
 
-# the run's measures kept as ``metric.<name>`` columns (seconds, shares, counts)
+# the run's measures kept as ``metric.<name>`` columns (seconds, shares, counts, and 1 for a
+# run whose window ended after its last arrival, 0 otherwise)
 MEASURES = ("average_jct_s", "p50_jct_s", "p90_jct_s", "p99_jct_s", "average_queueing_s",
-            "makespan_s", "end_s", "worst_rho", "average_rho", "share_rho_above_1",
-            "share_rho_above_tolerance", "rho_measured", "jobs", "finished", "allocations",
-            "solve_s", "jobs_per_s")
+            "makespan_s", "end_s", "last_arrival_s", "arrivals_ended_first", "worst_rho",
+            "average_rho", "share_rho_above_1", "share_rho_above_tolerance", "rho_measured",
+            "jobs", "finished", "allocations", "solve_s", "jobs_per_s")
 # the window's positions (both included) and counts, kept as ``metric.window_<key>``: the
 # figure's CDFs take each run's window from them
 WINDOW = ("from", "to", "jobs", "finished")

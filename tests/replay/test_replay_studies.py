@@ -293,3 +293,20 @@ def test_a_table_trace_study_is_read_and_its_instances_replay_from_anywhere(tmp_
                           "ORDER BY position")
     assert list(again["replay_jobs"]["jct"]) == [j for (j,) in stored]
     assert cli(capsys, "study", "run", study, "--store", store, "--resume", "-q")[0] == 0
+
+
+def test_a_stored_run_says_whether_it_ran_dry(tmp_path):
+    """A run whose window ended after its last arrival (a listed trace cannot be continued)
+    is kept as such in its row, with the last arrival, so a study's summary shows the points
+    whose window's last jobs ran on an emptying cluster."""
+    def stored(gap: float) -> dict:
+        jobs = [{"id": f"j{i}", "arrival": gap * i, "steps": 7200,
+                 "throughput": {"v100": 2}} for i in range(4)]
+        doc = {"replay": "dry", "kind": "hetero", "cluster": {"workers": {"v100": 1}},
+               "trace": {"jobs": jobs}, "policy": {"method": "max-min"},
+               "measure": {"window": [0, 1], "finish_time_fairness": False}}
+        return run_fields(play(replays.load(doc, tmp_path)))
+
+    dry = stored(100.0)
+    assert dry["metric.arrivals_ended_first"] == 1.0 and dry["metric.last_arrival_s"] == 300.0
+    assert stored(10_000.0)["metric.arrivals_ended_first"] == 0.0

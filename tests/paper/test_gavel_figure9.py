@@ -1,0 +1,69 @@
+"""Gavel's figure 9 (OSDI 2020, ``continuous_jobs_multigpu.ipynb``, cells 10 and 11): policies
+on a continuous trace of multi-GPU jobs (Philly's scale factors 1/2/4/8), 36 V100 + 36 P100 +
+36 K80, rounds of 360 s, the average JCT of jobs 4000-4999 — replayed on Gavel's own jobs for
+its seed 0, as the study ``specs/studies/gavel-fig9.json`` runs them (its base document
+``specs/replay/fig9-gavel-stream.json``, at one rate and policy per test).
+
+Reduced for speed: single points of the study's 60 (docs/replay.md has them all). A point
+within 10% of Gavel's printed value is pinned to it; a point that is not is pinned to Gavel's
+own simulator re-run on this machine on the same jobs (``FIGURE_9_RERUN``), when within 10% of
+that, saying why. ``max-min`` and ``fifo`` are not pinned yet: both are being changed to be
+Gavel's (issue 33); a policy is pinned by adding one line to ``JCT_POINTS``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from gavel_figure9 import FIGURE_9, FIGURE_9_RERUN, FIGURE_9_RHO
+
+from fairalloc import api
+
+BASE = Path(__file__).resolve().parents[2] / "specs" / "replay" / "fig9-gavel-stream.json"
+
+# (policy, rate, the reference pinned to), one line a point
+JCT_POINTS = [
+    # 26.7 h against the printed 28.91 (-7.8%)
+    pytest.param("agnostic-max-min", 2.0, FIGURE_9["agnostic-max-min"][2.0],
+                 id="agnostic-max-min-2.0"),
+    # past the knee the printed 38.71 h is not met (34.27 h, -11.5%): Gavel's own code run here
+    # on the same jobs gives 34.29 h (-0.1% to it), itself 11% below what Gavel printed
+    pytest.param("agnostic-max-min", 2.4, FIGURE_9_RERUN["agnostic-max-min"][2.4],
+                 id="agnostic-max-min-2.4"),
+    # the printed 27.68 h is not met (23.2 h, -16%): Gavel's own code run here on the same
+    # jobs gives 22.12 h (+5% to it), 20% below what it printed, as LAS's runs are 6-8% below
+    pytest.param("fifo-aware", 2.0, FIGURE_9_RERUN["fifo-aware"][2.0], id="fifo-aware-2.0"),
+]
+RHO_POINTS = [
+    pytest.param("agnostic-max-min", 1.2, FIGURE_9_RHO["agnostic-max-min"][1.2],
+                 id="agnostic-max-min-1.2"),
+]
+
+
+def figure_9_point(policy: str, rate: float, finish_time_fairness: bool = False) -> dict:
+    """The study's replay of one point: its base document at ``rate`` under ``policy``."""
+    document = json.loads(BASE.read_text())
+    document["trace"]["rate"] = rate
+    document["policy"]["method"] = policy
+    document["measure"]["finish_time_fairness"] = finish_time_fairness
+    return document
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("policy", "rate", "hours"), JCT_POINTS)
+def test_figure_9_point_within_ten_percent(policy, rate, hours):
+    run = api.replay(figure_9_point(policy, rate))
+    assert run.status == "done"
+    assert not run.summary["arrivals_ended_first"]
+    assert run.summary["window"]["finished"] == 1000
+    assert run.summary["average_jct_s"] / 3600 == pytest.approx(hours, rel=0.10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("policy", "rate", "rho"), RHO_POINTS)
+def test_figure_9_finish_time_fairness_within_ten_percent(policy, rate, rho):
+    run = api.replay(figure_9_point(policy, rate, finish_time_fairness=True))
+    assert run.status == "done"
+    assert run.summary["rho_measured"] == 1000
+    assert run.summary["average_rho"] == pytest.approx(rho, rel=0.10)
