@@ -20,6 +20,7 @@ from fairalloc.models.hetero import (
     PARETO_LOSS,
     RTOL,
     HeteroProblem,
+    colocated,
     effective,
     eligible,
     gavel_reference,
@@ -27,7 +28,12 @@ from fairalloc.models.hetero import (
     isolated_throughput,
     level_program,
     max_min_lp,
+    packed_program,
+    pair_gpus,
+    relative_weights,
+    shared_of,
     sum_lp,
+    throughput_of,
     throughput_program,
     time_of,
     weight_unit,
@@ -51,17 +57,21 @@ def any_numbers(check):
     return checked
 
 
-def infeasibilities(p: HeteroProblem, x: np.ndarray) -> list[str]:
-    """What makes time fractions infeasible (empty when they are feasible)."""
+def infeasibilities(p: HeteroProblem, x: np.ndarray, shared: np.ndarray | None = None
+                    ) -> list[str]:
+    """What makes time fractions infeasible (empty when they are feasible); ``shared`` (n, n,
+    k): the time each two jobs share a GPU (``shared_problems``)."""
     problems = []
     if np.any(x < -RTOL):
         j, k = np.argwhere(x < -RTOL)[0]
         problems.append(f"{p.ids[j]} has negative time {x[j, k]:g} on {p.types[k]}")
-    rows = x.sum(axis=1)
+    rows = x.sum(axis=1) + (0.0 if shared is None else shared.sum(axis=(1, 2)))
     over = np.flatnonzero(rows > 1 + RTOL)
     if over.size:
         problems.append(f"{p.ids[over[0]]}'s time sums to {rows[over[0]]:.6g} > 1")
-    used = (p.scale[:, None] * x).sum(axis=0)
+    if shared is not None:
+        problems += shared_problems(p, shared)
+    used = (p.scale[:, None] * x).sum(axis=0) + pair_gpus(p, shared)
     full = np.flatnonzero(used > p.workers * (1 + RTOL) + RTOL)
     if full.size:
         k = full[0]
@@ -74,11 +84,34 @@ def infeasibilities(p: HeteroProblem, x: np.ndarray) -> list[str]:
     return problems
 
 
+def shared_problems(p: HeteroProblem, shared: np.ndarray) -> list[str]:
+    """What makes shared time infeasible: negative, not the same for both jobs of a pair, or
+    given to two jobs that cannot share that type (``colocated``: no co-located throughput,
+    different scale factors, too few GPUs, a job with itself)."""
+    problems = []
+    if np.any(shared < -RTOL):
+        i, j, k = np.argwhere(shared < -RTOL)[0]
+        problems.append(f"{p.ids[i]} shares negative time {shared[i, j, k]:g} with "
+                        f"{p.ids[j]} on {p.types[k]}")
+    apart = np.abs(shared - shared.transpose(1, 0, 2)) > RTOL
+    if apart.any():
+        i, j, k = np.argwhere(apart)[0]
+        problems.append(f"{p.ids[i]} shares {shared[i, j, k]:g} of {p.types[k]} with "
+                        f"{p.ids[j]}, which shares {shared[j, i, k]:g} with it")
+    cannot = (shared > RTOL) & (colocated(p) <= 0)
+    if cannot.any():
+        i, j, k = np.argwhere(cannot)[0]
+        problems.append(f"{p.ids[i]} and {p.ids[j]} cannot share {p.types[k]} (no co-located "
+                        "throughput of both, or different scale factors)")
+    return problems
+
+
 @any_numbers
 def feasibility(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
-    """x >= 0; each job's time sums to at most 1; each type's GPUs in use (sum_j s_j x_jk) at
-    most W_k; no time on a type whose GPUs are fewer than the job's scale factor."""
-    problems = infeasibilities(p, time_of(p, allocation))
+    """x >= 0; each job's time (alone and shared) sums to at most 1; each type's GPUs in use
+    (sum_j s_j x_jk, and each pair sharing s GPUs once) at most W_k; no time on a type whose
+    GPUs are fewer than the job's scale factor; shared time only where two jobs can share."""
+    problems = infeasibilities(p, time_of(p, allocation), shared_of(p, allocation))
     if problems:
         return Finding("feasibility", False, "; ".join(problems), {"problems": problems})
     return Finding("feasibility", True, "time fractions within every job's 1 and every "
@@ -87,8 +120,9 @@ def feasibility(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
 
 @any_numbers
 def sharing_incentive(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
-    """Every job gets at least its isolated throughput: E_j >= E_j^iso."""
-    e = effective(p, time_of(p, allocation))
+    """Every job gets at least its isolated throughput: E_j >= E_j^iso (E_j with its shared
+    time)."""
+    e = throughput_of(p, allocation)
     iso = isolated_throughput(p)
     ratio = e / iso
     j = int(np.argmin(ratio))
@@ -144,7 +178,12 @@ def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     as enviers value every bundle alike, so each class of them values the n bundles once
     (``best_of_others``: classes x n values, not n^2): a job envies when the best bundle other
     than its own beats E_i. The witness is the pair whose value most exceeds E_i (relatively),
-    the first by envier then envied among equals."""
+    the first by envier then envied among equals. An allocation in which jobs share GPUs is
+    ``unchecked``: a pair's time serves two jobs at once, so no job's time is a bundle
+    another could take in its place."""
+    if shared_of(p, allocation) is not None:
+        return Finding("envy_freeness", "unchecked", "jobs share GPUs: a pair's time serves "
+                       "both of its jobs, and is no bundle another job could take alone")
     x = time_of(p, allocation)
     e = effective(p, x)
     unit = own_unit(p, e)
@@ -202,7 +241,12 @@ def pareto_efficiency(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     allocation, or one of ``PARETO_PROBES`` LPs that maximise one job's gain alone, is the
     witness, checked from the time fractions themselves: feasible, one job above the
     allocation by more than ``PARETO_GAIN``, none below it by more than ``PARETO_LOSS``.
-    Without such a witness: unrefuted."""
+    Without such a witness: unrefuted. An allocation in which jobs share GPUs is
+    ``unchecked``: the LP here spans time alone. (One without shared time is judged among
+    allocations without it, as the other checks judge each allocation in its own polytope.)"""
+    if shared_of(p, allocation) is not None:
+        return Finding("pareto_efficiency", "unchecked", "jobs share GPUs: Pareto efficiency "
+                       "over allocations with shared time is not checked")
     x = time_of(p, allocation)
     if infeasibilities(p, x):
         return Finding("pareto_efficiency", "unchecked", "the allocation is not feasible (see "
@@ -262,12 +306,16 @@ def pareto_witness(p: HeteroProblem, x: np.ndarray, e: np.ndarray, unit: np.ndar
                     "largest_loss": loss})
 
 
-def _max_min_shortfall(p: HeteroProblem, e: np.ndarray, reference: np.ndarray
-                       ) -> tuple[int, float, float]:
+def _max_min_shortfall(p: HeteroProblem, e: np.ndarray, reference: np.ndarray,
+                       packed: bool = False) -> tuple[int, float, float]:
     """(the job at the smallest level E_j / (w_j R_j), that level, the max-min LP's optimum
-    on the methods' ``level_program`` for reference R)."""
+    on the methods' ``level_program`` for reference R, or with ``packed`` on Gavel's packing
+    polytope, ``packed_program``)."""
     level = e / (p.weights * reference)
-    parts = max_min_lp(level_program(p, reference), np.ones(p.n), {})
+    program = level_program(p, reference)
+    if packed:
+        program = packed_program(p)[0].per_unit(reference * relative_weights(p))
+    parts = max_min_lp(program, np.ones(p.n), {})
     report = solve_matrix(*parts, interior=interior_pays(parts[0]))
     j = int(np.argmin(level))
     return j, float(level[j]), report.objective / weight_unit(p)
@@ -278,13 +326,16 @@ def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     """The smallest weighted level equals the max-min LP's optimum, to a relative
     ``MAX_MIN_SHORTFALL``: the kind's level E_j / (w_j E_j^iso), or else Gavel's, s_j E_j /
     (w_j P_j) (``gavel_reference``; Gavel's max-min maximises that one). The detail says
-    which holds; a failure is the kind's, with its job as witness."""
-    e = effective(p, time_of(p, allocation))
-    j, level, best = _max_min_shortfall(p, e, isolated_throughput(p))
+    which holds; a failure is the kind's, with its job as witness. An allocation in which
+    jobs share GPUs is judged on Gavel's packing polytope (both LPs span shared time, and E_j
+    counts it)."""
+    e = throughput_of(p, allocation)
+    packed = shared_of(p, allocation) is not None
+    j, level, best = _max_min_shortfall(p, e, isolated_throughput(p), packed)
     if level >= best * (1 - MAX_MIN_SHORTFALL):
         return Finding("max_min", True, f"smallest weighted normalised throughput "
                        f"{level:.6g} = the LP's max-min {best:.6g}")
-    _, gavel, gavel_best = _max_min_shortfall(p, e, gavel_reference(p))
+    _, gavel, gavel_best = _max_min_shortfall(p, e, gavel_reference(p), packed)
     if gavel >= gavel_best * (1 - MAX_MIN_SHORTFALL):
         return Finding("max_min", True, f"Gavel's level (s_j E_j / (w_j P_j)) {gavel:.6g} = "
                        f"its LP's max-min {gavel_best:.6g} (the smallest weighted normalised "
@@ -304,7 +355,7 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
     least one: each re-run costs a solve); the detail says how much was probed."""
     if mechanism is None:
         return no_mechanism()
-    truth = effective(p, time_of(p, allocation))
+    truth = throughput_of(p, allocation)
     unit = own_unit(p, truth)
 
     def misreports(j: int) -> list[tuple[str, np.ndarray]]:
@@ -318,7 +369,7 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
         return out
 
     def gain(j: int, label: str, liar: HeteroProblem, outcome) -> dict | None:
-        got = float(p.throughput[j] @ time_of(p, outcome.allocation)[j])
+        got = float(throughput_of(p, outcome.allocation)[j])
         extra = got - truth[j]
         if extra > RTOL * unit[j]:
             return {"gain": extra / unit[j], "job": p.ids[j], "report": label,

@@ -23,12 +23,14 @@ from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations
 from fairalloc.models.hetero import (
     LARGEST_WORKERS,
+    MEASURED_TYPES,
     HeteroProblem,
     effective,
     eligible,
     isolated_program,
     isolated_throughput,
     measured,
+    measured_pairs,
     time_of,
     usable_throughput,
 )
@@ -68,6 +70,10 @@ class Jobs:
     scale: np.ndarray            # (n,)
     weights: np.ndarray          # (n,)
     steps: np.ndarray            # (n,)
+    # Gavel's co-located throughputs (``measured_pairs``) for jobs of its table: each job's
+    # (model, scale factor) class and (classes, classes, types) steps/s beside another's
+    pair_class: np.ndarray | None = None
+    pair_table: np.ndarray | None = None
 
 
 def cluster(data: dict, found: Violations) -> Cluster | None:
@@ -116,8 +122,28 @@ def jobs(c: Cluster, trace: Trace, found: Violations) -> Jobs | None:
                   f"{', '.join(f'{t} {int(w)}' for t, w in zip(c.types, c.workers))})")
     if found or steps is None:
         return None
+    pair_class, pair_table = _pairs(c, trace, scale)
     return Jobs(np.asarray(trace.ids, dtype=object), np.where(usable, rows, 0.0), scale,
-                weights, steps)
+                weights, steps, pair_class, pair_table)
+
+
+def _pairs(c: Cluster, trace: Trace, scale: np.ndarray
+           ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Each job's class (model, scale factor) and the classes' co-located throughputs on the
+    cluster's types from Gavel's table (``measured_pairs``; 0 for two scale factors, as
+    Gavel never packs those); (None, None) for jobs not of the table."""
+    if "model" not in trace.columns or any(t not in MEASURED_TYPES for t in c.types):
+        return None, None
+    keys = list(zip((str(m) for m in trace.columns["model"]), scale.astype(int).tolist()))
+    classes = sorted(set(keys))
+    index = {key: i for i, key in enumerate(classes)}
+    pairs = measured_pairs()
+    table = np.zeros((len(classes), len(classes), len(c.types)))
+    for a, first in enumerate(classes):
+        for b, second in enumerate(classes):
+            row = pairs.get((first, second), {}) if first[1] == second[1] else {}
+            table[a, b] = [row.get(t, (0.0, 0.0))[0] for t in c.types]
+    return np.array([index[key] for key in keys]), table
 
 
 def _rows(c: Cluster, trace: Trace, scale: np.ndarray, found: Violations
@@ -182,7 +208,9 @@ def problem(c: Cluster, j: Jobs, active: np.ndarray, remaining: np.ndarray,
     return HeteroProblem(ids=tuple(j.ids[active]), types=c.types, workers=c.workers,
                          throughput=j.throughput[active], scale=j.scale[active],
                          weights=j.weights[active], steps=np.asarray(remaining, dtype=float),
-                         elapsed=np.asarray(elapsed, dtype=float))
+                         elapsed=np.asarray(elapsed, dtype=float),
+                         pair_class=None if j.pair_class is None else j.pair_class[active],
+                         pair_table=j.pair_table)
 
 
 def rates(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
