@@ -25,12 +25,13 @@ from fairalloc.models.hetero import (
     LARGEST_WORKERS,
     MEASURED_TYPES,
     HeteroProblem,
-    effective,
     eligible,
     isolated_program,
     isolated_throughput,
     measured,
     measured_pairs,
+    shared_of,
+    throughput_of,
     time_of,
     usable_throughput,
 )
@@ -204,7 +205,8 @@ def work(j: Jobs) -> np.ndarray:
 def problem(c: Cluster, j: Jobs, active: np.ndarray, remaining: np.ndarray,
             elapsed: np.ndarray) -> HeteroProblem:
     """The hetero problem over the active jobs, with their steps remaining and time elapsed
-    (what ``finish-time`` needs), built from the arrays."""
+    (what ``finish-time`` needs) and, for Gavel's jobs, their co-located throughputs (what
+    ``max-min-packed`` needs), built from the arrays."""
     return HeteroProblem(ids=tuple(j.ids[active]), types=c.types, workers=c.workers,
                          throughput=j.throughput[active], scale=j.scale[active],
                          weights=j.weights[active], steps=np.asarray(remaining, dtype=float),
@@ -214,13 +216,18 @@ def problem(c: Cluster, j: Jobs, active: np.ndarray, remaining: np.ndarray,
 
 
 def rates(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
-    """Steps/s of each job under the time fractions applied exactly: E_j = sum_k T_jk x_jk."""
-    return effective(p, time_of(p, allocation))
+    """Steps/s of each job under the time fractions applied exactly: E_j = sum_k T_jk x_jk,
+    and its co-located throughputs on the time it shares a GPU."""
+    return throughput_of(p, allocation)
 
 
 def usage(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
-    """(jobs, types): the share of each type's GPUs a job holds, s_j x_jk / W_k."""
+    """(jobs, types): the share of each type's GPUs a job holds, s_j x_jk / W_k, and half of
+    those it shares with another job."""
     x = time_of(p, allocation)
+    shared = shared_of(p, allocation)
+    if shared is not None:
+        x = x + 0.5 * shared.sum(axis=1)
     return np.divide(p.scale[:, None] * x, p.workers[None, :],
                      out=np.zeros_like(x), where=p.workers[None, :] > 0)
 
@@ -417,8 +424,12 @@ def most_plans(j: Jobs, round_s: float) -> float:
     """An upper bound of the plans ``rounds`` makes: a round that lasts all of ``round_s``
     has a job run all of it at its slowest usable rate or faster, so there are at most the
     jobs' steps at those rates over ``round_s`` of them; every other plan (a round cut short
-    as its last jobs finish, a wait for an allocation) follows an arrival or a completion."""
+    as its last jobs finish, a wait for an allocation) follows an arrival or a completion.
+    A job's slowest rate counts its co-located ones (a pair sharing a GPU, ``PackedRounds``)."""
     slowest = np.where(j.throughput > 0, j.throughput, np.inf).min(axis=1)
+    if j.pair_table is not None:
+        beside = np.where(j.pair_table > 0, j.pair_table, np.inf).min(axis=(1, 2))
+        slowest = np.minimum(slowest, beside[j.pair_class])
     return float((j.steps / slowest).sum() / round_s) + 3 * j.steps.size + 1
 
 
@@ -678,12 +689,162 @@ class Rounds:
         return placed, contended
 
 
+class _Remembered:
+    """A policy whose last allocation is kept (``PackedRounds`` reads its shared time)."""
+
+    def __init__(self, policy: Policy):
+        self.policy = policy
+        self.last: tuple | None = None
+
+    def allocate(self, state: State):
+        self.last = self.policy.allocate(state)
+        return self.last
+
+
+class PackedRounds(Rounds):
+    """Gavel's rounds for a policy with space sharing (``_packed`` policies: ``scheduler/
+    scheduler.py``, ``_schedule_jobs_on_workers_helper``): an allocation gives time to jobs
+    alone and to pairs sharing the same s GPUs. Each round, per type (v100, p100, k80: Gavel
+    does not shuffle them for a packing policy), the entries — each job alone and each pair
+    of the allocation with time on that type — in order of priority (time x / time received
+    since the last reset, a pair's its own), then deficit, then x, take s GPUs when none of
+    their jobs runs yet this round and s fit. A pair runs both jobs, each at its co-located
+    throughput, until both finished their round (Gavel runs each job of a pair for its own
+    steps, the pair holding its GPUs until the later one ends); the pair's time received
+    grows by the longer of the two (``_done_callback``). Gavel's reset updates a pair's
+    deficit as a job's (``_reset_time_run_so_far``). Without pairs in the allocation in force
+    the rounds are ``Rounds``'."""
+
+    def __init__(self, c: Cluster, j: Jobs, policy: Policy, **settings):
+        super().__init__(c, j, policy, **settings)
+        self.policy = _Remembered(policy)
+        self.pairs = np.zeros((0, 2), dtype=int)       # the allocation's pairs (trace indices)
+        self.pair_x = np.zeros((0, len(c.types)))      # their time on each type
+        self.pair_time = np.zeros((0, len(c.types)))   # received since the last reset
+        self.pair_deficit: dict[tuple[int, int], np.ndarray] = {}
+        self.running: list[tuple[int, int]] = []       # (pair, type) placed this round
+
+    def plan(self, state: State) -> Plan:
+        self.pending |= state.changed
+        now, active = state.now, state.active
+        if self.pending and (now - self.last_reset >= self.reset_s or self.last_reset == 0):
+            self._reset(state)
+        live = np.isin(self.pairs, active).all(axis=1) & (self.pair_x > 0).any(axis=1)
+        self.running = []
+        if not live.any():
+            return super().plan(state)
+        return self._packed_round(state, np.flatnonzero(live))
+
+    def _packed_round(self, state: State, live: np.ndarray) -> Plan:
+        """One round with the allocation's ``live`` pairs among the entries, played alone."""
+        active = state.active
+        where = np.full(self.j.steps.size, -1)
+        where[active] = np.arange(active.size)
+        k = len(self.c.types)
+        rate = np.zeros(active.size)
+        use = np.zeros((active.size, k))
+        placed = np.full(active.size, -1)
+        for kind, entry, type_ in self._entries(active, live):
+            if kind == "alone":
+                i = where[entry]
+                placed[i] = type_
+                rate[i] = self.j.throughput[entry, type_]
+                use[i, type_] = self.j.scale[entry] / self.c.workers[type_]
+            else:
+                a, b = self.pairs[entry]
+                ca, cb = self.j.pair_class[a], self.j.pair_class[b]
+                rate[where[a]] = self.j.pair_table[ca, cb, type_]
+                rate[where[b]] = self.j.pair_table[cb, ca, type_]
+                use[[where[a], where[b]], type_] = 0.5 * self.j.scale[a] / self.c.workers[type_]
+                self.running.append((entry, type_))
+        self.placed[active] = placed
+        on = rate > 0
+        if not on.any():       # all wait for an allocation: the next reset it may make
+            wake = self.last_reset + self.reset_s if self.pending else math.inf
+            return Plan(rate, use, max(wake, state.now), held=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            runs = np.where(on, np.minimum(self.round_s, state.remaining[active] / rate), 0.0)
+        return Plan(rate, use, state.now + float(runs.max()), held=True)
+
+    def _entries(self, active: np.ndarray, live: np.ndarray) -> list[tuple[str, int, int]]:
+        """This round's placements, Gavel's ``_schedule_jobs_on_workers_helper``: ("alone",
+        job, type) and ("pair", index into ``pairs``, type). A job picked before its first
+        allocation holds its GPUs idle for the round (as ``Rounds._place``)."""
+        k = len(self.c.types)
+        allocated = self.allocated[active]
+        x = self.x[active] * allocated[:, None]
+        t = self.j.throughput[active]
+        alone = np.where((x > 0) & (t > 0), x / self.time[active], 0.0)
+        shared = self.pair_x[live] / self.pair_time[live]
+        deficit = np.array([self.pair_deficit.get(tuple(q), np.zeros(k))
+                            for q in self.pairs[live].tolist()]).reshape(-1, k)
+        # each entry's jobs: a lone job and -1, or a pair's two
+        jobs = np.concatenate([np.column_stack([active, np.full(active.size, -1)]),
+                               self.pairs[live]])
+        scale = self.j.scale[jobs[:, 0]]
+        busy = np.zeros(self.j.steps.size + 1, dtype=bool)   # the last: a lone job's partner
+        out = []
+        for k_ in self.order:
+            can = np.concatenate([t[:, k_] > 0, self.pair_x[live, k_] > 0])
+            keys = np.stack([-np.concatenate([x[:, k_], self.pair_x[live, k_]]),
+                             -np.concatenate([self.deficit[active, k_], deficit[:, k_]]),
+                             -np.concatenate([alone[:, k_], shared[:, k_]])])
+            left = self.c.workers[k_]
+            for e in np.flatnonzero(can)[np.lexsort(keys[:, can])]:
+                if left <= 0:
+                    break
+                a, b = jobs[e]
+                if busy[a] or busy[b] or scale[e] > left:
+                    continue
+                left -= scale[e]
+                busy[a] = True
+                busy[b] = b >= 0
+                if e >= active.size:
+                    out.append(("pair", int(live[e - active.size]), int(k_)))
+                elif allocated[e]:
+                    out.append(("alone", int(a), int(k_)))
+        return out
+
+    def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
+        super().ran(state, plan, seconds)
+        if not self.running:
+            return
+        where = np.full(self.j.steps.size, -1)
+        where[state.active] = np.arange(state.active.size)
+        for entry, type_ in self.running:
+            members = where[self.pairs[entry]]
+            self.pair_time[entry, type_] += float(seconds[members].max())
+
+    def _reset(self, state: State) -> None:
+        """Gavel's ``_reset_time_run_so_far`` over pairs too, then ``Rounds._reset`` (the
+        jobs' own, and a new allocation), whose pairs are kept with their time."""
+        elapsed = state.now - self.last_reset
+        for q, pair in enumerate(self.pairs.tolist()):
+            received = self.pair_time[q] - self.round_s / 2
+            self.pair_deficit[tuple(pair)] = (self.pair_deficit.get(tuple(pair), 0.0)
+                                              + self.pair_x[q] * elapsed - received)
+        super()._reset(state)
+        problem, solution = self.policy.last
+        shared = shared_of(problem, solution.allocation)
+        active = state.active
+        if shared is None:
+            a = b = np.zeros(0, dtype=int)
+        else:
+            a, b = np.nonzero(np.triu(shared.any(axis=2), 1))
+        self.pairs = np.column_stack([active[a], active[b]]).astype(int)
+        self.pair_x = shared[a, b] if shared is not None else np.zeros((0, len(self.c.types)))
+        self.pair_time = np.full(self.pair_x.shape, self.round_s / 2)
+        live = {tuple(q) for q in self.pairs.tolist()}
+        self.pair_deficit = {q: d for q, d in self.pair_deficit.items() if q in live}
+
+
 def rounds(c: Cluster, j: Jobs, policy: Policy, settings: dict) -> Rounds:
     """Gavel's ``rounds`` mechanism for ``policy`` (``settings``: round_s, reset_s, seed and
     stream: "gavel" orders the worker types as Gavel's simulator does for that seed)."""
     # a wrapper (fair-share) is placed as the method it runs
     name = getattr(policy.run, "base_of", lambda _: policy.name)(policy.options)
-    return Rounds(c, j, policy, round_s=settings.get("round_s", ROUND_S),
+    mechanism = PackedRounds if name in PACKED else Rounds
+    return mechanism(c, j, policy, round_s=settings.get("round_s", ROUND_S),
                   reset_s=settings.get("reset_s", RESET_S), aware=name in AWARE,
                   queue=name in QUEUES, seed=settings.get("seed", 0),
                   stream=settings.get("stream", "numpy"))
@@ -792,7 +953,9 @@ POLICIES = {"fifo": fifo, "fifo-random": fifo_random, "fifo-aware": fifo_aware,
             "min-total-duration": min_total_duration}
 # the policies that use the jobs' speed per type (Gavel's *_perf): placed fastest type first
 AWARE = frozenset({"max-min", "max-min-isolated", "leximin", "max-throughput", "finish-time",
-                   "fifo-aware", "min-total-duration"})
+                   "fifo-aware", "min-total-duration", "max-min-packed"})
+# the policies whose allocations give two jobs one GPU (Gavel's *_packed): ``PackedRounds``
+PACKED = frozenset({"max-min-packed"})
 QUEUES = frozenset({"fifo", "fifo-random", "fifo-aware"})
 # the options under which a method is Gavel's policy of its name: Gavel's agnostic
 # finish_time_fairness takes every type at the job's V100 throughput
