@@ -25,6 +25,7 @@ from fairalloc.models.hetero import (
     LARGEST_WORKERS,
     MEASURED_TYPES,
     HeteroProblem,
+    colocated,
     eligible,
     isolated_program,
     isolated_throughput,
@@ -775,6 +776,7 @@ class PackedRounds(Rounds):
         x = self.x[active] * allocated[:, None]
         t = self.j.throughput[active]
         alone = np.where((x > 0) & (t > 0), x / self.time[active], 0.0)
+        runs = self._eligible(active)
         shared = self.pair_x[live] / self.pair_time[live]
         deficit = np.array([self.pair_deficit.get(tuple(q), np.zeros(k))
                             for q in self.pairs[live].tolist()]).reshape(-1, k)
@@ -785,7 +787,7 @@ class PackedRounds(Rounds):
         busy = np.zeros(self.j.steps.size + 1, dtype=bool)   # the last: a lone job's partner
         out = []
         for k_ in self.order:
-            can = np.concatenate([t[:, k_] > 0, self.pair_x[live, k_] > 0])
+            can = np.concatenate([runs[:, k_], self.pair_x[live, k_] > 0])
             keys = np.stack([-np.concatenate([x[:, k_], self.pair_x[live, k_]]),
                              -np.concatenate([self.deficit[active, k_], deficit[:, k_]]),
                              -np.concatenate([alone[:, k_], shared[:, k_]])])
@@ -931,6 +933,43 @@ def fifo_aware(p: HeteroProblem, memory: dict) -> Solution:
     return _fifo(p, memory, aware=True)
 
 
+PACKING_THRESHOLD = 1.5     # Gavel's FIFO packs a pair making more than 1.5x alone, summed
+
+
+def fifo_packed(p: HeteroProblem, memory: dict) -> Solution:
+    """FIFO aware of heterogeneity with space sharing (Gavel's ``fifo_packed``:
+    ``FIFOPolicy`` in mode packing, ``scheduler/policies/fifo.py``): ``fifo-aware``'s
+    allocation (re-made at each change, as Gavel's packing mode resets it, lines 82-84), then
+    ``_pack`` (lines 23-71): the job at the head of the queue joins the job already placed
+    alone, of its scale factor, with which the pair's normalised throughput on that job's
+    type, the sum over the two of co-located over alone, is largest and above
+    ``PACKING_THRESHOLD``; the pair takes that job's place. The first job that packs with none
+    stops it (no job jumps the queue)."""
+    x = time_of(p, fifo_aware(p, memory).allocation)
+    c = colocated(p)
+    shared = np.zeros((p.n, p.n, p.k))
+    alone = [int(i) for i in np.flatnonzero(x.any(axis=1))]   # in the order they were placed
+    for head in np.flatnonzero(~x.any(axis=1)):
+        best, partner = PACKING_THRESHOLD, None
+        for i in alone:
+            k = int(np.argmax(x[i]))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                together = c[i, head, k] / p.throughput[i, k] + c[head, i, k] / p.throughput[
+                    head, k]
+            if c[i, head, k] > 0 and together > best:
+                best, partner = together, i
+        if partner is None:
+            break
+        k = int(np.argmax(x[partner]))
+        x[partner, k] = 0.0
+        shared[partner, head, k] = shared[head, partner, k] = 1.0
+        alone.remove(partner)
+    shared = shared if shared.any() else None
+    return Solution(p.allocation(x, shared), "heuristic", smallest_level(p, x, shared),
+                    solver={"name": "FIFO (fastest type), then pairs "
+                                                  "that gain 1.5x (Gavel's packing)"})
+
+
 def min_total_duration(p: HeteroProblem) -> Solution:
     """Minimise the makespan of the active jobs (Gavel's ``min_total_duration_perf``): the
     smallest T such that every job can finish its remaining steps by T, E_j(x) >= S_j / T.
@@ -950,13 +989,13 @@ def min_total_duration(p: HeteroProblem) -> Solution:
 
 
 POLICIES = {"fifo": fifo, "fifo-random": fifo_random, "fifo-aware": fifo_aware,
-            "min-total-duration": min_total_duration}
+            "fifo-packed": fifo_packed, "min-total-duration": min_total_duration}
 # the policies that use the jobs' speed per type (Gavel's *_perf): placed fastest type first
 AWARE = frozenset({"max-min", "max-min-isolated", "leximin", "max-throughput", "finish-time",
-                   "fifo-aware", "min-total-duration", "max-min-packed"})
+                   "fifo-aware", "min-total-duration", "max-min-packed", "fifo-packed"})
 # the policies whose allocations give two jobs one GPU (Gavel's *_packed): ``PackedRounds``
-PACKED = frozenset({"max-min-packed"})
-QUEUES = frozenset({"fifo", "fifo-random", "fifo-aware"})
+PACKED = frozenset({"max-min-packed", "fifo-packed"})
+QUEUES = frozenset({"fifo", "fifo-random", "fifo-aware", "fifo-packed"})
 # the options under which a method is Gavel's policy of its name: Gavel's agnostic
 # finish_time_fairness takes every type at the job's V100 throughput
 GAVEL_OPTIONS = {"agnostic-finish-time": {"reference_type": REFERENCE_TYPE}}

@@ -97,8 +97,13 @@ def _optimal(highs):
     return report
 
 
-def smallest_level(p: HeteroProblem, x: np.ndarray) -> float:
-    """Every method's objective: min_j E_j / (w_j E_j^iso)."""
+def smallest_level(p: HeteroProblem, x: np.ndarray, shared: np.ndarray | None = None
+                   ) -> float:
+    """Every method's objective: min_j E_j / (w_j E_j^iso) (E_j with the ``shared`` time's
+    co-located throughputs)."""
+    if shared is not None:
+        return float(((normalized(p, x) + pair_throughput(p, shared) / isolated_throughput(p))
+                      / p.weights).min())
     return float((normalized(p, x) / p.weights).min())
 
 
@@ -532,8 +537,7 @@ def max_min_packed(p: HeteroProblem) -> Solution:
     floor = np.full(p.n, level * (1 - LEVEL_SLACK))
     v = _solve(sum_lp(program, relative_weights(p), floor)).x
     x, shared = unpack(p, v, pairs)
-    throughput = effective(p, x) + pair_throughput(p, shared)
-    objective = float((throughput / isolated_throughput(p) / p.weights).min())
+    objective = smallest_level(p, x, shared)
     z = level / weight_unit(p)
     what = (f"{pairs.shape[0]} pairs that can share" if pairs.size else
             "no two jobs can share a GPU (colocated)")
