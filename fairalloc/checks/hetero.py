@@ -30,12 +30,14 @@ from fairalloc.models.hetero import (
     max_min_lp,
     packed_program,
     pair_gpus,
+    pair_throughput,
     relative_weights,
     shared_of,
     sum_lp,
     throughput_of,
     throughput_program,
     time_of,
+    unpack,
     weight_unit,
 )
 from fairalloc.result import Finding
@@ -211,16 +213,35 @@ def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
                     "from_bundle": float(value[j])})
 
 
-def within_polytope(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
-    """Time fractions feasible up to ``RTOL`` made exactly feasible: negatives and time where
-    the job cannot run dropped, then scaled down until every job's time and every type's GPUs
-    fit (by at most 1 + RTOL, so no job loses more than that share of its throughput)."""
+def within_polytope(p: HeteroProblem, x: np.ndarray, shared: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Time fractions (and shared ones) feasible up to ``RTOL`` made exactly feasible:
+    negatives and time where the job (the pair) cannot run dropped, a pair's time the smaller
+    of its two jobs', then scaled down until every job's time and every type's GPUs fit (by
+    at most 1 + RTOL, so no job loses more than that share of its throughput)."""
     x = np.where(eligible(p), np.clip(x, 0.0, None), 0.0)
-    used = (p.scale[:, None] * x).sum(axis=0)
-    over = max(1.0, float(x.sum(axis=1).max(initial=0.0)),
+    rows = x.sum(axis=1)
+    if shared is not None:
+        shared = np.where(colocated(p) > 0, np.clip(shared, 0.0, None), 0.0)
+        shared = np.minimum(shared, shared.transpose(1, 0, 2))
+        rows = rows + shared.sum(axis=(1, 2))
+    used = (p.scale[:, None] * x).sum(axis=0) + pair_gpus(p, shared)
+    over = max(1.0, float(rows.max(initial=0.0)),
                float(np.max(np.divide(used, p.workers, out=np.zeros_like(used),
                                       where=p.workers > 0), initial=0.0)))
-    return x / over
+    return x / over, None if shared is None else shared / over
+
+
+def pareto_space(p: HeteroProblem, shared: np.ndarray | None, unit: np.ndarray):
+    """The allocations Pareto efficiency is judged among, as an LP ``Program`` with each job's
+    utility in units of ``unit``, and how its variables read back as (x, shared): time alone
+    (``throughput_program``) for an allocation without shared time, Gavel's packing polytope
+    (``packed_program``) for one with it."""
+    if shared is None:
+        program = throughput_program(p).per_unit(unit)
+        return program, lambda v: (program.to_time(v, p.k), None)
+    packed, pairs = packed_program(p)
+    return packed.per_unit(unit), lambda v: unpack(p, v, pairs)
 
 
 def gains_lp(p: HeteroProblem, program, floor: np.ndarray, job: int | None = None):
@@ -241,20 +262,17 @@ def pareto_efficiency(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     allocation, or one of ``PARETO_PROBES`` LPs that maximise one job's gain alone, is the
     witness, checked from the time fractions themselves: feasible, one job above the
     allocation by more than ``PARETO_GAIN``, none below it by more than ``PARETO_LOSS``.
-    Without such a witness: unrefuted. An allocation in which jobs share GPUs is
-    ``unchecked``: the LP here spans time alone. (One without shared time is judged among
-    allocations without it, as the other checks judge each allocation in its own polytope.)"""
-    if shared_of(p, allocation) is not None:
-        return Finding("pareto_efficiency", "unchecked", "jobs share GPUs: Pareto efficiency "
-                       "over allocations with shared time is not checked")
-    x = time_of(p, allocation)
-    if infeasibilities(p, x):
+    Without such a witness: unrefuted. An allocation in which jobs share GPUs is judged among
+    the allocations of Gavel's packing polytope (``pareto_space``), one without among those
+    without shared time, as every check judges an allocation in its own polytope."""
+    x, shared = time_of(p, allocation), shared_of(p, allocation)
+    if infeasibilities(p, x, shared):
         return Finding("pareto_efficiency", "unchecked", "the allocation is not feasible (see "
                        "feasibility): no feasible allocation to compare it with")
-    e = effective(p, x)
+    e = throughput_of(p, allocation)
     unit = np.where(e > 0, e, isolated_throughput(p))
-    program = throughput_program(p).per_unit(unit)
-    floor = effective(p, within_polytope(p, x)) / unit
+    program, decode = pareto_space(p, shared, unit)
+    floor = throughput(p, *within_polytope(p, x, shared)) / unit
     try:
         report = gains_lp(p, program, floor)
         if report.status != "optimal" or report.objective is None:
@@ -267,14 +285,13 @@ def pareto_efficiency(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
             return Finding("pareto_efficiency", True, f"no job can gain more than "
                            f"{PARETO_GAIN:g} of its throughput without another losing (LP: "
                            f"all together {max(total, 0.0):.2g})")
-        witness = pareto_witness(p, x, e, unit, report, program)
-        change = (effective(p, program.to_time(report.x, p.k)) - e) / unit
+        witness = pareto_witness(p, e, unit, report, decode)
+        change = (throughput(p, *decode(report.x)) - e) / unit
         alone = np.argsort(-change, kind="stable")[:PARETO_PROBES].tolist()
         for j in alone:
             if witness is not None:
                 return witness
-            witness = pareto_witness(p, x, e, unit, gains_lp(p, program, floor, job=j),
-                                     program)
+            witness = pareto_witness(p, e, unit, gains_lp(p, program, floor, job=j), decode)
     except SolverError as exc:
         return Finding("pareto_efficiency", "unchecked", f"the Pareto LP failed: {exc}")
     if witness is not None:
@@ -285,18 +302,25 @@ def pareto_efficiency(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
                    f"sum and {len(alone)} of {p.n} jobs alone tried)")
 
 
-def pareto_witness(p: HeteroProblem, x: np.ndarray, e: np.ndarray, unit: np.ndarray,
-                   report, program) -> Finding | None:
-    """The refutation an LP's allocation gives, checked on its time fractions: feasible, some
-    job above ``PARETO_GAIN`` of its unit, none below ``PARETO_LOSS``; None otherwise."""
+def throughput(p: HeteroProblem, x: np.ndarray, shared: np.ndarray | None) -> np.ndarray:
+    """(n,): E_j of time fractions x and shared ones."""
+    return effective(p, x) + pair_throughput(p, shared)
+
+
+def pareto_witness(p: HeteroProblem, e: np.ndarray, unit: np.ndarray, report, decode
+                   ) -> Finding | None:
+    """The refutation an LP's allocation gives (its variables read by ``decode``), checked on
+    its time fractions: feasible, some job above ``PARETO_GAIN`` of its unit, none below
+    ``PARETO_LOSS``; None otherwise."""
     if report.status != "optimal" or report.x is None:
         return None
-    better_x = program.to_time(report.x, p.k)
-    better = effective(p, better_x)
+    better_x, better_shared = decode(report.x)
+    better = throughput(p, better_x, better_shared)
     change = (better - e) / unit
     j = int(np.argmax(change))
     loss = float(max(-change.min(), 0.0))
-    if change[j] <= PARETO_GAIN or loss > PARETO_LOSS or infeasibilities(p, better_x):
+    if change[j] <= PARETO_GAIN or loss > PARETO_LOSS or infeasibilities(p, better_x,
+                                                                          better_shared):
         return None
     return Finding("pareto_efficiency", False, f"another allocation gives {p.ids[j]} "
                    f"{better[j]:.6g} steps/s instead of {e[j]:.6g} (+{change[j]:.3g} of it) and "

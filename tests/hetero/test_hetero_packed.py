@@ -93,10 +93,22 @@ def test_a_pair_may_share_only_what_it_can():
     assert "a and b cannot share v100" in feasibility.detail
 
 
-def test_envy_is_unchecked_on_shared_time():
+def test_envy_is_unchecked_on_shared_time_and_pareto_judged_with_pairs():
     packed = fairalloc.solve(two_on_one_v100((8, 8)), "max-min-packed")
     assert verdicts(packed)["envy_freeness"] == "unchecked"
-    assert verdicts(packed)["pareto_efficiency"] == "unchecked"
+    assert verdicts(packed)["pareto_efficiency"] == "holds"
+
+
+def test_pareto_fails_when_a_pair_leaves_its_gpu_half_idle():
+    """a and b share the V100 half the time and the other half it idles: both could share it
+    all the time (8 each instead of 4): refuted with a witness among allocations with pairs."""
+    half = {job: {"time": {"v100": 0}, "shared": {other: {"v100": 0.5 if other != job else 0}
+                                                   for other in "ab"}}
+            for job in "ab"}
+    found = fairalloc.validate(two_on_one_v100((8, 8)), half)
+    pareto = next(f for f in found.validation if f.check == "pareto_efficiency")
+    assert pareto.verdict == "fails"
+    assert pareto.witness["could_have"] == pytest.approx(8.0, rel=1e-6)
 
 
 @pytest.mark.parametrize(("pair", "path", "rule"), [
