@@ -141,3 +141,32 @@ def test_a_measured_mix_packs_and_beats_max_min():
     assert verdicts(packed)["feasibility"] == "holds"
     assert verdicts(packed)["max_min"] == "holds"
     assert np.isclose(sum(packed.metrics["utilization"].values()), 1.0)
+
+
+def measured_mix_written_out(factor: float) -> dict:
+    """The measured mix above with every throughput, alone and side by side, given by hand
+    and multiplied by ``factor`` (steps in another unit; time unchanged)."""
+    models = ["ResNet-18 (batch size 64)", "LM (batch size 20)", "A3C",
+              "Transformer (batch size 64)", "CycleGAN", "ResNet-50 (batch size 64)"]
+    p = load_spec({"problem": "hetero", "workers": {"v100": 2},
+                   "jobs": [{"id": f"j{i}", "model": m} for i, m in enumerate(models)],
+                   "colocated": {"measured": True}}).problem
+    c = colocated(p)
+    pairs = [{"jobs": [p.ids[i], p.ids[j]],
+              "throughput": {"v100": [c[i, j, 0] * factor, c[j, i, 0] * factor]}}
+             for i in range(p.n) for j in range(i + 1, p.n) if c[i, j, 0] > 0]
+    return {"problem": "hetero", "workers": {"v100": 2},
+            "jobs": [{"id": uid, "throughput": {"v100": float(t[0]) * factor}}
+                     for uid, t in zip(p.ids, p.throughput)],
+            "colocated": {"pairs": pairs}}
+
+
+@pytest.mark.parametrize("factor", [1e-9, 1e9])
+def test_the_same_allocation_in_any_unit_of_steps(factor):
+    reference = fairalloc.solve(measured_mix_written_out(1.0), "max-min-packed")
+    scaled = fairalloc.solve(measured_mix_written_out(factor), "max-min-packed")
+    p = load_spec(measured_mix_written_out(1.0)).problem
+    assert shared_of(p, scaled.allocation) == pytest.approx(
+        shared_of(p, reference.allocation), abs=1e-7)
+    assert scaled.objective == pytest.approx(reference.objective, rel=1e-7)
+    assert verdicts(scaled) == verdicts(reference)
