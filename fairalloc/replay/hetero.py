@@ -819,7 +819,9 @@ class PackedRounds(Rounds):
 
     def _reset(self, state: State) -> None:
         """Gavel's ``_reset_time_run_so_far`` over pairs too, then ``Rounds._reset`` (the
-        jobs' own, and a new allocation), whose pairs are kept with their time."""
+        jobs' own, and a new allocation); the new allocation's pairs start at round_s / 2 of
+        time received, each keeping its deficit if it was in the last one (Gavel keeps a
+        pair's until one of its jobs ends; here a pair out of the allocation drops it)."""
         elapsed = state.now - self.last_reset
         for q, pair in enumerate(self.pairs.tolist()):
             received = self.pair_time[q] - self.round_s / 2
