@@ -72,6 +72,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "hetero-duplicate-id.json": ("jobs[1].id", "duplicate id 'a'"),
     "hetero-throughput-and-model.json": ("jobs[0]", "exactly one of throughput, model"),
     "hetero-negative-workers.json": ("workers.k80", "must be >= 0"),
+    "hetero-colocated-mixed-scale.json": ("colocated.pairs[0].jobs",
+                                          "only jobs of one scale factor share GPUs"),
     # etf
     "etf-duplicate-id.json": ("apps[2].id", "duplicate id 'A'"),
     "etf-zero-quantum.json": ("quantum", "must be >= 1"),

@@ -20,6 +20,7 @@ from fairalloc.models.hetero import (
     PARETO_LOSS,
     RTOL,
     HeteroProblem,
+    colocated,
     effective,
     eligible,
     gavel_reference,
@@ -27,9 +28,16 @@ from fairalloc.models.hetero import (
     isolated_throughput,
     level_program,
     max_min_lp,
+    packed_program,
+    pair_gpus,
+    pair_throughput,
+    relative_weights,
+    shared_of,
     sum_lp,
+    throughput_of,
     throughput_program,
     time_of,
+    unpack,
     weight_unit,
 )
 from fairalloc.result import Finding
@@ -51,17 +59,21 @@ def any_numbers(check):
     return checked
 
 
-def infeasibilities(p: HeteroProblem, x: np.ndarray) -> list[str]:
-    """What makes time fractions infeasible (empty when they are feasible)."""
+def infeasibilities(p: HeteroProblem, x: np.ndarray, shared: np.ndarray | None = None
+                    ) -> list[str]:
+    """What makes time fractions infeasible (empty when they are feasible); ``shared`` (n, n,
+    k): the time each two jobs share a GPU (``shared_problems``)."""
     problems = []
     if np.any(x < -RTOL):
         j, k = np.argwhere(x < -RTOL)[0]
         problems.append(f"{p.ids[j]} has negative time {x[j, k]:g} on {p.types[k]}")
-    rows = x.sum(axis=1)
+    rows = x.sum(axis=1) + (0.0 if shared is None else shared.sum(axis=(1, 2)))
     over = np.flatnonzero(rows > 1 + RTOL)
     if over.size:
         problems.append(f"{p.ids[over[0]]}'s time sums to {rows[over[0]]:.6g} > 1")
-    used = (p.scale[:, None] * x).sum(axis=0)
+    if shared is not None:
+        problems += shared_problems(p, shared)
+    used = (p.scale[:, None] * x).sum(axis=0) + pair_gpus(p, shared)
     full = np.flatnonzero(used > p.workers * (1 + RTOL) + RTOL)
     if full.size:
         k = full[0]
@@ -74,11 +86,34 @@ def infeasibilities(p: HeteroProblem, x: np.ndarray) -> list[str]:
     return problems
 
 
+def shared_problems(p: HeteroProblem, shared: np.ndarray) -> list[str]:
+    """What makes shared time infeasible: negative, not the same for both jobs of a pair, or
+    given to two jobs that cannot share that type (``colocated``: no co-located throughput,
+    different scale factors, too few GPUs, a job with itself)."""
+    problems = []
+    if np.any(shared < -RTOL):
+        i, j, k = np.argwhere(shared < -RTOL)[0]
+        problems.append(f"{p.ids[i]} shares negative time {shared[i, j, k]:g} with "
+                        f"{p.ids[j]} on {p.types[k]}")
+    apart = np.abs(shared - shared.transpose(1, 0, 2)) > RTOL
+    if apart.any():
+        i, j, k = np.argwhere(apart)[0]
+        problems.append(f"{p.ids[i]} shares {shared[i, j, k]:g} of {p.types[k]} with "
+                        f"{p.ids[j]}, which shares {shared[j, i, k]:g} with it")
+    cannot = (shared > RTOL) & (colocated(p) <= 0)
+    if cannot.any():
+        i, j, k = np.argwhere(cannot)[0]
+        problems.append(f"{p.ids[i]} and {p.ids[j]} cannot share {p.types[k]} (no co-located "
+                        "throughput of both, or different scale factors)")
+    return problems
+
+
 @any_numbers
 def feasibility(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
-    """x >= 0; each job's time sums to at most 1; each type's GPUs in use (sum_j s_j x_jk) at
-    most W_k; no time on a type whose GPUs are fewer than the job's scale factor."""
-    problems = infeasibilities(p, time_of(p, allocation))
+    """x >= 0; each job's time (alone and shared) sums to at most 1; each type's GPUs in use
+    (sum_j s_j x_jk, and each pair sharing s GPUs once) at most W_k; no time on a type whose
+    GPUs are fewer than the job's scale factor; shared time only where two jobs can share."""
+    problems = infeasibilities(p, time_of(p, allocation), shared_of(p, allocation))
     if problems:
         return Finding("feasibility", False, "; ".join(problems), {"problems": problems})
     return Finding("feasibility", True, "time fractions within every job's 1 and every "
@@ -87,8 +122,9 @@ def feasibility(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
 
 @any_numbers
 def sharing_incentive(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
-    """Every job gets at least its isolated throughput: E_j >= E_j^iso."""
-    e = effective(p, time_of(p, allocation))
+    """Every job gets at least its isolated throughput: E_j >= E_j^iso (E_j with its shared
+    time)."""
+    e = throughput_of(p, allocation)
     iso = isolated_throughput(p)
     ratio = e / iso
     j = int(np.argmin(ratio))
@@ -144,7 +180,12 @@ def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     as enviers value every bundle alike, so each class of them values the n bundles once
     (``best_of_others``: classes x n values, not n^2): a job envies when the best bundle other
     than its own beats E_i. The witness is the pair whose value most exceeds E_i (relatively),
-    the first by envier then envied among equals."""
+    the first by envier then envied among equals. An allocation in which jobs share GPUs is
+    ``unchecked``: a pair's time serves two jobs at once, so no job's time is a bundle
+    another could take in its place."""
+    if shared_of(p, allocation) is not None:
+        return Finding("envy_freeness", "unchecked", "jobs share GPUs: a pair's time serves "
+                       "both of its jobs, and is no bundle another job could take alone")
     x = time_of(p, allocation)
     e = effective(p, x)
     unit = own_unit(p, e)
@@ -172,16 +213,35 @@ def envy_freeness(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
                     "from_bundle": float(value[j])})
 
 
-def within_polytope(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
-    """Time fractions feasible up to ``RTOL`` made exactly feasible: negatives and time where
-    the job cannot run dropped, then scaled down until every job's time and every type's GPUs
-    fit (by at most 1 + RTOL, so no job loses more than that share of its throughput)."""
+def within_polytope(p: HeteroProblem, x: np.ndarray, shared: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Time fractions (and shared ones) feasible up to ``RTOL`` made exactly feasible:
+    negatives and time where the job (the pair) cannot run dropped, a pair's time the smaller
+    of its two jobs', then scaled down until every job's time and every type's GPUs fit (by
+    at most 1 + RTOL, so no job loses more than that share of its throughput)."""
     x = np.where(eligible(p), np.clip(x, 0.0, None), 0.0)
-    used = (p.scale[:, None] * x).sum(axis=0)
-    over = max(1.0, float(x.sum(axis=1).max(initial=0.0)),
+    rows = x.sum(axis=1)
+    if shared is not None:
+        shared = np.where(colocated(p) > 0, np.clip(shared, 0.0, None), 0.0)
+        shared = np.minimum(shared, shared.transpose(1, 0, 2))
+        rows = rows + shared.sum(axis=(1, 2))
+    used = (p.scale[:, None] * x).sum(axis=0) + pair_gpus(p, shared)
+    over = max(1.0, float(rows.max(initial=0.0)),
                float(np.max(np.divide(used, p.workers, out=np.zeros_like(used),
                                       where=p.workers > 0), initial=0.0)))
-    return x / over
+    return x / over, None if shared is None else shared / over
+
+
+def pareto_space(p: HeteroProblem, shared: np.ndarray | None, unit: np.ndarray):
+    """The allocations Pareto efficiency is judged among, as an LP ``Program`` with each job's
+    utility in units of ``unit``, and how its variables read back as (x, shared): time alone
+    (``throughput_program``) for an allocation without shared time, Gavel's packing polytope
+    (``packed_program``) for one with it."""
+    if shared is None:
+        program = throughput_program(p).per_unit(unit)
+        return program, lambda v: (program.to_time(v, p.k), None)
+    packed, pairs = packed_program(p)
+    return packed.per_unit(unit), lambda v: unpack(p, v, pairs)
 
 
 def gains_lp(p: HeteroProblem, program, floor: np.ndarray, job: int | None = None):
@@ -202,15 +262,17 @@ def pareto_efficiency(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     allocation, or one of ``PARETO_PROBES`` LPs that maximise one job's gain alone, is the
     witness, checked from the time fractions themselves: feasible, one job above the
     allocation by more than ``PARETO_GAIN``, none below it by more than ``PARETO_LOSS``.
-    Without such a witness: unrefuted."""
-    x = time_of(p, allocation)
-    if infeasibilities(p, x):
+    Without such a witness: unrefuted. An allocation in which jobs share GPUs is judged among
+    the allocations of Gavel's packing polytope (``pareto_space``), one without among those
+    without shared time, as every check judges an allocation in its own polytope."""
+    x, shared = time_of(p, allocation), shared_of(p, allocation)
+    if infeasibilities(p, x, shared):
         return Finding("pareto_efficiency", "unchecked", "the allocation is not feasible (see "
                        "feasibility): no feasible allocation to compare it with")
-    e = effective(p, x)
+    e = throughput_of(p, allocation)
     unit = np.where(e > 0, e, isolated_throughput(p))
-    program = throughput_program(p).per_unit(unit)
-    floor = effective(p, within_polytope(p, x)) / unit
+    program, decode = pareto_space(p, shared, unit)
+    floor = throughput(p, *within_polytope(p, x, shared)) / unit
     try:
         report = gains_lp(p, program, floor)
         if report.status != "optimal" or report.objective is None:
@@ -223,14 +285,13 @@ def pareto_efficiency(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
             return Finding("pareto_efficiency", True, f"no job can gain more than "
                            f"{PARETO_GAIN:g} of its throughput without another losing (LP: "
                            f"all together {max(total, 0.0):.2g})")
-        witness = pareto_witness(p, x, e, unit, report, program)
-        change = (effective(p, program.to_time(report.x, p.k)) - e) / unit
+        witness = pareto_witness(p, e, unit, report, decode)
+        change = (throughput(p, *decode(report.x)) - e) / unit
         alone = np.argsort(-change, kind="stable")[:PARETO_PROBES].tolist()
         for j in alone:
             if witness is not None:
                 return witness
-            witness = pareto_witness(p, x, e, unit, gains_lp(p, program, floor, job=j),
-                                     program)
+            witness = pareto_witness(p, e, unit, gains_lp(p, program, floor, job=j), decode)
     except SolverError as exc:
         return Finding("pareto_efficiency", "unchecked", f"the Pareto LP failed: {exc}")
     if witness is not None:
@@ -241,18 +302,25 @@ def pareto_efficiency(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
                    f"sum and {len(alone)} of {p.n} jobs alone tried)")
 
 
-def pareto_witness(p: HeteroProblem, x: np.ndarray, e: np.ndarray, unit: np.ndarray,
-                   report, program) -> Finding | None:
-    """The refutation an LP's allocation gives, checked on its time fractions: feasible, some
-    job above ``PARETO_GAIN`` of its unit, none below ``PARETO_LOSS``; None otherwise."""
+def throughput(p: HeteroProblem, x: np.ndarray, shared: np.ndarray | None) -> np.ndarray:
+    """(n,): E_j of time fractions x and shared ones."""
+    return effective(p, x) + pair_throughput(p, shared)
+
+
+def pareto_witness(p: HeteroProblem, e: np.ndarray, unit: np.ndarray, report, decode
+                   ) -> Finding | None:
+    """The refutation an LP's allocation gives (its variables read by ``decode``), checked on
+    its time fractions: feasible, some job above ``PARETO_GAIN`` of its unit, none below
+    ``PARETO_LOSS``; None otherwise."""
     if report.status != "optimal" or report.x is None:
         return None
-    better_x = program.to_time(report.x, p.k)
-    better = effective(p, better_x)
+    better_x, better_shared = decode(report.x)
+    better = throughput(p, better_x, better_shared)
     change = (better - e) / unit
     j = int(np.argmax(change))
     loss = float(max(-change.min(), 0.0))
-    if change[j] <= PARETO_GAIN or loss > PARETO_LOSS or infeasibilities(p, better_x):
+    if change[j] <= PARETO_GAIN or loss > PARETO_LOSS or infeasibilities(p, better_x,
+                                                                          better_shared):
         return None
     return Finding("pareto_efficiency", False, f"another allocation gives {p.ids[j]} "
                    f"{better[j]:.6g} steps/s instead of {e[j]:.6g} (+{change[j]:.3g} of it) and "
@@ -262,12 +330,16 @@ def pareto_witness(p: HeteroProblem, x: np.ndarray, e: np.ndarray, unit: np.ndar
                     "largest_loss": loss})
 
 
-def _max_min_shortfall(p: HeteroProblem, e: np.ndarray, reference: np.ndarray
-                       ) -> tuple[int, float, float]:
+def _max_min_shortfall(p: HeteroProblem, e: np.ndarray, reference: np.ndarray,
+                       packed: bool = False) -> tuple[int, float, float]:
     """(the job at the smallest level E_j / (w_j R_j), that level, the max-min LP's optimum
-    on the methods' ``level_program`` for reference R)."""
+    on the methods' ``level_program`` for reference R, or with ``packed`` on Gavel's packing
+    polytope, ``packed_program``)."""
     level = e / (p.weights * reference)
-    parts = max_min_lp(level_program(p, reference), np.ones(p.n), {})
+    program = level_program(p, reference)
+    if packed:
+        program = packed_program(p)[0].per_unit(reference * relative_weights(p))
+    parts = max_min_lp(program, np.ones(p.n), {})
     report = solve_matrix(*parts, interior=interior_pays(parts[0]))
     j = int(np.argmin(level))
     return j, float(level[j]), report.objective / weight_unit(p)
@@ -278,13 +350,16 @@ def max_min(p: HeteroProblem, allocation: Allocation, **_) -> Finding:
     """The smallest weighted level equals the max-min LP's optimum, to a relative
     ``MAX_MIN_SHORTFALL``: the kind's level E_j / (w_j E_j^iso), or else Gavel's, s_j E_j /
     (w_j P_j) (``gavel_reference``; Gavel's max-min maximises that one). The detail says
-    which holds; a failure is the kind's, with its job as witness."""
-    e = effective(p, time_of(p, allocation))
-    j, level, best = _max_min_shortfall(p, e, isolated_throughput(p))
+    which holds; a failure is the kind's, with its job as witness. An allocation in which
+    jobs share GPUs is judged on Gavel's packing polytope (both LPs span shared time, and E_j
+    counts it)."""
+    e = throughput_of(p, allocation)
+    packed = shared_of(p, allocation) is not None
+    j, level, best = _max_min_shortfall(p, e, isolated_throughput(p), packed)
     if level >= best * (1 - MAX_MIN_SHORTFALL):
         return Finding("max_min", True, f"smallest weighted normalised throughput "
                        f"{level:.6g} = the LP's max-min {best:.6g}")
-    _, gavel, gavel_best = _max_min_shortfall(p, e, gavel_reference(p))
+    _, gavel, gavel_best = _max_min_shortfall(p, e, gavel_reference(p), packed)
     if gavel >= gavel_best * (1 - MAX_MIN_SHORTFALL):
         return Finding("max_min", True, f"Gavel's level (s_j E_j / (w_j P_j)) {gavel:.6g} = "
                        f"its LP's max-min {gavel_best:.6g} (the smallest weighted normalised "
@@ -304,7 +379,7 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
     least one: each re-run costs a solve); the detail says how much was probed."""
     if mechanism is None:
         return no_mechanism()
-    truth = effective(p, time_of(p, allocation))
+    truth = throughput_of(p, allocation)
     unit = own_unit(p, truth)
 
     def misreports(j: int) -> list[tuple[str, np.ndarray]]:
@@ -318,7 +393,7 @@ def strategy_proofness(p: HeteroProblem, allocation: Allocation, *, mechanism=No
         return out
 
     def gain(j: int, label: str, liar: HeteroProblem, outcome) -> dict | None:
-        got = float(p.throughput[j] @ time_of(p, outcome.allocation)[j])
+        got = float(throughput_of(p, outcome.allocation)[j])
         extra = got - truth[j]
         if extra > RTOL * unit[j]:
             return {"gain": extra / unit[j], "job": p.ids[j], "report": label,

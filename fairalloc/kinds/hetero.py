@@ -13,7 +13,7 @@ from fairalloc.solvers import hetero as solvers
 from fairalloc.studies import hetero as studies
 
 METHODS = {"max-min": solvers.max_min, "max-min-isolated": solvers.max_min_isolated,
-           "leximin": solvers.leximin,
+           "max-min-packed": solvers.max_min_packed, "leximin": solvers.leximin,
            "agnostic-max-min": solvers.agnostic_max_min,
            "max-throughput": solvers.max_throughput, "finish-time": solvers.finish_time,
            "agnostic-finish-time": solvers.agnostic_finish_time,
@@ -62,6 +62,8 @@ KIND = Kind(
     also_exact={
         "max-min": "its own objective, Gavel's level min_j s_j E_j / (w_j P_j) (P_j: under "
                    "Gavel's proportional share)",
+        "max-min-packed": "its own objective, Gavel's level of max-min over allocations "
+                          "where two jobs may share a GPU (the spec's colocated)",
         "leximin": "the kind's objective and, beyond it, the leximin",
         "max-throughput": "its own objective, the total normalised throughput",
         "finish-time": "its own objective, the largest finish-time ratio, to a bracket of 1e-9",

@@ -70,18 +70,47 @@ FINISH_TOLERANCE = 1e-9  # relative width of finish-time fairness's final bracke
 GAVEL_LEVEL = "gavel_level"
 
 
+MEASURED_TYPES = ("k80", "p100", "v100")     # the consolidated workers of Gavel's table
+
+
+@functools.cache
+def _gavel_table() -> dict:
+    text = resources.files("fairalloc").joinpath("data", "gavel",
+                                                 "simulation_throughputs.json").read_text()
+    return json.loads(text)
+
+
 @functools.cache
 def measured() -> dict[tuple[str, int], dict[str, float]]:
     """Gavel's measured isolated throughputs (fairalloc/data/gavel): (model, scale factor) ->
     {worker type: steps/s alone} for the consolidated k80, p100 and v100 workers."""
-    text = resources.files("fairalloc").joinpath("data", "gavel",
-                                                 "simulation_throughputs.json").read_text()
-    table = json.loads(text)
+    table = _gavel_table()
     out: dict[tuple[str, int], dict[str, float]] = {}
-    for worker in ("k80", "p100", "v100"):
+    for worker in MEASURED_TYPES:
         for key, row in table[worker].items():
             model, scale = ast.literal_eval(key)
             out.setdefault((model, int(scale)), {})[worker] = float(row["null"])
+    return out
+
+
+@functools.cache
+def measured_pairs() -> dict[tuple[tuple[str, int], tuple[str, int]], dict[str, tuple]]:
+    """Gavel's measured co-located throughputs (the same file; Gavel reads them in
+    ``scheduler/scheduler.py``, ``_populate_job_combination_metadata``): ((model, scale),
+    (other model, scale)) -> {worker type: (steps/s of the first, of the second)} when the two
+    share one set of ``scale`` GPUs. Measured for every two configurations of one scale
+    factor; 0 where the pair cannot share (out of memory)."""
+    table = _gavel_table()
+    out: dict[tuple, dict[str, tuple]] = {}
+    for worker in MEASURED_TYPES:
+        for key, row in table[worker].items():
+            first = ast.literal_eval(key)
+            for other, pair in row.items():
+                if other == "null":
+                    continue
+                second = ast.literal_eval(other)
+                out.setdefault(((first[0], int(first[1])), (second[0], int(second[1]))),
+                               {})[worker] = (float(pair[0]), float(pair[1]))
     return out
 
 
@@ -103,6 +132,11 @@ class HeteroProblem:
     weights: np.ndarray          # (n,)
     steps: np.ndarray            # (n,) steps remaining, NaN: not given
     elapsed: np.ndarray          # (n,) seconds elapsed, NaN: not given
+    # space sharing (``colocated``): job j's row of ``pair_table``; None: no two jobs share
+    pair_class: np.ndarray | None = None
+    # (c, c, k): steps/s of a job of class a sharing one set of its GPUs of type k with a job
+    # of class b (0: they cannot share)
+    pair_table: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -147,6 +181,7 @@ class HeteroProblem:
                       f"the job can run on no worker type (it needs {int(scale[i])} GPU(s) of a "
                       f"type where its throughput is above 0; workers: "
                       f"{', '.join(f'{t} {int(w)}' for t, w in zip(types, workers))})")
+        table = spec_pairs(data, types, scale, found) if "colocated" in data else None
         if found:
             return None
         nan = float("nan")
@@ -154,26 +189,38 @@ class HeteroProblem:
             ids=tuple(j["id"] for j in jobs), types=types, workers=workers, throughput=rows,
             scale=scale, weights=np.array([j.get("weight", 1.0) for j in jobs], dtype=float),
             steps=np.array([j.get("steps_remaining", nan) for j in jobs], dtype=float),
-            elapsed=np.array([j.get("time_elapsed", nan) for j in jobs], dtype=float))
+            elapsed=np.array([j.get("time_elapsed", nan) for j in jobs], dtype=float),
+            pair_class=None if table is None else np.arange(len(jobs)), pair_table=table)
 
-    def allocation(self, x: np.ndarray) -> Allocation:
-        """Time fractions per type, with the effective and normalised throughputs."""
+    def allocation(self, x: np.ndarray, shared: np.ndarray | None = None) -> Allocation:
+        """Time fractions per type (alone), with the effective and normalised throughputs;
+        with ``shared`` (n, n, k), each job's time sharing a GPU with each other job, as
+        ``shared.<other id>.<type>`` (the columns with any time)."""
         x = np.where(np.abs(x) < TIE, 0.0, x)
         columns = {("time", t): x[:, c] for c, t in enumerate(self.types)}
-        return Allocation(self.ids, {**columns, **self.derived(x)})
+        if shared is not None:
+            shared = np.where(np.abs(shared) < TIE, 0.0, shared)
+            columns.update({("shared", self.ids[o], self.types[c]): shared[:, o, c]
+                            for o, c in zip(*np.nonzero(shared.any(axis=0)))})
+        return Allocation(self.ids, {**columns, **self.derived(x, shared)})
 
-    def derived(self, x: np.ndarray) -> dict[Key, np.ndarray]:
+    def derived(self, x: np.ndarray, shared: np.ndarray | None = None
+                ) -> dict[Key, np.ndarray]:
         """The columns that follow from the time fractions: effective and normalised
         throughput."""
-        throughput = effective(self, x)
+        throughput = effective(self, x) + pair_throughput(self, shared)
         return {("throughput",): throughput,
                 ("normalized",): throughput / isolated_throughput(self)}
 
     def read_allocation(self, data) -> Allocation:
-        """An allocation made elsewhere: the time fractions; throughputs given must be theirs."""
+        """An allocation made elsewhere: the time fractions (and, when the spec lets jobs
+        share GPUs, the shared ones); throughputs given must be theirs."""
+        shared = [] if self.pair_class is None else [
+            ("shared", o, t) for o in self.ids for t in self.types]
         return read_allocation(data, self.ids, [("time", t) for t in self.types],
-                               [("throughput",), ("normalized",)],
-                               derived=lambda read: self.derived(time_of(self, read)))
+                               [("throughput",), ("normalized",), *shared],
+                               derived=lambda read: self.derived(time_of(self, read),
+                                                                 shared_of(self, read)))
 
     def with_throughput(self, j: int, row: np.ndarray) -> HeteroProblem:
         """The problem as job j reports throughput ``row`` (a strategy-proofness probe)."""
@@ -307,15 +354,19 @@ def time_of(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
 
 
 def metrics(p: HeteroProblem, allocation: Allocation) -> dict:
-    """Smallest and total normalised throughput, total steps/s, utilisation per type, and the
-    largest finish-time ratio of the unfinished jobs when every job has its steps and time."""
+    """Smallest and total normalised throughput, total steps/s, utilisation per type (shared
+    time included), and the largest finish-time ratio of the unfinished jobs when every job
+    has its steps and time."""
     x = time_of(p, allocation)
-    e = effective(p, x)
+    shared = shared_of(p, allocation)
+    e = effective(p, x) + pair_throughput(p, shared)
     share = e / isolated_throughput(p)
+    used = utilization(p, x) + np.divide(pair_gpus(p, shared), p.workers,
+                                         out=np.zeros(p.k), where=p.workers > 0)
     out = {"min_normalized_throughput": float((share / p.weights).min()),
            "total_normalized_throughput": float(share.sum()),
            "total_throughput": float(e.sum()),
-           "utilization": dict(zip(p.types, utilization(p, x).tolist()))}
+           "utilization": dict(zip(p.types, used.tolist()))}
     largest = largest_finish_time_ratio(p, e)
     if not np.isnan(largest):
         out["max_finish_time_ratio"] = largest
@@ -591,3 +642,164 @@ def max_min_model(p: HeteroProblem, reference: np.ndarray | None = None):
         rule=lambda mdl, k: sum(float(p.scale[j]) * mdl.X[j, k] for j in by_type[k])
         <= float(p.workers[k]))
     return model
+
+
+# --- space sharing: two jobs on one GPU ------------------------------------------------------
+#
+# Gavel's packing policies (``scheduler/policies/policy.py``, ``PolicyWithPacking``) give time
+# to job combinations: a job alone, or two jobs sharing the same s GPUs of a type, each at its
+# measured co-located throughput. Job j's time in all its combinations sums to at most 1, and
+# a type's GPUs hold each combination once: sum_j s_j x_jk + sum_{i<j} s y_ijk <= W_k, y_ijk
+# the time the pair (i, j) shares s GPUs of type k. Only jobs of one scale factor share (Gavel
+# forces a mixed pair's variables to 0, ``get_allocation`` lines 336-344, and its rounds never
+# place one).
+
+
+def spec_pairs(data: dict, types: tuple[str, ...], scale: np.ndarray, found: Violations
+               ) -> np.ndarray | None:
+    """The spec's ``colocated``: (n, n, k) steps/s of job i sharing its GPUs with job j, from
+    Gavel's measured pairs (``"measured": true``: every two ``model`` jobs of one scale
+    factor) and the ``pairs`` given, which take precedence. Adds a violation for an unknown
+    or repeated job or pair, a job paired with itself, unknown worker types and jobs of
+    different scale factors."""
+    given = data["colocated"]
+    jobs = data["jobs"]
+    ids = [j.get("id") for j in jobs]
+    n, k = len(jobs), len(types)
+    table = np.zeros((n, n, k))
+    if given.get("measured"):
+        pairs = measured_pairs()
+        for i, a in enumerate(jobs):
+            for j in range(i + 1, n):
+                b = jobs[j]
+                if "model" not in a or "model" not in b or scale[i] != scale[j]:
+                    continue
+                row = pairs.get(((a["model"], int(scale[i])), (b["model"], int(scale[j]))), {})
+                for c, t in enumerate(types):
+                    table[i, j, c], table[j, i, c] = row.get(t, (0.0, 0.0))
+    seen: set[frozenset] = set()
+    for e, pair in enumerate(given.get("pairs", [])):
+        where = ["colocated", "pairs", e]
+        members = [ids.index(m) if m in ids else None for m in pair["jobs"]]
+        for slot, m in enumerate(members):
+            if m is None:
+                found.add([*where, "jobs", slot], f"no job {pair['jobs'][slot]!r} in jobs")
+        if None in members:
+            continue
+        i, j = members
+        if i == j:
+            found.add([*where, "jobs"], "a pair is two different jobs")
+        elif scale[i] != scale[j]:
+            found.add([*where, "jobs"], f"only jobs of one scale factor share GPUs (Gavel): "
+                      f"{ids[i]} runs on {int(scale[i])}, {ids[j]} on {int(scale[j])}")
+        elif frozenset((i, j)) in seen:
+            found.add([*where, "jobs"], "this pair is given twice")
+        seen.add(frozenset((i, j)))
+        for t, both in pair["throughput"].items():
+            if t not in types:
+                found.add([*where, "throughput", t],
+                          f"unknown worker type (workers: {', '.join(types)})")
+            elif i != j:
+                c = types.index(t)
+                table[i, j, c], table[j, i, c] = both
+    return table
+
+
+def colocated(p: HeteroProblem) -> np.ndarray:
+    """(n, n, k): steps/s of job i sharing its s GPUs of type k with job j; 0 where they
+    cannot: no co-located throughputs, either job's at 0 (Gavel's rounds never place such a
+    pair, ``_schedule_jobs_on_workers_helper``) or below ``SMALLEST_THROUGHPUT`` of its best
+    alone, different scale factors, a type with fewer GPUs, the same job."""
+    return _colocated(p)
+
+
+@functools.lru_cache(maxsize=16)
+def _colocated(p: HeteroProblem) -> np.ndarray:
+    n, k = p.n, p.k
+    if p.pair_class is None or n < 2:
+        return np.zeros((n, n, k))
+    c = p.pair_table[np.ix_(p.pair_class, p.pair_class)]
+    best = p.throughput.max(axis=1)
+    usable = (c > 0) & (c >= SMALLEST_THROUGHPUT * best[:, None, None])
+    usable &= usable.transpose(1, 0, 2)
+    usable &= (p.scale[:, None] == p.scale[None, :])[:, :, None]
+    usable &= (p.scale[:, None] <= p.workers[None, :])[:, None, :]
+    usable[np.arange(n), np.arange(n)] = False
+    return np.where(usable, c, 0.0)
+
+
+def pair_throughput(p: HeteroProblem, shared: np.ndarray | None) -> np.ndarray:
+    """(n,): each job's steps/s from its shared time, sum_{i,k} C_jik y_jik (0 without)."""
+    if shared is None:
+        return np.zeros(p.n)
+    return (colocated(p) * shared).sum(axis=(1, 2))
+
+
+def shared_of(p: HeteroProblem, allocation: Allocation) -> np.ndarray | None:
+    """The allocation's (n, n, k) shared time fractions (``shared.<id>.<type>`` columns);
+    None when it has none."""
+    keys = [key for key in allocation.columns if key[0] == "shared"]
+    if not keys:
+        return None
+    shared = np.zeros((p.n, p.n, p.k))
+    index = {uid: o for o, uid in enumerate(p.ids)}
+    for key in keys:
+        shared[:, index[key[1]], p.types.index(key[2])] = allocation.columns[key]
+    return shared
+
+
+def throughput_of(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
+    """(n,): each job's effective throughput under the allocation, shared time included."""
+    return effective(p, time_of(p, allocation)) + pair_throughput(p, shared_of(p, allocation))
+
+
+def pair_gpus(p: HeteroProblem, shared: np.ndarray | None) -> np.ndarray:
+    """(k,): GPUs of each type the shared time holds, each pair once: sum_{i<j} s y_ijk."""
+    if shared is None:
+        return np.zeros(p.k)
+    return 0.5 * (p.scale[:, None, None] * shared).sum(axis=(0, 1))
+
+
+def candidate_pairs(p: HeteroProblem) -> np.ndarray:
+    """(P, 2): the pairs i < j that can share a GPU of some type (``colocated``)."""
+    can = colocated(p).any(axis=2)
+    return np.argwhere(np.triu(can, 1))
+
+
+def packed_program(p: HeteroProblem) -> tuple[Program, np.ndarray]:
+    """Gavel's packing polytope as a ``Program`` (``PolicyWithPacking.get_base_constraints``
+    and ``MaxMinFairnessPolicyWithPacking.get_allocation``, ``scheduler/policies/policy.py``
+    lines 163-182 and ``max_min_fairness.py`` lines 274-344): variables x_jk (n*k, as
+    ``throughput_program``) then y_pk for each candidate pair p (``candidate_pairs``, P*k);
+    one row per job, its time alone and in every pair it is in, <= 1; one per type, sum_j
+    s_j x_jk + sum_p s_p y_pk <= W_k; job j's utility sum_k T_jk x_jk + sum_{p ∋ j} C_j y_pk.
+    Returns the program and the pairs."""
+    base = throughput_program(p)
+    pairs = candidate_pairs(p)
+    n, k = p.n, p.k
+    c = colocated(p)
+    m = pairs.shape[0]
+    var = n * k + np.arange(m * k)              # pair-major: pair q, type t at n*k + q*k + t
+    q = np.repeat(np.arange(m), k)
+    t = np.tile(np.arange(k), m)
+    i, j = pairs[q, 0], pairs[q, 1]
+    rows = SparseRows((n + k, n * k + m * k),
+                      np.concatenate([base.rows.row, i, j, n + t]),
+                      np.concatenate([base.rows.col, var, var, var]),
+                      np.concatenate([base.rows.value, np.ones(2 * m * k), p.scale[i]]))
+    upper = np.concatenate([base.upper, (c[i, j, t] > 0).astype(float)])
+    gains = SparseRows((n, n * k + m * k), np.concatenate([base.gains.row, i, j]),
+                       np.concatenate([base.gains.col, var, var]),
+                       np.concatenate([base.gains.value, c[i, j, t], c[j, i, t]]))
+    return Program(rows, base.rhs, upper, gains), pairs
+
+
+def unpack(p: HeteroProblem, v: np.ndarray, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A ``packed_program``'s variables as (x: (n, k) alone, y: (n, n, k) shared, symmetric)."""
+    n, k = p.n, p.k
+    x = v[:n * k].reshape(n, k)
+    shared = np.zeros((n, n, k))
+    y = v[n * k:].reshape(-1, k)
+    shared[pairs[:, 0], pairs[:, 1]] = y
+    shared[pairs[:, 1], pairs[:, 0]] = y
+    return x, shared

@@ -205,6 +205,9 @@ def beside(ax, handles=None, title: str | None = None) -> None:
               borderaxespad=0.0, title=title, title_fontsize=7)
 
 
+LEGEND_ENTRIES = 12      # a longer legend beside a panel is not read at a glance
+
+
 def _legend_width(labels: list[str]) -> float:
     """Inches a legend of these labels takes beside a panel (7 pt text: about 0.055 inch a
     character, plus the line sample)."""
@@ -213,7 +216,7 @@ def _legend_width(labels: list[str]) -> float:
 
 def _method_looks(methods: list[str]) -> dict[str, dict]:
     """A colour and a marker per method, both distinct for up to ten methods (hetero has
-    eight): a method whose points coincide with an earlier one's still shows (hollow around
+    ten): a method whose points coincide with an earlier one's still shows (hollow around
     filled, each later marker bigger)."""
     return {m: {"color": f"C{i % 10}", "marker": "osD^v<>phP"[i % 10], "markersize": 3 + 1.6 * i,
                 "markerfacecolor": "none" if i else f"C{i % 10}", "label": m}
@@ -222,10 +225,14 @@ def _method_looks(methods: list[str]) -> dict[str, dict]:
 
 def _key_legend(ax, methods: list[str], look: dict, metrics: list[str]) -> None:
     """One legend entry per method (its colour and marker) and, when the panel draws several
-    metrics, one per metric (its line style): methods + metrics entries, not their product."""
+    metrics, one per metric (its line style): methods + metrics entries, not their product.
+    When together they pass ``LEGEND_ENTRIES``, the metrics alone: the objective's panel,
+    which draws one, keys the methods."""
     from matplotlib.lines import Line2D  # lazy: heavy, only commands that draw need it
 
-    handles = [Line2D([], [], **look[m]) for m in methods] if len(methods) > 1 else []
+    keyed = len(methods) > 1 and (len(metrics) < 2
+                                  or len(methods) + len(metrics) <= LEGEND_ENTRIES)
+    handles = [Line2D([], [], **look[m]) for m in methods] if keyed else []
     if len(metrics) > 1:
         handles += [Line2D([], [], color="black", label=n,
                            linestyle=LINE_STYLES[i % len(LINE_STYLES)])

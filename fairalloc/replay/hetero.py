@@ -23,12 +23,16 @@ from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations
 from fairalloc.models.hetero import (
     LARGEST_WORKERS,
+    MEASURED_TYPES,
     HeteroProblem,
-    effective,
+    colocated,
     eligible,
     isolated_program,
     isolated_throughput,
     measured,
+    measured_pairs,
+    shared_of,
+    throughput_of,
     time_of,
     usable_throughput,
 )
@@ -68,6 +72,10 @@ class Jobs:
     scale: np.ndarray            # (n,)
     weights: np.ndarray          # (n,)
     steps: np.ndarray            # (n,)
+    # Gavel's co-located throughputs (``measured_pairs``) for jobs of its table: each job's
+    # (model, scale factor) class and (classes, classes, types) steps/s beside another's
+    pair_class: np.ndarray | None = None
+    pair_table: np.ndarray | None = None
 
 
 def cluster(data: dict, found: Violations) -> Cluster | None:
@@ -116,8 +124,28 @@ def jobs(c: Cluster, trace: Trace, found: Violations) -> Jobs | None:
                   f"{', '.join(f'{t} {int(w)}' for t, w in zip(c.types, c.workers))})")
     if found or steps is None:
         return None
+    pair_class, pair_table = _pairs(c, trace, scale)
     return Jobs(np.asarray(trace.ids, dtype=object), np.where(usable, rows, 0.0), scale,
-                weights, steps)
+                weights, steps, pair_class, pair_table)
+
+
+def _pairs(c: Cluster, trace: Trace, scale: np.ndarray
+           ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Each job's class (model, scale factor) and the classes' co-located throughputs on the
+    cluster's types from Gavel's table (``measured_pairs``; 0 for two scale factors, as
+    Gavel never packs those); (None, None) for jobs not of the table."""
+    if "model" not in trace.columns or any(t not in MEASURED_TYPES for t in c.types):
+        return None, None
+    keys = list(zip((str(m) for m in trace.columns["model"]), scale.astype(int).tolist()))
+    classes = sorted(set(keys))
+    index = {key: i for i, key in enumerate(classes)}
+    pairs = measured_pairs()
+    table = np.zeros((len(classes), len(classes), len(c.types)))
+    for a, first in enumerate(classes):
+        for b, second in enumerate(classes):
+            row = pairs.get((first, second), {}) if first[1] == second[1] else {}
+            table[a, b] = [row.get(t, (0.0, 0.0))[0] for t in c.types]
+    return np.array([index[key] for key in keys]), table
 
 
 def _rows(c: Cluster, trace: Trace, scale: np.ndarray, found: Violations
@@ -178,21 +206,29 @@ def work(j: Jobs) -> np.ndarray:
 def problem(c: Cluster, j: Jobs, active: np.ndarray, remaining: np.ndarray,
             elapsed: np.ndarray) -> HeteroProblem:
     """The hetero problem over the active jobs, with their steps remaining and time elapsed
-    (what ``finish-time`` needs), built from the arrays."""
+    (what ``finish-time`` needs) and, for Gavel's jobs, their co-located throughputs (what
+    ``max-min-packed`` needs), built from the arrays."""
     return HeteroProblem(ids=tuple(j.ids[active]), types=c.types, workers=c.workers,
                          throughput=j.throughput[active], scale=j.scale[active],
                          weights=j.weights[active], steps=np.asarray(remaining, dtype=float),
-                         elapsed=np.asarray(elapsed, dtype=float))
+                         elapsed=np.asarray(elapsed, dtype=float),
+                         pair_class=None if j.pair_class is None else j.pair_class[active],
+                         pair_table=j.pair_table)
 
 
 def rates(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
-    """Steps/s of each job under the time fractions applied exactly: E_j = sum_k T_jk x_jk."""
-    return effective(p, time_of(p, allocation))
+    """Steps/s of each job under the time fractions applied exactly: E_j = sum_k T_jk x_jk,
+    and its co-located throughputs on the time it shares a GPU."""
+    return throughput_of(p, allocation)
 
 
 def usage(p: HeteroProblem, allocation: Allocation) -> np.ndarray:
-    """(jobs, types): the share of each type's GPUs a job holds, s_j x_jk / W_k."""
+    """(jobs, types): the share of each type's GPUs a job holds, s_j x_jk / W_k, and half of
+    those it shares with another job."""
     x = time_of(p, allocation)
+    shared = shared_of(p, allocation)
+    if shared is not None:
+        x = x + 0.5 * shared.sum(axis=1)
     return np.divide(p.scale[:, None] * x, p.workers[None, :],
                      out=np.zeros_like(x), where=p.workers[None, :] > 0)
 
@@ -389,8 +425,12 @@ def most_plans(j: Jobs, round_s: float) -> float:
     """An upper bound of the plans ``rounds`` makes: a round that lasts all of ``round_s``
     has a job run all of it at its slowest usable rate or faster, so there are at most the
     jobs' steps at those rates over ``round_s`` of them; every other plan (a round cut short
-    as its last jobs finish, a wait for an allocation) follows an arrival or a completion."""
+    as its last jobs finish, a wait for an allocation) follows an arrival or a completion.
+    A job's slowest rate counts its co-located ones (a pair sharing a GPU, ``PackedRounds``)."""
     slowest = np.where(j.throughput > 0, j.throughput, np.inf).min(axis=1)
+    if j.pair_table is not None:
+        beside = np.where(j.pair_table > 0, j.pair_table, np.inf).min(axis=(1, 2))
+        slowest = np.minimum(slowest, beside[j.pair_class])
     return float((j.steps / slowest).sum() / round_s) + 3 * j.steps.size + 1
 
 
@@ -654,12 +694,165 @@ class Rounds:
         return placed, contended
 
 
+class _Remembered:
+    """A policy whose last allocation is kept (``PackedRounds`` reads its shared time)."""
+
+    def __init__(self, policy: Policy):
+        self.policy = policy
+        self.last: tuple | None = None
+
+    def allocate(self, state: State):
+        self.last = self.policy.allocate(state)
+        return self.last
+
+
+class PackedRounds(Rounds):
+    """Gavel's rounds for a policy with space sharing (``_packed`` policies: ``scheduler/
+    scheduler.py``, ``_schedule_jobs_on_workers_helper``): an allocation gives time to jobs
+    alone and to pairs sharing the same s GPUs. Each round, per type (v100, p100, k80: Gavel
+    does not shuffle them for a packing policy), the entries — each job alone and each pair
+    of the allocation with time on that type — in order of priority (time x / time received
+    since the last reset, a pair's its own), then deficit, then x, take s GPUs when none of
+    their jobs runs yet this round and s fit. A pair runs both jobs, each at its co-located
+    throughput, until both finished their round (Gavel runs each job of a pair for its own
+    steps, the pair holding its GPUs until the later one ends); the pair's time received
+    grows by the longer of the two (``_done_callback``). Gavel's reset updates a pair's
+    deficit as a job's (``_reset_time_run_so_far``). Without pairs in the allocation in force
+    the rounds are ``Rounds``'."""
+
+    def __init__(self, c: Cluster, j: Jobs, policy: Policy, **settings):
+        super().__init__(c, j, policy, **settings)
+        self.policy = _Remembered(policy)
+        self.pairs = np.zeros((0, 2), dtype=int)       # the allocation's pairs (trace indices)
+        self.pair_x = np.zeros((0, len(c.types)))      # their time on each type
+        self.pair_time = np.zeros((0, len(c.types)))   # received since the last reset
+        self.pair_deficit: dict[tuple[int, int], np.ndarray] = {}
+        self.running: list[tuple[int, int]] = []       # (pair, type) placed this round
+
+    def plan(self, state: State) -> Plan:
+        self.pending |= state.changed
+        now, active = state.now, state.active
+        if self.pending and (now - self.last_reset >= self.reset_s or self.last_reset == 0):
+            self._reset(state)
+        live = np.isin(self.pairs, active).all(axis=1) & (self.pair_x > 0).any(axis=1)
+        self.running = []
+        if not live.any():
+            return super().plan(state)
+        return self._packed_round(state, np.flatnonzero(live))
+
+    def _packed_round(self, state: State, live: np.ndarray) -> Plan:
+        """One round with the allocation's ``live`` pairs among the entries, played alone."""
+        active = state.active
+        where = np.full(self.j.steps.size, -1)
+        where[active] = np.arange(active.size)
+        k = len(self.c.types)
+        rate = np.zeros(active.size)
+        use = np.zeros((active.size, k))
+        placed = np.full(active.size, -1)
+        for kind, entry, type_ in self._entries(active, live):
+            if kind == "alone":
+                i = where[entry]
+                placed[i] = type_
+                rate[i] = self.j.throughput[entry, type_]
+                use[i, type_] = self.j.scale[entry] / self.c.workers[type_]
+            else:
+                a, b = self.pairs[entry]
+                ca, cb = self.j.pair_class[a], self.j.pair_class[b]
+                rate[where[a]] = self.j.pair_table[ca, cb, type_]
+                rate[where[b]] = self.j.pair_table[cb, ca, type_]
+                use[[where[a], where[b]], type_] = 0.5 * self.j.scale[a] / self.c.workers[type_]
+                self.running.append((entry, type_))
+        self.placed[active] = placed
+        on = rate > 0
+        if not on.any():       # all wait for an allocation: the next reset it may make
+            wake = self.last_reset + self.reset_s if self.pending else math.inf
+            return Plan(rate, use, max(wake, state.now), held=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            runs = np.where(on, np.minimum(self.round_s, state.remaining[active] / rate), 0.0)
+        return Plan(rate, use, state.now + float(runs.max()), held=True)
+
+    def _entries(self, active: np.ndarray, live: np.ndarray) -> list[tuple[str, int, int]]:
+        """This round's placements, Gavel's ``_schedule_jobs_on_workers_helper``: ("alone",
+        job, type) and ("pair", index into ``pairs``, type). A job picked before its first
+        allocation holds its GPUs idle for the round (as ``Rounds._place``)."""
+        k = len(self.c.types)
+        allocated = self.allocated[active]
+        x = self.x[active] * allocated[:, None]
+        t = self.j.throughput[active]
+        alone = np.where((x > 0) & (t > 0), x / self.time[active], 0.0)
+        runs = self._eligible(active)
+        shared = self.pair_x[live] / self.pair_time[live]
+        deficit = np.array([self.pair_deficit.get(tuple(q), np.zeros(k))
+                            for q in self.pairs[live].tolist()]).reshape(-1, k)
+        # each entry's jobs: a lone job and -1, or a pair's two
+        jobs = np.concatenate([np.column_stack([active, np.full(active.size, -1)]),
+                               self.pairs[live]])
+        scale = self.j.scale[jobs[:, 0]]
+        busy = np.zeros(self.j.steps.size + 1, dtype=bool)   # the last: a lone job's partner
+        out = []
+        for k_ in self.order:
+            can = np.concatenate([runs[:, k_], self.pair_x[live, k_] > 0])
+            keys = np.stack([-np.concatenate([x[:, k_], self.pair_x[live, k_]]),
+                             -np.concatenate([self.deficit[active, k_], deficit[:, k_]]),
+                             -np.concatenate([alone[:, k_], shared[:, k_]])])
+            left = self.c.workers[k_]
+            for e in np.flatnonzero(can)[np.lexsort(keys[:, can])]:
+                if left <= 0:
+                    break
+                a, b = jobs[e]
+                if busy[a] or busy[b] or scale[e] > left:
+                    continue
+                left -= scale[e]
+                busy[a] = True
+                busy[b] = b >= 0
+                if e >= active.size:
+                    out.append(("pair", int(live[e - active.size]), int(k_)))
+                elif allocated[e]:
+                    out.append(("alone", int(a), int(k_)))
+        return out
+
+    def ran(self, state: State, plan: Plan, seconds: np.ndarray) -> None:
+        super().ran(state, plan, seconds)
+        if not self.running:
+            return
+        where = np.full(self.j.steps.size, -1)
+        where[state.active] = np.arange(state.active.size)
+        for entry, type_ in self.running:
+            members = where[self.pairs[entry]]
+            self.pair_time[entry, type_] += float(seconds[members].max())
+
+    def _reset(self, state: State) -> None:
+        """Gavel's ``_reset_time_run_so_far`` over pairs too, then ``Rounds._reset`` (the
+        jobs' own, and a new allocation); the new allocation's pairs start at round_s / 2 of
+        time received, each keeping its deficit if it was in the last one (Gavel keeps a
+        pair's until one of its jobs ends; here a pair out of the allocation drops it)."""
+        elapsed = state.now - self.last_reset
+        for q, pair in enumerate(self.pairs.tolist()):
+            received = self.pair_time[q] - self.round_s / 2
+            self.pair_deficit[tuple(pair)] = (self.pair_deficit.get(tuple(pair), 0.0)
+                                              + self.pair_x[q] * elapsed - received)
+        super()._reset(state)
+        problem, solution = self.policy.last
+        shared = shared_of(problem, solution.allocation)
+        active = state.active
+        if shared is None:
+            a = b = np.zeros(0, dtype=int)
+        else:
+            a, b = np.nonzero(np.triu(shared.any(axis=2), 1))
+        self.pairs = np.column_stack([active[a], active[b]]).astype(int)
+        self.pair_x = shared[a, b] if shared is not None else np.zeros((0, len(self.c.types)))
+        self.pair_time = np.full(self.pair_x.shape, self.round_s / 2)
+        live = {tuple(q) for q in self.pairs.tolist()}
+        self.pair_deficit = {q: d for q, d in self.pair_deficit.items() if q in live}
+
+
 def rounds(c: Cluster, j: Jobs, policy: Policy, settings: dict) -> Rounds:
     """Gavel's ``rounds`` mechanism for ``policy`` (``settings``: round_s, reset_s, seed and
     stream: "gavel" orders the worker types as Gavel's simulator does for that seed)."""
     # a wrapper (fair-share) is placed as the method it runs
     name = getattr(policy.run, "base_of", lambda _: policy.name)(policy.options)
-    return Rounds(c, j, policy, round_s=settings.get("round_s", ROUND_S),
+    mechanism = PackedRounds if name in PACKED else Rounds
+    return mechanism(c, j, policy, round_s=settings.get("round_s", ROUND_S),
                   reset_s=settings.get("reset_s", RESET_S), aware=name in AWARE,
                   queue=name in QUEUES, seed=settings.get("seed", 0),
                   stream=settings.get("stream", "numpy"))
@@ -808,6 +1001,43 @@ def fifo_aware(p: HeteroProblem, memory: dict) -> Solution:
     return _fifo(p, memory, aware=True)
 
 
+PACKING_THRESHOLD = 1.5     # Gavel's FIFO packs a pair making more than 1.5x alone, summed
+
+
+def fifo_packed(p: HeteroProblem, memory: dict) -> Solution:
+    """FIFO aware of heterogeneity with space sharing (Gavel's ``fifo_packed``:
+    ``FIFOPolicy`` in mode packing, ``scheduler/policies/fifo.py``): ``fifo-aware``'s
+    allocation (re-made at each change, as Gavel's packing mode resets it, lines 82-84), then
+    ``_pack`` (lines 23-71): the job at the head of the queue joins the job already placed
+    alone, of its scale factor, with which the pair's normalised throughput on that job's
+    type, the sum over the two of co-located over alone, is largest and above
+    ``PACKING_THRESHOLD``; the pair takes that job's place. The first job that packs with none
+    stops it (no job jumps the queue)."""
+    x = time_of(p, fifo_aware(p, memory).allocation)
+    c = colocated(p)
+    shared = np.zeros((p.n, p.n, p.k))
+    alone = [int(i) for i in np.flatnonzero(x.any(axis=1))]   # in the order they were placed
+    for head in np.flatnonzero(~x.any(axis=1)):
+        best, partner = PACKING_THRESHOLD, None
+        for i in alone:
+            k = int(np.argmax(x[i]))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                together = c[i, head, k] / p.throughput[i, k] + c[head, i, k] / p.throughput[
+                    head, k]
+            if c[i, head, k] > 0 and together > best:
+                best, partner = together, i
+        if partner is None:
+            break
+        k = int(np.argmax(x[partner]))
+        x[partner, k] = 0.0
+        shared[partner, head, k] = shared[head, partner, k] = 1.0
+        alone.remove(partner)
+    shared = shared if shared.any() else None
+    return Solution(p.allocation(x, shared), "heuristic", smallest_level(p, x, shared),
+                    solver={"name": "FIFO (fastest type), then pairs "
+                                                  "that gain 1.5x (Gavel's packing)"})
+
+
 def min_total_duration(p: HeteroProblem) -> Solution:
     """Minimise the makespan of the active jobs (Gavel's ``min_total_duration_perf``): the
     smallest T such that every job can finish its remaining steps by T, E_j(x) >= S_j / T.
@@ -827,11 +1057,13 @@ def min_total_duration(p: HeteroProblem) -> Solution:
 
 
 POLICIES = {"fifo": fifo, "fifo-random": fifo_random, "fifo-aware": fifo_aware,
-            "min-total-duration": min_total_duration}
+            "fifo-packed": fifo_packed, "min-total-duration": min_total_duration}
 # the policies that use the jobs' speed per type (Gavel's *_perf): placed fastest type first
 AWARE = frozenset({"max-min", "max-min-isolated", "leximin", "max-throughput", "finish-time",
-                   "fifo-aware", "min-total-duration"})
-QUEUES = frozenset({"fifo", "fifo-random", "fifo-aware"})
+                   "fifo-aware", "min-total-duration", "max-min-packed", "fifo-packed"})
+# the policies whose allocations give two jobs one GPU (Gavel's *_packed): ``PackedRounds``
+PACKED = frozenset({"max-min-packed", "fifo-packed"})
+QUEUES = frozenset({"fifo", "fifo-random", "fifo-aware", "fifo-packed"})
 # the options under which a method is Gavel's policy of its name: Gavel's agnostic
 # finish_time_fairness takes every type at the job's V100 throughput
 GAVEL_OPTIONS = {"agnostic-finish-time": {"reference_type": REFERENCE_TYPE}}

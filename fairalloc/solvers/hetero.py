@@ -13,6 +13,9 @@
   on rho, each narrowing a proven bracket from both ends (dual bounds, bisection);
 * ``agnostic-finish-time``: the same ratios as if every type were as fast (Gavel's
   ``finish_time_fairness``), their leximin on time by progressive filling;
+* ``max-min-packed`` (exact LP, Gavel's ``max_min_fairness_packed``): ``max-min`` over
+  allocations in which two jobs may share a GPU at their co-located throughputs (the spec's
+  ``colocated``);
 * ``isolated`` and ``proportional`` baselines.
 """
 
@@ -48,9 +51,12 @@ from fairalloc.models.hetero import (
     max_min_model,
     merged_jobs,
     normalized,
+    packed_program,
+    pair_throughput,
     relative_weights,
     sum_lp,
     unfinished,
+    unpack,
     weight_unit,
 )
 from fairalloc.models.leontief import Leontief
@@ -94,8 +100,13 @@ def _optimal(highs):
     return report
 
 
-def smallest_level(p: HeteroProblem, x: np.ndarray) -> float:
-    """Every method's objective: min_j E_j / (w_j E_j^iso)."""
+def smallest_level(p: HeteroProblem, x: np.ndarray, shared: np.ndarray | None = None
+                   ) -> float:
+    """Every method's objective: min_j E_j / (w_j E_j^iso) (E_j with the ``shared`` time's
+    co-located throughputs)."""
+    if shared is not None:
+        return float(((normalized(p, x) + pair_throughput(p, shared) / isolated_throughput(p))
+                      / p.weights).min())
     return float((normalized(p, x) / p.weights).min())
 
 
@@ -658,3 +669,29 @@ def proportional(p: HeteroProblem) -> Solution:
     return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
                     solver={"name": "weight-proportional shares"})
 
+
+
+def max_min_packed(p: HeteroProblem) -> Solution:
+    """Gavel's max-min fairness with space sharing (``max_min_fairness_packed``,
+    ``MaxMinFairnessPolicyWithPacking.get_allocation``, ``scheduler/policies/
+    max_min_fairness.py`` lines 274-358): max z s.t. s_j E_j >= z w_j P_j over Gavel's packing
+    polytope (``packed_program``), E_j counting the job's time alone and its time sharing a GPU
+    with each other job at its co-located throughput, P_j its throughput under the
+    proportional share of the GPUs alone (lines 290-298); then, as ``max-min`` does, the most
+    total normalised throughput at that level. Without co-located throughputs (no
+    ``colocated`` in the spec) no two jobs share and the LP is ``max-min``'s. The objective
+    is the kind's, with shared time counted; the level is the metric ``gavel_level``."""
+    program, pairs = packed_program(p)
+    program = program.per_unit(gavel_reference(p) * relative_weights(p))
+    level = _solve(max_min_lp(program, np.ones(p.n), {})).objective
+    floor = np.full(p.n, level * (1 - LEVEL_SLACK))
+    v = _solve(sum_lp(program, relative_weights(p), floor)).x
+    x, shared = unpack(p, v, pairs)
+    objective = smallest_level(p, x, shared)
+    z = level / weight_unit(p)
+    what = (f"{pairs.shape[0]} pairs that can share" if pairs.size else
+            "no two jobs can share a GPU (colocated)")
+    return Solution(p.allocation(x, shared if pairs.size else None), "optimal", objective,
+                    metrics={GAVEL_LEVEL: z},
+                    solver={"name": f"HiGHS LPs (Gavel's max-min with packing, {what}; then "
+                            "max-sum at its level)", "level": z})
