@@ -29,6 +29,7 @@ MOST_STEPS = 200
 CENTRED = 1e-10       # relative deviation of y_i s_i from mu w_i at which the point is taken
 SHRINK = 0.1          # each step aims at this fraction of the present mu, down to the target
 INSIDE = 0.99         # fraction of the way to the boundary that a step may go
+RESIDUAL = 1e-8       # relative residual of a Newton solve beyond which it is not trusted
 
 
 def _step_length(values: np.ndarray, change: np.ndarray) -> float:
@@ -39,9 +40,25 @@ def _step_length(values: np.ndarray, change: np.ndarray) -> float:
 
 
 def dense_newton(a: np.ndarray) -> Newton:
-    """The Newton solve for any ``a``: (A^T diag(d) A) dv = r by LAPACK on the dense matrix
-    (for small LPs; a structured LP solves its own system faster)."""
-    return lambda d, r: np.linalg.solve(a.T @ (a * d[:, None]), r)
+    """The Newton solve for any ``a``: (A^T diag(d) A) dv = r by least squares on the dense
+    matrix (for small LPs, and where a structured solve loses its accuracy)."""
+    return lambda d, r: np.linalg.lstsq(a.T @ (a * d[:, None]), r, rcond=None)[0]
+
+
+def _direction(a: np.ndarray, d: np.ndarray, r: np.ndarray, newton: Newton) -> np.ndarray:
+    """``newton``'s dv, checked by its residual: a structured solve that divides by a block
+    near singularity (a class at the level with its other rows nearly slack: that block alone
+    is rank one to rounding, though the whole system is not) fails or loses its digits, and
+    the dense solve stands in."""
+    try:
+        dv = newton(d, r)
+    except np.linalg.LinAlgError:
+        dv = None
+    if dv is not None and np.isfinite(dv).all():
+        residual = a.T @ (d * (a @ dv)) - r
+        if np.linalg.norm(residual) <= RESIDUAL * max(np.linalg.norm(r), 1e-300):
+            return dv
+    return dense_newton(a)(d, r)
 
 
 def central_point(a: np.ndarray, b: np.ndarray, weights: np.ndarray, mu: float,
@@ -70,7 +87,7 @@ def central_point(a: np.ndarray, b: np.ndarray, weights: np.ndarray, mu: float,
             return v, step - 1
         aim = max(SHRINK * present, mu)
         g = (aim * weights - y * s) / s          # y ds + s dy = aim w - y s, ds = -A dv
-        dv = newton(y / s, -(a.T @ g))
+        dv = _direction(a, y / s, -(a.T @ g), newton)
         ds = -(a @ dv)
         dy = g - (y / s) * ds                     # A^T dy = 0: the duals stay feasible
         primal = _step_length(s, ds)

@@ -18,7 +18,8 @@ FIGURE_9_RATES = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0, 2.2, 2.4, 2.
 GAVEL_NAMES = {"agnostic-max-min": "max_min_fairness", "max-min": "max_min_fairness_perf",
                "fifo": "fifo", "fifo-aware": "fifo_perf",
                "agnostic-finish-time": "finish_time_fairness",
-               "finish-time": "finish_time_fairness_perf"}
+               "finish-time": "finish_time_fairness_perf",
+               "max-min-packed": "max_min_fairness_packed", "fifo-packed": "fifo_packed"}
 
 
 def _by_rate(*values: float | None) -> dict[float, float]:
@@ -35,7 +36,7 @@ FIGURE_9 = {
     "fifo-aware": _by_rate(
         16.91, 16.96, 17.01, 17.10, 17.34, 17.65, 18.29, 20.02, 23.71, 27.68, 33.05, 43.94,
         93.60, 204.44, 301.75),
-    "fifo_packed": _by_rate(
+    "fifo-packed": _by_rate(
         16.91, 16.96, 17.01, 17.10, 17.34, 17.65, 18.29, 19.95, 23.44, 27.34, 32.37, 42.34,
         82.18, None, None),
     "agnostic-max-min": _by_rate(
@@ -47,7 +48,7 @@ FIGURE_9 = {
     "max-min": _by_rate(
         18.55, 18.58, 18.59, 18.51, 18.54, 18.49, 18.55, 19.12, 20.35, 21.90, 24.61, 30.03,
         36.44, 55.78, None),
-    "max_min_fairness_packed": _by_rate(
+    "max-min-packed": _by_rate(
         18.72, 18.95, 19.09, 18.98, 19.01, 18.78, 18.68, 18.90, 19.66, 20.85, 22.89, 26.22,
         30.51, 38.25, 46.94),
     "agnostic-finish-time": _by_rate(
@@ -70,7 +71,7 @@ FIGURE_9_RHO = {
     "max-min": _by_rate(
         0.80, 0.80, 0.80, 0.78, 0.78, 0.76, 0.75, 0.76, 0.77, 0.79, 0.82, 0.85, 0.81, 0.91,
         None),
-    "max_min_fairness_packed": _by_rate(
+    "max-min-packed": _by_rate(
         0.82, 0.83, 0.84, 0.82, 0.82, 0.79, 0.77, 0.75, 0.75, 0.76, 0.78, 0.76, 0.76, 0.86,
         None),
     "gandiva": _by_rate(
