@@ -13,7 +13,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "fairalloc"
 LAYERS = ("models", "solvers", "checks")
-SHARED = {"solvers/highs.py", "checks/__init__.py", "checks/bounds.py"}
+SHARED = {"solvers/highs.py", "solvers/centre.py", "checks/__init__.py", "checks/bounds.py"}
 # tolerance-sized: 1e-15 .. 1e-5 (the floors 1e-300 against division by zero are not
 # tolerances; 1e-3 and up are sizes, limits and defaults)
 SMALLEST, LARGEST = 1e-15, 1e-5

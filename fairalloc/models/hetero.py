@@ -65,6 +65,7 @@ MAX_MIN_SHORTFALL = 1e-6
 TIE = 1e-12
 DUAL_TOLERANCE = 1e-9    # absolute, on a level row's dual: above it, the job is a bottleneck
 LEVEL_SLACK = 1e-9       # relative: the second stage holds each job to within this of the level
+CENTRE_GAP = 1e-7        # relative: the centre's gap to the level (point "centre")
 FINISH_TOLERANCE = 1e-9  # relative width of finish-time fairness's final bracket on rho
 # the metric in which Gavel's max-min states the level it reached (``gavel_reference``)
 GAVEL_LEVEL = "gavel_level"

@@ -29,6 +29,7 @@ from fairalloc.contract import does_not_apply
 from fairalloc.errors import SolverError
 from fairalloc.levels import fill_divisible
 from fairalloc.models.hetero import (
+    CENTRE_GAP,
     DUAL_TOLERANCE,
     FINISH_TOLERANCE,
     GAVEL_LEVEL,
@@ -65,7 +66,6 @@ from fairalloc.result import Solution
 from fairalloc.solvers.centre import central_point
 from fairalloc.solvers.highs import load_matrix, run_loaded, solve_matrix, solve_pyomo
 
-CENTRE_GAP = 1e-7        # relative: Gavel's point centres the allocations this close to the level
 MOST_LPS = 200           # finish-time's LPs at most (each narrows its bracket; bisection halves it)
 
 
