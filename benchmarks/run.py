@@ -40,7 +40,8 @@ Benchmarks (the issue's targets):
                    ``mean-field-lp`` vs ``mean-field`` on the KMeans-vs-PageRank spec.
 * ``hetero``       max-min at 1e3 and 1e4 jobs x 3 types, leximin at 1e2 and 1e3 jobs.
 * ``replay``       the replay engine in Gavel's rounds (6,000 jobs at 5.6 jobs/hour) per CPU
-                   second: aware max-min (target 460 jobs), LAS (600), finish-time (200);
+                   second: aware max-min (target 460 jobs), LAS (600), finish-time (200),
+                   and aware max-min at the centre of its optimal face (no target);
                    Gavel's figure 8, LAS agnostic and aware at 14 input rates, against its
                    published values (within 10%). ``replay-speed``: the speed cases alone.
 * ``import``       ``fairalloc import drf`` of 1e5 and 1e6-row traces, CSV and Parquet.

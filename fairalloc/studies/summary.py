@@ -202,10 +202,19 @@ def summary_cells(records: list[dict], by: list[str], values: list[str],
                 row.append(", ".join(f"{k} {n}" for k, n in r[f"{v} apart"].items()))
             row.append("—" if r["mean_time_s"] is None else f"{r['mean_time_s']:.3g}"
                        + (" (cold)" if r.get("time_cold") else ""))
-            row += [" ".join(f"{MARKS[k]}{share:.0%}" for k, share in r["checks"].get(c, {})
-                             .items() if share > 0) for c in checks]
+            row += [verdict_shares(r["checks"].get(c, {})) for c in checks]
             body.append(row)
     return header, body
+
+
+def verdict_shares(shares: Mapping[str, float]) -> str:
+    """A check's cell: each verdict's mark and its share of the rows, a space between (``–
+    100%`` for all unchecked: written together, the mark read as a minus sign).
+
+    >>> verdict_shares({"holds": 0.75, "fails": 0.25, "unchecked": 0.0})
+    '✓ 75%, ✗ 25%'
+    """
+    return ", ".join(f"{MARKS[k]} {share:.0%}" for k, share in shares.items() if share > 0)
 
 
 def value_name(value: str, unit: Unit | None) -> str:

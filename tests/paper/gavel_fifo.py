@@ -5,12 +5,10 @@ other code (measurements, not printed numbers; they live here beside them).
 Gavel's repository (stanford-futuredata/gavel, HEAD of the mirror) with its simulator set up
 by shared/tools/gavel-sim/setup.sh:
 
-* the makespan experiment (``scripts/sweeps/run_sweep_static.py``'s call of ``simulate``:
-  lam 0, so every job at time 0; multi-GPU jobs; 36 V100 + 36 P100 + 36 K80; one GPU a
-  server; rounds of 360 s), 100 jobs, seed 0: makespan 660.8185 h (33.8 s of wall time);
-* figure 9's point at 2.0 jobs/hour (``run_point.py DEST fifo 2.0 4000 5000 1``, seed 0):
-  the average JCT of jobs 4000-4999, 999 of them done (job 4928 never finished), 33.9994 h.
+the makespan experiment (``scripts/sweeps/run_sweep_static.py``'s call of ``simulate``: lam 0,
+so every job at time 0; multi-GPU jobs; 36 V100 + 36 P100 + 36 K80; one GPU a server; rounds
+of 360 s), 100 jobs, seed 0: makespan 660.8185 h (33.8 s of wall time). Its figure 9 re-runs
+are with the other policies' in ``gavel_figure9_reruns.json``.
 """
 
 MAKESPAN_RERUN_H = {(100, 0): 660.818502411133}       # (jobs, seed) -> makespan, hours
-FIGURE_9_RERUN_H = {2.0: 33.99939327101585}            # jobs/hour -> window's average JCT
