@@ -1,8 +1,8 @@
 """fairalloc's ``fifo`` against Gavel's own simulator re-run here (``gavel_fifo.py``,
-``gavel_figure9_reruns.json``), where Gavel's printed FIFO values come from other code: the makespan table's printed mean of seeds
-0-2 is 182.3 h at 100 jobs, but Gavel's current code runs seed 0 to 660.8 h (at 0.6 h it
-places the queue on the K80s, among them a job of 141 h on a V100 that takes 660 h there), as
-fairalloc's ``fifo`` does.
+``gavel_figure9_reruns.json``), where Gavel's printed FIFO values come from other code: the
+makespan table's printed mean of seeds 0-2 is 182.3 h at 100 jobs, but Gavel's current code runs
+seed 0 to 660.8 h (at 0.6 h it places the queue on the K80s, among them a job of 141 h on a V100
+that takes 660 h there), as fairalloc's ``fifo`` does.
 
 The makespan case is cheap (0.5 s): Gavel's simulator logs the same first two allocations,
 job for job, as fairalloc's; the per-job JCTs have a median ratio of 1.000. Figure 9's point
