@@ -39,26 +39,58 @@ def _step_length(values: np.ndarray, change: np.ndarray) -> float:
     return min(1.0, INSIDE * float((-values[falling] / change[falling]).min()))
 
 
+def _pairs_in_rows(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every ordered pair (i, j) of positions of ``row`` (sorted) with row[i] == row[j]."""
+    per_row = np.bincount(row)[row]              # each position's row's size
+    first = np.repeat(np.arange(row.size), per_row)
+    start = np.repeat(np.searchsorted(row, row), per_row)
+    within = np.arange(first.size) - np.repeat(np.cumsum(per_row) - per_row, per_row)
+    return first, start + within
+
+
 def dense_newton(a: np.ndarray) -> Newton:
-    """The Newton solve for any ``a``: (A^T diag(d) A) dv = r by least squares on the dense
-    matrix (for small LPs, and where a structured solve loses its accuracy)."""
-    return lambda d, r: np.linalg.lstsq(a.T @ (a * d[:, None]), r, rcond=None)[0]
+    """The Newton solve for any ``a``: (A^T diag(d) A) dv = r on the assembled matrix, by
+    LU, or by least squares where the LU breaks down or its residual says it lost its digits
+    (near the optimum the condition reaches 1e22). The matrix is summed from ``a``'s
+    nonzeros (an LP's rows touch few columns), not by a dense product; a column that no row
+    touches (a variable held at 0) gets a unit diagonal, so it stays at 0."""
+    n = a.shape[1]
+    row, col = np.nonzero(a)                    # row by row
+    first, second = _pairs_in_rows(row)
+    cell = col[first] * n + col[second]
+    product = a[row[first], col[first]] * a[row[second], col[second]]
+    owner = row[first]
+    untouched = np.setdiff1d(np.arange(n), col)
+
+    def solve(d: np.ndarray, r: np.ndarray) -> np.ndarray:
+        matrix = np.bincount(cell, product * d[owner], n * n).reshape(n, n)
+        matrix[untouched, untouched] = 1.0
+        try:
+            dv = np.linalg.solve(matrix, r)
+            if _trusted(matrix @ dv - r, r):
+                return dv
+        except np.linalg.LinAlgError:
+            pass
+        return np.linalg.lstsq(matrix, r, rcond=None)[0]
+    return solve
 
 
-def _direction(a: np.ndarray, d: np.ndarray, r: np.ndarray, newton: Newton) -> np.ndarray:
-    """``newton``'s dv, checked by its residual: a structured solve that divides by a block
-    near singularity (a class at the level with its other rows nearly slack: that block alone
-    is rank one to rounding, though the whole system is not) fails or loses its digits, and
-    the dense solve stands in."""
+def _trusted(residual: np.ndarray, r: np.ndarray) -> bool:
+    return bool(np.isfinite(residual).all()) and (
+        np.linalg.norm(residual) <= RESIDUAL * max(np.linalg.norm(r), 1e-300))
+
+
+def _direction(a: np.ndarray, d: np.ndarray, r: np.ndarray, newton: Newton
+               ) -> np.ndarray | None:
+    """``newton``'s dv, or None where its residual says it is not to be trusted: a
+    structured solve that divides by a block near singularity (a class at the level with its
+    other rows nearly slack: that block alone is rank one to rounding, though the whole
+    system is not) fails or loses its digits."""
     try:
         dv = newton(d, r)
     except np.linalg.LinAlgError:
-        dv = None
-    if dv is not None and np.isfinite(dv).all():
-        residual = a.T @ (d * (a @ dv)) - r
-        if np.linalg.norm(residual) <= RESIDUAL * max(np.linalg.norm(r), 1e-300):
-            return dv
-    return dense_newton(a)(d, r)
+        return None
+    return dv if _trusted(a.T @ (d * (a @ dv)) - r, r) else None
 
 
 def central_point(a: np.ndarray, b: np.ndarray, weights: np.ndarray, mu: float,
@@ -79,6 +111,7 @@ def central_point(a: np.ndarray, b: np.ndarray, weights: np.ndarray, mu: float,
     """
     v, y = start.astype(float), duals.astype(float)
     s = b - a @ v
+    dense = None
     if not (s > 0).all() or not (y > 0).all():
         raise SolverError("central point: the start is not strictly feasible")
     for step in range(1, MOST_STEPS + 1):
@@ -87,7 +120,11 @@ def central_point(a: np.ndarray, b: np.ndarray, weights: np.ndarray, mu: float,
             return v, step - 1
         aim = max(SHRINK * present, mu)
         g = (aim * weights - y * s) / s          # y ds + s dy = aim w - y s, ds = -A dv
-        dv = _direction(a, y / s, -(a.T @ g), newton)
+        rhs = -(a.T @ g)
+        dv = _direction(a, y / s, rhs, newton)
+        if dv is None:      # the dense solve, here and (the steps only get stiffer) after
+            newton = dense = dense or dense_newton(a)
+            dv = dense(y / s, rhs)
         ds = -(a @ dv)
         dy = g - (y / s) * ds                     # A^T dy = 0: the duals stay feasible
         primal = _step_length(s, ds)

@@ -204,7 +204,8 @@ class CentreLP:
     """``centre_at_level``'s LP over a merged program's classes, as ``a v <= b``: columns
     class c's k types (c*k..c*k+k-1; those its jobs cannot use held at 0), then the level t
     when there is one; rows x_i >= 0 for the usable ones, the program's job and type rows,
-    then t <= gains_c . x_c for each class that can run; ``weights`` each row's jobs."""
+    then t <= gains_c . x_c for each class that can run; ``weights`` each row's jobs. The
+    rest is the structure ``newton`` reads, fixed with the LP."""
 
     a: np.ndarray
     b: np.ndarray
@@ -212,11 +213,14 @@ class CentreLP:
     free: np.ndarray         # (C k,): usable variables
     rows: np.ndarray         # the program's used rows on the variables
     rhs: np.ndarray
-    kinds: np.ndarray        # per used row: 0 a class's job row, 1 a type row
-    owner: np.ndarray        # per used row: its class or type
     gains: np.ndarray        # (classes that can run, C k)
     runs: np.ndarray         # the classes that can run
     k: int
+    job: np.ndarray          # per used row: a class's job row (else a type row)
+    job_class: np.ndarray    # the class of each job row
+    job_coef: np.ndarray     # (C, k): each class's job row on its own variables
+    class_gain: np.ndarray   # (C, k): each class's level row (0 where it cannot run)
+    type_coef: np.ndarray    # (C, k, type rows): the type rows on each class's variables
 
     @property
     def level(self) -> bool:
@@ -230,8 +234,7 @@ class CentreLP:
         free = merged.program.upper > 0
         rows = dense(merged.program.rows) * free
         used = np.flatnonzero((rows != 0).any(axis=1))
-        kinds = (used >= classes).astype(int)
-        owner = np.where(kinds == 0, used, used - classes)
+        job = used < classes
         gains = dense(merged.program.gains) * free
         runs = np.flatnonzero((gains > 0).any(axis=1)) if level else np.zeros(0, np.intp)
         bounds = -np.eye(size)[free]
@@ -242,10 +245,14 @@ class CentreLP:
         b = np.concatenate([np.zeros(bounds.shape[0]), merged.program.rhs[used],
                             np.zeros(runs.size)])
         weights = np.concatenate([counts[np.arange(size) // k][free],
-                                  np.where(kinds == 0, counts[np.minimum(owner, classes - 1)],
-                                           1.0), counts[runs]])
-        return cls(a, b, weights, free, rows[used], merged.program.rhs[used], kinds, owner,
-                   gains[runs], runs, k)
+                                  np.where(job, counts[np.minimum(used, classes - 1)], 1.0),
+                                  counts[runs]])
+        coef = rows[used].reshape(used.size, classes, k)
+        class_gain = np.zeros((classes, k))
+        class_gain[runs] = gains[runs].reshape(-1, classes, k)[np.arange(runs.size), runs]
+        return cls(a, b, weights, free, rows[used], merged.program.rhs[used], gains[runs],
+                   runs, k, job, used[job], coef[job].sum(axis=0), class_gain,
+                   coef[~job].transpose(1, 2, 0))
 
     def dual_start(self) -> np.ndarray:
         """Duals y > 0 with a^T y = (0, ..., 0, 1): the level rows share 1, the program's
@@ -258,7 +265,7 @@ class CentreLP:
                                np.full(self.rows.shape[0], price), share])
 
     def newton(self, d: np.ndarray, r: np.ndarray) -> np.ndarray:
-        """(a^T diag(d) a) dv = r by its structure: a 3x3 block per class (its x >= 0, job
+        """(a^T diag(d) a) dv = r by its structure: a k x k block per class (its x >= 0, job
         and level rows), the type rows a rank-k term (Woodbury), the level t one more
         column (a Schur complement), so O(classes k^3) with no dense factorisation."""
         k, size = self.k, self.free.size
@@ -267,31 +274,24 @@ class CentreLP:
         bound = np.zeros(size)
         bound[self.free] = d[:nb]
         rows_d, level_d = d[nb:nb + nr], d[nb + nr:]
-        coef = self.rows.reshape(nr, classes, k)
-        job = self.kinds == 0
         # per-class blocks: x >= 0, the job row, the level row; unusable variables held by 1
         block = np.zeros((classes, k, k))
         block[:, np.arange(k), np.arange(k)] = np.where(self.free, bound, 1.0).reshape(
             classes, k)
-        jc = coef[job].sum(axis=0) if job.any() else np.zeros((classes, k))
         jd = np.zeros(classes)
-        jd[self.owner[job]] = rows_d[job]
+        jd[self.job_class] = rows_d[self.job]
+        jc, g = self.job_coef, self.class_gain
         block += jd[:, None, None] * jc[:, :, None] * jc[:, None, :]
-        g = np.zeros((classes, k))
         ld = np.zeros(classes)
-        g[self.runs] = self.gains.reshape(-1, classes, k)[np.arange(self.runs.size),
-                                                          self.runs]
         ld[self.runs] = level_d
         block += ld[:, None, None] * g[:, :, None] * g[:, None, :]
-        # the type rows: columns of u, each on its own type's variables
-        typed = ~job
-        u = coef[typed].transpose(1, 2, 0)                # (classes, k, types used)
+        u = self.type_coef                                # (classes, k, types used)
         h = -(ld[:, None] * g)                            # x-t coupling
         rx = r[:size].reshape(classes, k)
         solved = np.linalg.solve(block, np.concatenate(
             [rx[:, :, None], h[:, :, None], u], axis=2))  # K^-1 [r, h, u]
         ut = np.einsum("ckt,ckm->tm", u, solved)          # u^T K^-1 [r, h, u]
-        small = np.diag(1.0 / rows_d[typed]) + ut[:, 2:]
+        small = np.diag(1.0 / rows_d[~self.job]) + ut[:, 2:]
         fix = np.linalg.solve(small, ut[:, :2])
         both = solved[:, :, :2] - np.einsum("ckt,tm->ckm", solved[:, :, 2:], fix)
         gr, gh = both[:, :, 0], both[:, :, 1]
