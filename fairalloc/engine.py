@@ -70,6 +70,12 @@ def find_method(kind: Kind, name: str | None) -> tuple[str, Callable]:
     name = name or kind.default
     if name not in kind.methods:
         known = ", ".join(kind.methods)
+        if kind.replay is not None and name in kind.replay.policies:
+            # a replay policy runs over time, not on a spec: FIFO's queue and Gandiva's
+            # pairs are kept across its allocations
+            raise SpecError([Violation("options.method", f"{name} is a replay policy of "
+                                       f"{kind.name}, run over time (fairalloc replay, "
+                                       f"policy.method); a spec's methods: {known}")])
         raise SpecError([Violation("options.method", f"unknown method {name!r} for "
                                    f"{kind.name} (known: {known})")])
     return name, kind.methods[name]

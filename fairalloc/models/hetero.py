@@ -267,10 +267,11 @@ def eligible(p: HeteroProblem) -> np.ndarray:
     return (p.throughput > 0) & (p.scale[:, None] <= p.workers[None, :])
 
 
-def isolated_share(p: HeteroProblem) -> np.ndarray:
+def isolated_share(p: HeteroProblem, among: int | None = None) -> np.ndarray:
     """x^iso: 1/n of every type a job can run on, x_jk = W_k / (n s_j), each row scaled down
-    to sum to at most 1 (a job runs on one type at a time)."""
-    x = np.where(eligible(p), p.workers[None, :] / (p.n * p.scale[:, None]), 0.0)
+    to sum to at most 1 (a job runs on one type at a time); with ``among``, 1/among of it
+    (a share among that many holders, Gandiva's jobs and pairs)."""
+    x = np.where(eligible(p), p.workers[None, :] / ((among or p.n) * p.scale[:, None]), 0.0)
     total = x.sum(axis=1, keepdims=True)
     return x / np.maximum(total, 1.0)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import random
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +29,7 @@ from fairalloc.models.hetero import (
     colocated,
     eligible,
     isolated_program,
+    isolated_share,
     isolated_throughput,
     measured,
     measured_pairs,
@@ -852,8 +854,10 @@ def rounds(c: Cluster, j: Jobs, policy: Policy, settings: dict) -> Rounds:
     # a wrapper (fair-share) is placed as the method it runs
     name = getattr(policy.run, "base_of", lambda _: policy.name)(policy.options)
     mechanism = PackedRounds if name in PACKED else Rounds
+    # Gavel shuffles the types each round only for a policy neither aware (Perf) nor packing
+    # (``scheduler/scheduler.py`` lines 879-881): Gandiva's rounds visit them fastest first
     return mechanism(c, j, policy, round_s=settings.get("round_s", ROUND_S),
-                  reset_s=settings.get("reset_s", RESET_S), aware=name in AWARE,
+                  reset_s=settings.get("reset_s", RESET_S), aware=name in AWARE | PACKED,
                   queue=name in QUEUES, seed=settings.get("seed", 0),
                   stream=settings.get("stream", "numpy"))
 
@@ -1038,6 +1042,103 @@ def fifo_packed(p: HeteroProblem, memory: dict) -> Solution:
                                                   "that gain 1.5x (Gavel's packing)"})
 
 
+GANDIVA = "gandiva"        # gandiva's state in the run's memory
+
+
+@dataclass
+class GandivaPairs:
+    """Gavel's ``GandivaPolicy`` between two allocations: its random generator (``self._rng``,
+    seeded with the run's seed as ``utils.get_policy`` seeds it) and the pairs it assigned
+    (``self._assigned_combinations``): each paired job's partner, by trace position."""
+
+    rng: random.Random
+    partner: dict[int, int] = field(default_factory=dict)
+
+
+def gandiva_pairs(state: GandivaPairs, positions: list[int], scale: dict[int, float],
+                  keeps: Callable[[int, int], bool], pack: bool) -> None:
+    """One call of ``GandivaPolicy.get_allocation``'s pairing (``scheduler/policies/
+    gandiva.py`` lines 70-131) on ``state``, for the active jobs' ``positions`` (arrival
+    order, as Gavel's job ids) and their scale factors:
+
+    * a pair is dropped when one of its jobs is no longer active or ``keeps(a, b)`` is false
+      (lines 73-93; Gavel keeps a pair whose normalised throughput is at least 1);
+    * with ``pack`` (the active jobs ask for more GPUs than the cluster has, lines 95-102),
+      the jobs in no pair, in arrival order, are paired at random (lines 108-124): as many
+      draws as there are such jobs, each of two of those still unpaired (``random.sample``),
+      a draw of two scale factors spent without a pair. Without it the pairs are kept, unused.
+    """
+    active = set(positions)
+    for job, other in list(state.partner.items()):
+        if job in state.partner and (other not in active or job not in active
+                                     or not keeps(job, other)):
+            del state.partner[job], state.partner[other]
+    if not pack:
+        return
+    pool = [job for job in positions if job not in state.partner]
+    for _ in range(len(pool)):
+        if len(pool) < 2:
+            break
+        a, b = state.rng.sample(pool, 2)
+        if scale[a] != scale[b]:
+            continue
+        pool.remove(a)
+        pool.remove(b)
+        state.partner[a], state.partner[b] = b, a
+
+
+def pair_normalised(p: HeteroProblem, i: int, j: int) -> float:
+    """Gandiva's worth of jobs i and j sharing GPUs (``_get_normalized_throughput``,
+    ``scheduler/policies/gandiva.py`` lines 47-60): the sum over the types both can run on of
+    each one's co-located throughput over its throughput alone; 0 when they cannot share on
+    one of those types."""
+    c = colocated(p)
+    both = eligible(p)[i] & eligible(p)[j]
+    if not (c[i, j, both] > 0).all() or not (c[j, i, both] > 0).all():
+        return 0.0
+    return float((c[i, j, both] / p.throughput[i, both]
+                  + c[j, i, both] / p.throughput[j, both]).sum())
+
+
+def gandiva(p: HeteroProblem, memory: dict) -> Solution:
+    """Gavel's Gandiva ("LAS w/ Gandiva SS" in its figures; ``GandivaPolicy``,
+    ``scheduler/policies/gandiva.py``), its pairs kept across the run's allocations
+    (:func:`gandiva_pairs`, Gavel's random generator seeded with the run's seed). While the
+    active jobs ask for no more GPUs than the cluster has, each job holds its share alone;
+    past that, random pairs of jobs of one scale factor share GPUs (a pair is kept until one
+    of its jobs ends or its normalised throughput, :func:`pair_normalised`, is below 1, so a
+    pair that cannot share on some type lasts one allocation) and the rest hold theirs alone.
+    Each of those m holders gets an equal share of every type, x_ck = W_k / (m s_c), scaled
+    down to a total of 1 (``_get_allocation``, lines 19-45; ``isolated_share`` among m):
+    agnostic of heterogeneity and of how fast a pair runs. A pair's time on a type where it
+    cannot share and a job's where it cannot run are left out: Gavel's rounds never place
+    them there (``scheduler/scheduler.py`` line 821), so the jobs of such a pair (every pair
+    of multi-GPU jobs in Gavel's table) run only on GPUs left over, at priority 0, until the
+    next allocation. A replay policy: its pairs are drawn and kept over time."""
+    if "active" not in memory:
+        raise ValueError("gandiva keeps state across a replay (memory has no 'active')")
+    state = memory.setdefault(GANDIVA, GandivaPairs(random.Random(memory.get("seed", 0))))
+    positions = sorted(int(i) for i in memory["active"])
+    index = {job: i for i, job in enumerate(int(i) for i in memory["active"])}
+    scale = {job: float(p.scale[index[job]]) for job in positions}
+    gandiva_pairs(state, positions, scale,
+                  lambda a, b: pair_normalised(p, index[a], index[b]) >= 1.0,
+                  pack=float(p.scale.sum()) > float(p.workers.sum()))
+    pairs = [(index[a], index[b]) for a, b in state.partner.items() if a < b]
+    alone = np.ones(p.n, dtype=bool)
+    for i, j in pairs:
+        alone[[i, j]] = False
+    share = isolated_share(p, among=int(alone.sum()) + len(pairs))
+    x = np.where(alone[:, None], share, 0.0)
+    shared = np.zeros((p.n, p.n, p.k))
+    c = colocated(p)
+    for i, j in pairs:
+        shared[i, j] = shared[j, i] = np.where((c[i, j] > 0) & (c[j, i] > 0), share[i], 0.0)
+    shared = shared if shared.any() else None
+    return Solution(p.allocation(x, shared), "heuristic", smallest_level(p, x, shared),
+                    solver={"name": "Gandiva (Gavel's): equal shares, random pairs kept"})
+
+
 def min_total_duration(p: HeteroProblem) -> Solution:
     """Minimise the makespan of the active jobs (Gavel's ``min_total_duration_perf``): the
     smallest T such that every job can finish its remaining steps by T, E_j(x) >= S_j / T.
@@ -1057,12 +1158,13 @@ def min_total_duration(p: HeteroProblem) -> Solution:
 
 
 POLICIES = {"fifo": fifo, "fifo-random": fifo_random, "fifo-aware": fifo_aware,
-            "fifo-packed": fifo_packed, "min-total-duration": min_total_duration}
+            "fifo-packed": fifo_packed, "gandiva": gandiva,
+            "min-total-duration": min_total_duration}
 # the policies that use the jobs' speed per type (Gavel's *_perf): placed fastest type first
 AWARE = frozenset({"max-min", "max-min-isolated", "leximin", "max-throughput", "finish-time",
                    "fifo-aware", "min-total-duration", "max-min-packed", "fifo-packed"})
 # the policies whose allocations give two jobs one GPU (Gavel's *_packed): ``PackedRounds``
-PACKED = frozenset({"max-min-packed", "fifo-packed"})
+PACKED = frozenset({"max-min-packed", "fifo-packed", "gandiva"})
 QUEUES = frozenset({"fifo", "fifo-random", "fifo-aware", "fifo-packed"})
 # the options under which a method is Gavel's policy of its name: Gavel's agnostic
 # finish_time_fairness takes every type at the job's V100 throughput

@@ -19,7 +19,8 @@ GAVEL_NAMES = {"agnostic-max-min": "max_min_fairness", "max-min": "max_min_fairn
                "fifo": "fifo", "fifo-aware": "fifo_perf",
                "agnostic-finish-time": "finish_time_fairness",
                "finish-time": "finish_time_fairness_perf",
-               "max-min-packed": "max_min_fairness_packed", "fifo-packed": "fifo_packed"}
+               "max-min-packed": "max_min_fairness_packed", "fifo-packed": "fifo_packed",
+               "gandiva": "gandiva"}
 
 
 def _by_rate(*values: float | None) -> dict[float, float]:
