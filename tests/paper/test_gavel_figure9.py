@@ -19,6 +19,7 @@ import pytest
 from gavel_figure9 import FIGURE_9, FIGURE_9_RERUN, FIGURE_9_RHO
 
 from fairalloc import api
+from fairalloc.replay.hetero import GAVEL_OPTIONS
 from fairalloc.studies.plan import with_policy
 
 BASE = Path(__file__).resolve().parents[2] / "specs" / "replay" / "fig9-gavel-stream.json"
@@ -52,8 +53,11 @@ RHO_POINTS = [
 
 
 def figure_9_point(policy: str, rate: float, finish_time_fairness: bool = False) -> dict:
-    """The study's replay of one point: its base document at ``rate`` under ``policy``."""
+    """The study's replay of one point: its base document at ``rate`` under ``policy``, with
+    the options under which the policy is Gavel's (``GAVEL_OPTIONS``, as the study
+    ``specs/studies/gavel-fig9-finish-time.json`` sets them)."""
     document = with_policy(json.loads(BASE.read_text()), policy)
+    document["policy"].update(GAVEL_OPTIONS.get(policy, {}))
     document["trace"]["rate"] = rate
     document["measure"]["finish_time_fairness"] = finish_time_fairness
     return document
