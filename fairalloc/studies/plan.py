@@ -459,6 +459,8 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
                 else ["methods", i]
             found.add(where_, f"unknown {'policy' if replay else 'method'} for {kind_name} "
                       f"(known: {', '.join(known_methods)})")
+    if replay:
+        _check_policy_options(kind_name, grid, methods, found)
     # a replay has no objective to divide: its rows' ratio stays empty
     reference = "best" if replay else \
         data.get("reference") or ("exact" if kind.exact in methods else "best")
@@ -645,6 +647,17 @@ def with_policy(document: dict, policy: str) -> dict:
     takes = _policy_options(document.get("kind"), policy)
     kept = {k: v for k, v in own.items() if k in takes}
     return {**document, "policy": {"method": policy, **kept}}
+
+
+def _check_policy_options(kind: str, grid: list, policies: Sequence[str],
+                          found: Violations) -> None:
+    """A grid's ``policy.<option>`` reaches only the policies that take it
+    (``with_policy``): one that none of the study's policies takes is a bad study."""
+    for key, _ in grid:
+        head, _, option = key.partition(".")
+        if head == "policy" and not any(option in _policy_options(kind, p) for p in policies):
+            found.add(["grid", key], f"no policy of the study takes the option {option!r} "
+                      f"(its policies: {', '.join(policies)})")
 
 
 def _policy_options(kind: Any, policy: str) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 
+from fairalloc.errors import SpecError
 from fairalloc.models.hetero import (
     HeteroProblem,
     effective,
@@ -107,3 +108,21 @@ def test_a_study_keeps_the_options_the_new_policy_takes(tmp_path):
     assert loaded.instance_spec(instance, "finish-time")["policy"] == {"method": "finish-time"}
     assert with_policy(document, "max-min-isolated")["policy"] == {
         "method": "max-min-isolated", "point": "centre"}
+
+
+def test_a_grid_option_no_policy_of_the_study_takes_is_refused(tmp_path):
+    """``policy.reference_type`` beside ``max-min`` and ``finish-time`` alone would reach
+    no run: a bad study naming the key, not a silent sweep without it."""
+    document = {"replay": "tiny", "kind": "hetero",
+                "cluster": {"workers": {"v100": 1, "k80": 1}},
+                "trace": {"generator": "gavel", "seed": 0, "jobs": 4, "rate": 4.0},
+                "policy": {"method": "max-min"}, "mechanism": {"name": "rounds"}}
+    (tmp_path / "tiny.json").write_text(json.dumps(document))
+    study = {"study": "ftf", "kind": "hetero", "instances": {"base": "tiny.json"},
+             "grid": {"policy.method": ["max-min", "finish-time"],
+                      "policy.reference_type": ["v100"]}}
+    (tmp_path / "study.json").write_text(json.dumps(study))
+    with pytest.raises(SpecError) as refused:
+        load_study(str(tmp_path / "study.json"))
+    assert [v.path for v in refused.value.violations] == ['grid["policy.reference_type"]']
+    assert "no policy of the study takes" in refused.value.violations[0].rule
