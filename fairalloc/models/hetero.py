@@ -123,7 +123,8 @@ def models() -> list[str]:
 @dataclass(frozen=True, eq=False)
 class HeteroProblem:
     """Worker types and their GPU counts; per job its throughput row, scale factor, weight and
-    (for finish-time fairness) steps remaining and time elapsed (NaN when not given)."""
+    (for finish-time fairness) steps remaining and time elapsed (NaN when not given), and in
+    a replay the seconds its progress so far would have taken at its isolated throughput."""
 
     ids: tuple[str, ...]
     types: tuple[str, ...]
@@ -138,6 +139,10 @@ class HeteroProblem:
     # (c, c, k): steps/s of a job of class a sharing one set of its GPUs of type k with a job
     # of class b (0: they cannot share)
     pair_table: np.ndarray | None = None
+    # (n,) seconds the steps each job has done would have taken at its isolated throughput,
+    # summed allocation by allocation (Gavel's ``_cumulative_isolated_time``), which a replay
+    # keeps; None: the time elapsed, as if the job had run at its isolated throughput so far
+    isolated_time: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -318,14 +323,24 @@ def normalized(p: HeteroProblem, x: np.ndarray) -> np.ndarray:
     return effective(p, x) / isolated_throughput(p)
 
 
+def time_isolated(p: HeteroProblem) -> np.ndarray:
+    """I_j, the seconds job j's progress so far would have taken at its isolated throughput:
+    the problem's ``isolated_time`` (a replay's, Gavel's cumulative isolated time), else the
+    time elapsed t_j (a static spec has no history: the job is taken to have run at its
+    isolated throughput so far)."""
+    return p.elapsed if p.isolated_time is None else p.isolated_time
+
+
 def finish_time_ratio(p: HeteroProblem, throughput: np.ndarray) -> np.ndarray:
-    """rho_j = (t_j + S_j / E_j) / (t_j + S_j / E_j^iso) (Themis): how much later than under
-    the isolated share job j finishes; inf when E_j = 0 and steps remain; NaN for a finished
-    job (S_j = 0: its finish time no longer depends on the allocation, and at t_j = 0 the
-    ratio is 0/0) and without steps_remaining and time_elapsed."""
+    """rho_j = (t_j + S_j / E_j) / (I_j + S_j / E_j^iso) (Themis; I_j: ``time_isolated``, in
+    a replay Gavel's cumulative isolated time, ``scheduler/policies/finish_time_fairness.py``
+    lines 91-95): how much later than under the isolated share job j finishes; inf when E_j =
+    0 and steps remain; NaN for a finished job (S_j = 0: its finish time no longer depends on
+    the allocation, and at t_j = 0 the ratio is 0/0) and without steps_remaining and
+    time_elapsed."""
     with np.errstate(divide="ignore", invalid="ignore"):
         own = p.elapsed + p.steps / throughput
-        ref = p.elapsed + p.steps / isolated_throughput(p)
+        ref = time_isolated(p) + p.steps / isolated_throughput(p)
         return np.where(p.steps > 0, own / ref, np.nan)
 
 

@@ -16,13 +16,14 @@ import math
 import random
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from fairalloc.allocation import Allocation
 from fairalloc.errors import Violations
 from fairalloc.models.hetero import (
+    FINISH_TOLERANCE,
     LARGEST_WORKERS,
     MEASURED_TYPES,
     HeteroProblem,
@@ -43,6 +44,7 @@ from fairalloc.replay.engine import Plan, Policy, State
 from fairalloc.replay.measures import Slack
 from fairalloc.replay.trace import Trace
 from fairalloc.result import Solution
+from fairalloc.solvers import hetero as solvers
 from fairalloc.solvers.hetero import max_min_value, smallest_level
 
 ROUND_S = 360.0                # Gavel's time_per_iteration
@@ -1157,9 +1159,76 @@ def min_total_duration(p: HeteroProblem) -> Solution:
                     solver={"name": "HiGHS LP (max z: E_j >= z S_j)", "makespan_s": makespan})
 
 
+ISOLATED_PROGRESS = "isolated_progress"     # the finish-time policies' state in the memory
+
+
+@dataclass
+class IsolatedProgress:
+    """Gavel's finish-time fairness policies between two calls (``FinishTimeFairnessPolicy
+    WithPerf``, ``scheduler/policies/finish_time_fairness.py`` lines 49-51): each job's
+    cumulative isolated time (s), and the previous call's steps remaining and isolated
+    throughputs, by trace position."""
+
+    cumulative: dict[int, float] = field(default_factory=dict)
+    steps: dict[int, float] = field(default_factory=dict)
+    throughput: dict[int, float] = field(default_factory=dict)
+
+    def advance(self, positions: list[int], steps: np.ndarray, throughput: np.ndarray
+                ) -> np.ndarray:
+        """One call (lines 81-88, 111-115): each active job's cumulative isolated time, to
+        which the steps it did since the previous call add their time at that call's isolated
+        throughput (0 for a job new since then); then this call's steps and isolated
+        throughputs kept for the next. Returns the active jobs' cumulative times. A job no
+        longer active is forgotten (Gavel keeps it, and never reads it again)."""
+        cumulative = {}
+        for job, left in zip(positions, steps.tolist()):
+            cumulative[job] = self.cumulative.get(job, 0.0)
+            if self.throughput.get(job, 0.0) > 0:      # 0: the job could run nowhere
+                cumulative[job] += (self.steps[job] - left) / self.throughput[job]
+        self.cumulative = cumulative
+        self.steps = dict(zip(positions, steps.tolist()))
+        self.throughput = dict(zip(positions, throughput.tolist()))
+        return np.array([cumulative[job] for job in positions], dtype=float)
+
+
+def with_isolated_time(p: HeteroProblem, memory: dict, throughput: np.ndarray
+                       ) -> HeteroProblem:
+    """The problem with Gavel's cumulative isolated time (``IsolatedProgress``, kept in the
+    run's ``memory``) as each job's ``isolated_time``, counted at ``throughput`` (the policy's
+    own E_j^iso)."""
+    if "active" not in memory:
+        raise ValueError("the finish-time policies keep state across a replay (memory has no "
+                         "'active')")
+    state = memory.setdefault(ISOLATED_PROGRESS, IsolatedProgress())
+    positions = [int(i) for i in memory["active"]]
+    return replace(p, isolated_time=state.advance(positions, p.steps, throughput))
+
+
+def finish_time(p: HeteroProblem, memory: dict,
+                tolerance: float = FINISH_TOLERANCE) -> Solution:
+    """``finish-time`` in a replay, as Gavel's ``finish_time_fairness_perf``: the method on
+    ratios whose denominator is Gavel's, I_j + S_j / E_j^iso with I_j the job's cumulative
+    isolated time (``with_isolated_time``; ``scheduler/policies/finish_time_fairness.py``
+    lines 81-95), not its time elapsed."""
+    return solvers.finish_time(with_isolated_time(p, memory, isolated_throughput(p)),
+                               tolerance)
+
+
+def agnostic_finish_time(p: HeteroProblem, memory: dict, reference_type: str | None = None
+                         ) -> Solution:
+    """``agnostic-finish-time`` in a replay, as Gavel's ``finish_time_fairness``: its
+    denominator Gavel's (as ``finish_time``), the cumulative isolated time counted at the
+    isolated throughput with every type as fast (``agnostic_isolated_throughput``, what
+    Gavel's policy hands its inner one, lines 27-40)."""
+    iso = solvers.agnostic_isolated_throughput(p, reference_type)
+    return solvers.agnostic_finish_time(with_isolated_time(p, memory, iso), reference_type)
+
+
 POLICIES = {"fifo": fifo, "fifo-random": fifo_random, "fifo-aware": fifo_aware,
             "fifo-packed": fifo_packed, "gandiva": gandiva,
-            "min-total-duration": min_total_duration}
+            "min-total-duration": min_total_duration,
+            # the kind's methods with the state Gavel's keep between calls
+            "finish-time": finish_time, "agnostic-finish-time": agnostic_finish_time}
 # the policies that use the jobs' speed per type (Gavel's *_perf): placed fastest type first
 AWARE = frozenset({"max-min", "max-min-isolated", "leximin", "max-throughput", "finish-time",
                    "fifo-aware", "min-total-duration", "max-min-packed", "fifo-packed"})

@@ -56,6 +56,7 @@ from fairalloc.models.hetero import (
     pair_throughput,
     relative_weights,
     sum_lp,
+    time_isolated,
     unfinished,
     unpack,
     weight_unit,
@@ -410,9 +411,12 @@ def max_throughput(p: HeteroProblem) -> Solution:
 
 
 def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Solution:
-    """Finish-time fairness (Themis): minimise max_j rho_j, rho_j = (t_j + S_j / E_j) /
-    (t_j + S_j / E_j^iso). For a fixed rho each job needs E_j >= need_j(rho) = S_j / (rho D_j -
-    t_j) (D_j: its denominator), linear in x; the LP max z s.t. E_j >= z need_j(rho) is feasible
+    """Finish-time fairness (Themis; Gavel's ``finish_time_fairness_perf``,
+    ``FinishTimeFairnessPolicyWithPerf``): minimise max_j rho_j, rho_j = (t_j + S_j / E_j) /
+    (I_j + S_j / E_j^iso) (``finish_time_ratio``; I_j the time job j's progress so far would
+    have taken at its isolated throughput: Gavel's cumulative isolated time in a replay, else
+    t_j). For a fixed rho each job needs E_j >= need_j(rho) = S_j / (rho D_j - t_j) (D_j: its
+    denominator), linear in x; the LP max z s.t. E_j >= z need_j(rho) is feasible
     iff z >= 1. The bracket [proven lower bound, achieved rho] is narrowed until its relative
     width is at most ``tolerance``: the result is optimal to that tolerance, and its bound is
     the largest rho proven below the optimum.
@@ -423,8 +427,10 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
     is). The next LP is at the new lower end while that halves the bracket, else at its middle
     (the duals are as exact as HiGHS's tolerances, 1e-7, so the last digits may need
     bisection). On figure 8's replay (``figure_8_document``, 5.6 jobs/h) it takes 3.2 LPs an
-    allocation where bisection took 22.8, to the same rho within the tolerance; the point x
-    may be another of the optimal ones (only the jobs at the largest rho are held by it).
+    allocation where bisection took 22.8, to the same rho within the tolerance. The point:
+    then the most total normalised throughput with every ratio held at most rho
+    (``above_ratio``), not the LP's vertex, which held only the jobs at the largest rho and
+    left GPUs idle that the others could use.
 
     A finished job (steps_remaining 0) has no ratio (its finish time no longer depends on the
     allocation): the largest ratio is over the others; it still counts in the isolated share,
@@ -439,7 +445,7 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
                              "no finish time is left to share")
     program = isolated_program(p)       # E_j in units of E_j^iso: need_j too
     alone = p.steps / isolated_throughput(p)      # S_j / E_j^iso: seconds at the isolated share
-    denominator = p.elapsed + alone
+    denominator = time_isolated(p) + alone
     best_x = isolated_share(p)
     hi = largest_finish_time_ratio(p, effective(p, best_x))          # the isolated share: 1
     pole = float(np.max(p.elapsed[~done] / denominator[~done]))     # no throughput beats it
@@ -464,12 +470,30 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
         lo = max(lo, rho_lower_bound(lo, weights, alone, denominator, p.elapsed,
                                      program.utility_bound(weights, prices)))
         rho = lo if hi - lo <= width / 2 and lo > pole else (lo + hi) / 2
+    x = above_ratio(program, np.where(done, 0.0, alone / np.where(
+        done, 1.0, hi * denominator - p.elapsed)), ~done, p.k)
+    achieved = largest_finish_time_ratio(p, effective(p, x))
+    if achieved <= hi * (1 + tolerance):     # else the floors held only to HiGHS's 1e-7
+        best_x, hi = x, max(hi, achieved)
     gap = (hi - lo) / hi if hi > 0 else 0.0
     return Solution(p.allocation(best_x), "optimal" if gap <= tolerance else "feasible",
                     smallest_level(p, best_x),
                     metrics={"finish_time_bound": lo, "finish_time_gap": gap},
                     solver={"name": "LPs on rho (dual bounds, bisection), HiGHS",
                             "steps": steps, "rho": hi, "rho_bound": lo})
+
+
+def above_ratio(program: Program, needs: np.ndarray, live: np.ndarray, k: int) -> np.ndarray:
+    """``finish-time``'s second stage at its largest ratio rho: the most total normalised
+    throughput sum_j E_j / E_j^iso of the ``live`` jobs with every job held at E_j >= need_j
+    (rho) (``needs``, in units of E_j^iso), so that every ratio stays at most rho. The
+    minimax alone stops at any point of its optimal face; its LP's vertex gives each job no
+    more than it needs to reach rho, so where one job's ratio sets rho far above the others'
+    (in a replay, a job that waited: Gavel's denominator), the others get little and GPUs
+    idle (figure 8 at 5.6 jobs/hour: 41.0 h against Gavel's 30.47). As ``max-min``'s
+    ``above_level``, the result is Pareto efficient among the live jobs. Returns the (n, k)
+    time fractions."""
+    return program.to_time(_solve(sum_lp(program, live.astype(float), needs)).x, k)
 
 
 class NeedsLP:
@@ -520,9 +544,12 @@ def rho_lower_bound(lo: float, weights: np.ndarray, alone: np.ndarray,
     rho = max(lo, float(np.max((c / bound + t) / d)))
     for _ in range(NEWTON_STEPS):
         slack = rho * d - t
-        h = float(np.sum(c / slack))
-        slope = float(np.sum(c * d / slack ** 2))
-        step = (h - bound) / slope
+        # a job whose own root is at its pole (slack 0 to rounding: a job that waited, with
+        # little left) makes h and its slope inf, the step NaN: no step is taken
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = float(np.sum(c / slack))
+            slope = float(np.sum(c * d / slack ** 2))
+            step = (h - bound) / slope
         if not step > TIE * rho:
             break
         ahead = rho + step
@@ -549,13 +576,23 @@ def alike_throughput(p: HeteroProblem, reference_type: str | None = None) -> np.
     return np.where(ok, speed[:, None], 0.0)
 
 
-def _times_at(excess: float, slope: np.ndarray, inv_iso: np.ndarray) -> np.ndarray:
+def agnostic_isolated_throughput(p: HeteroProblem, reference_type: str | None = None
+                                 ) -> np.ndarray:
+    """(n,): E_j^iso as ``agnostic-finish-time`` counts it: the job's throughput with every
+    type as fast (``alike_throughput``) over its isolated share's total time (Gavel's
+    ``FinishTimeFairnessPolicy`` hands the V100-for-every-type throughputs to the policy
+    whose ``IsolatedPolicy`` computes it, ``finish_time_fairness.py`` lines 27-40, 78-79)."""
+    return alike_throughput(p, reference_type).max(axis=1) * isolated_share(p).sum(axis=1)
+
+
+def _times_at(excess: float, slope: np.ndarray, at_one: np.ndarray) -> np.ndarray:
     """t_j at which job j's finish-time ratio is 1 + ``excess``: (e_j + a_j / t_j) / D_j with
-    D_j = e_j + a_j / t_j^iso gives 1 / t_j = excess D_j / a_j + 1 / t_j^iso (``slope`` =
-    D_j / a_j, ``inv_iso`` = 1 / t_j^iso). Counted from 1, not as L D_j - e_j, which lost
-    every digit when e_j >> a_j (a job 1e9 s in with 1e-6 s to go)."""
+    D_j = I_j + a_j / t_j^iso gives 1 / t_j = excess D_j / a_j + 1 / t_j^iso + (I_j - e_j) /
+    a_j (``slope`` = D_j / a_j, ``at_one`` = the last two terms, 1 / t_j at ratio 1).
+    Counted from 1, not as L D_j - e_j, which lost every digit when e_j >> a_j (a job 1e9 s
+    in with 1e-6 s to go)."""
     with np.errstate(divide="ignore", over="ignore"):
-        return 1.0 / (excess * slope + inv_iso)
+        return 1.0 / (excess * slope + at_one)
 
 
 def _row_stop(need: np.ndarray, left: float, start: float, jobs: tuple) -> float:
@@ -575,7 +612,7 @@ def _row_stop(need: np.ndarray, left: float, start: float, jobs: tuple) -> float
     return hi
 
 
-def _ratio_filled(slope: np.ndarray, inv_iso: np.ndarray, use: np.ndarray,
+def _ratio_filled(slope: np.ndarray, at_one: np.ndarray, use: np.ndarray,
                   workers: np.ndarray, live: np.ndarray) -> np.ndarray:
     """Progressive filling of total times t_j on fixed routes toward the leximin of the
     finish-time ratios (``_times_at``), each job using ``use[j, k]`` GPUs of type k per unit
@@ -589,7 +626,7 @@ def _ratio_filled(slope: np.ndarray, inv_iso: np.ndarray, use: np.ndarray,
     live = live.copy()
     while live.any():
         left = np.maximum(workers - (use[~live] * t[~live, None]).sum(axis=0), 0.0)
-        jobs, u = (slope[live], inv_iso[live]), use[live]
+        jobs, u = (slope[live], at_one[live]), use[live]
         at_whole = (1.0 - jobs[1]) / jobs[0]       # each job's excess at its whole time
         whole = float(at_whole.max())              # below it some job would need t_j > 1
         stops = {int(k): _row_stop(u[:, k], left[k], whole, jobs)
@@ -614,9 +651,11 @@ def _ratio_filled(slope: np.ndarray, inv_iso: np.ndarray, use: np.ndarray,
 def agnostic_finish_time(p: HeteroProblem, reference_type: str | None = None) -> Solution:
     """Finish-time fairness agnostic of heterogeneity (Gavel's ``finish_time_fairness``,
     ``FinishTimeFairnessPolicy``): ``finish-time``'s ratios rho_j = (t_j + S_j / E_j) /
-    (t_j + S_j / E_j^iso) with every type as fast as the job's ``reference_type``
-    (``alike_throughput``), so that only a job's total time x_j counts; that time is spread
-    over the types it can run on in proportion to their GPUs, as in ``agnostic-max-min``
+    (I_j + S_j / E_j^iso) with every type as fast as the job's ``reference_type``
+    (``alike_throughput``; E_j^iso: ``agnostic_isolated_throughput``, I_j as in
+    ``finish-time``, counted at that E_j^iso in a replay), so that only a job's total time
+    x_j counts; that time is spread over the types it can run on in proportion to their
+    GPUs, as in ``agnostic-max-min``
     (Gavel's LP leaves the split to its solver: any split gives the same ratios). The point:
     the leximin of those ratios (``_ratio_filled``, no LP), whose largest is the smallest
     Gavel's minimax reaches, and beyond it no GPU left idle that a job below its whole time
@@ -639,10 +678,11 @@ def agnostic_finish_time(p: HeteroProblem, reference_type: str | None = None) ->
     iso = isolated_share(p).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         alone = np.where(live, p.steps / speed, 0.0)      # s at the whole time, any type
-        denominator = np.where(live, p.elapsed + alone / iso, 1.0)
+        ahead = time_isolated(p) - p.elapsed      # I_j - e_j: 0 without a replay's history
+        denominator = np.where(live, time_isolated(p) + alone / iso, 1.0)
         slope = np.where(live, denominator / alone, 1.0)
-        inv_iso = np.where(live, 1.0 / iso, 1.0)
-    t = _ratio_filled(slope, inv_iso, p.scale[:, None] * spread, p.workers, live)
+        at_one = np.where(live, 1.0 / iso + ahead / alone, 1.0)
+    t = _ratio_filled(slope, at_one, p.scale[:, None] * spread, p.workers, live)
     x = t[:, None] * spread
     with np.errstate(divide="ignore"):      # a job given no time: ratio inf
         ratios = (p.elapsed[live] + alone[live] / t[live]) / denominator[live]

@@ -459,6 +459,8 @@ def _checked(data: dict, label: str | None, base: Path, found: Violations,
                 else ["methods", i]
             found.add(where_, f"unknown {'policy' if replay else 'method'} for {kind_name} "
                       f"(known: {', '.join(known_methods)})")
+    if replay:
+        _check_policy_options(kind_name, grid, methods, found)
     # a replay has no objective to divide: its rows' ratio stays empty
     reference = "best" if replay else \
         data.get("reference") or ("exact" if kind.exact in methods else "best")
@@ -634,10 +636,35 @@ def _replay_settings(data: dict, kind, files: Sequence[tuple[str, dict]],
 
 
 def with_policy(document: dict, policy: str) -> dict:
-    """A replay document with ``policy`` as its policy: its options kept when it is the
-    document's own policy (another policy's options would not fit)."""
+    """A replay document with ``policy`` as its policy: every option of the document's policy
+    (the grid's ``policy.*`` keys included) when it is the document's own policy, else those
+    ``policy`` takes (a kind's options share one schema, so an option means the same to every
+    policy that takes it: ``point`` to both max-mins, a grid's ``policy.reference_type`` to
+    ``agnostic-finish-time`` beside a ``max-min`` document); the others would not fit."""
     own = document.get("policy", {})
-    return {**document, "policy": own if own.get("method") == policy else {"method": policy}}
+    if own.get("method") == policy:
+        return document
+    takes = _policy_options(document.get("kind"), policy)
+    kept = {k: v for k, v in own.items() if k in takes}
+    return {**document, "policy": {"method": policy, **kept}}
+
+
+def _check_policy_options(kind: str, grid: list, policies: Sequence[str],
+                          found: Violations) -> None:
+    """A grid's ``policy.<option>`` reaches only the policies that take it
+    (``with_policy``): one that none of the study's policies takes is a bad study."""
+    for key, _ in grid:
+        head, _, option = key.partition(".")
+        if head == "policy" and not any(option in _policy_options(kind, p) for p in policies):
+            found.add(["grid", key], f"no policy of the study takes the option {option!r} "
+                      f"(its policies: {', '.join(policies)})")
+
+
+def _policy_options(kind: Any, policy: str) -> tuple[str, ...]:
+    """The options ``policy`` of ``kind`` takes in a replay (none when either is unknown:
+    the document's check names it)."""
+    known = replays.policies(KINDS[kind]) if kind in KINDS else {}
+    return method_options(known[policy]) if policy in known else ()
 
 
 def _try_points(study: Study, found: Violations) -> None:

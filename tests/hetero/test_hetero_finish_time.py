@@ -5,6 +5,7 @@ few LPs."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -17,6 +18,7 @@ import fairalloc
 from fairalloc.models.hetero import (
     FINISH_TOLERANCE,
     effective,
+    eligible,
     finish_time_ratio,
     isolated_program,
     isolated_share,
@@ -134,3 +136,24 @@ def test_dual_bounds_reach_bisections_rho_in_a_few_lps(spec):
     assert largest_finish_time_ratio(p, effective(p, time_of(p, result.allocation))) \
         == pytest.approx(rho, rel=1e-12)
     assert result.solver["steps"] <= 12
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_no_gpu_idles_that_a_job_below_its_whole_time_could_use(seed):
+    """Beyond the largest ratio, the most total normalised throughput: a job short of its
+    whole time runs only on types whose GPUs are all taken, also where a job that waited
+    (isolated time 0 against hours elapsed, Gavel's denominator in a replay) sets the
+    largest ratio far above the others' (the minimax's vertex gave the others only what
+    they needed to reach it), and the largest ratio is the minimax's."""
+    spec = random_spec(seed, jobs=6, workers=8)
+    p = fairalloc.load_spec(spec).problem
+    waited = np.where(np.arange(p.n) == 0, 0.0, p.elapsed)
+    for problem in (p, dataclasses.replace(p, isolated_time=waited)):
+        solution = finish_time(problem)
+        x = time_of(problem, solution.allocation)
+        full = (problem.scale[:, None] * x).sum(axis=0) >= problem.workers * (1 - 1e-7)
+        for j in np.flatnonzero(x.sum(axis=1) < 1 - 1e-7):
+            assert full[x[j] > 1e-9].all() and full[eligible(problem)[j]].all(), (seed, j)
+        assert solution.status == "optimal"
+        assert largest_finish_time_ratio(problem, effective(problem, x)) == pytest.approx(
+            solution.solver["rho"], rel=1e-9)

@@ -27,9 +27,13 @@ FIGURE_8_RHO = {
 }
 
 # The same figure's finish-time fairness panel (the notebook's cell 10, its third plot):
-# Gavel's FTF agnostic of heterogeneity ("finish_time_fairness"); 6.0 jobs/hour printed too
+# Gavel's FTF agnostic of heterogeneity ("finish_time_fairness") and aware of it
+# ("finish_time_fairness_perf", fairalloc's finish-time); 6.0 jobs/hour printed too
 FIGURE_8_FTF = {
     "agnostic-finish-time": dict(zip(FIGURE_8_RATES, (
         23.26, 23.33, 23.51, 23.58, 23.47, 23.38, 23.51, 23.58, 23.50, 23.43, 23.75, 34.93,
         64.46, 85.54))),
+    "finish-time": dict(zip(FIGURE_8_RATES, (
+        17.58, 17.64, 17.67, 17.51, 17.07, 16.58, 16.41, 16.57, 16.99, 17.57, 18.62, 20.43,
+        23.38, 30.47))),
 }
