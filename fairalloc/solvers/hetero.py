@@ -63,10 +63,9 @@ from fairalloc.models.hetero import (
 from fairalloc.models.leontief import Leontief
 from fairalloc.models.program import SparseRows
 from fairalloc.result import Solution
-from fairalloc.solvers.centre import central_point
+from fairalloc.solvers.centre import RESIDUAL, central_point
 from fairalloc.solvers.highs import load_matrix, run_loaded, solve_matrix, solve_pyomo
 
-WOODBURY = 1e-10         # relative residual of a packed centre's Woodbury step it keeps
 MOST_LPS = 200           # finish-time's LPs at most (each narrows its bracket; bisection halves it)
 
 
@@ -788,9 +787,10 @@ class PackedCentreLP:
         few digits; then the matrix is formed from the same structure (O(variables^2 x
         rows), not ``dense_newton``'s product of ``a``) and solved densely."""
         dv = self._woodbury(d, r)
+        # kept at the residual the path checks (``solvers.centre``), else formed and solved
         dv = dv + self._woodbury(d, r - self.a.T @ (d * (self.a @ dv)))
         residual = self.a.T @ (d * (self.a @ dv)) - r
-        if np.isfinite(dv).all() and np.linalg.norm(residual) <= WOODBURY * np.linalg.norm(r):
+        if np.isfinite(dv).all() and np.linalg.norm(residual) <= RESIDUAL * np.linalg.norm(r):
             return dv
         size = self.index.size
         matrix = (self.rows.T * d[size:]) @ self.rows
