@@ -22,6 +22,10 @@ from fairalloc import api
 from fairalloc.studies.plan import with_policy
 
 BASE = Path(__file__).resolve().parents[2] / "specs" / "replay" / "fig9-gavel-stream.json"
+# the packing policies' base (specs/studies/gavel-fig9-packed.json): max-min-packed at the
+# centre of its optimal face
+PACKED = BASE.with_name("fig9-packed.json")
+BASES = {"max-min-packed": PACKED, "fifo-packed": PACKED}
 
 # (policy, rate, the reference pinned to), one line a point
 JCT_POINTS = [
@@ -53,7 +57,7 @@ RHO_POINTS = [
 
 def figure_9_point(policy: str, rate: float, finish_time_fairness: bool = False) -> dict:
     """The study's replay of one point: its base document at ``rate`` under ``policy``."""
-    document = with_policy(json.loads(BASE.read_text()), policy)
+    document = with_policy(json.loads(BASES.get(policy, BASE).read_text()), policy)
     document["trace"]["rate"] = rate
     document["measure"]["finish_time_fairness"] = finish_time_fairness
     return document
