@@ -43,8 +43,10 @@ JCT_POINTS = [
     # -4.5% of Gavel's own run here (20.26 h), which is 7.5% below the printed 21.90 h; the
     # efficient point gave 17.63 h (-13%)
     pytest.param("max-min", 2.0, FIGURE_9_RERUN["max-min"][2.0], id="max-min-2.0"),
-    # space sharing at the lowest rate Gavel prints (84 and 23 s of CPU); at 1.0 jobs/hour
-    # 17.61 h against 19.01 (-7.4%) and 16.42 against 17.34 (-5.3%) (docs/replay.md)
+    # space sharing at the lowest rate Gavel prints, on the packing preset's base
+    # (max-min-packed at the centre: 17.98 h, -3.9%, 223 s of CPU at a load of 8; fifo-packed
+    # 16.07 h, -5.0%, 23 s); at 2.0 jobs/hour the centre gives 19.74 h against 20.85 (-5.3%;
+    # the efficient point 17.61, -15.5%) in 601 s, too long to pin (docs/replay.md)
     pytest.param("max-min-packed", 0.2, FIGURE_9["max-min-packed"][0.2],
                  id="max-min-packed-0.2"),
     pytest.param("fifo-packed", 0.2, FIGURE_9["fifo-packed"][0.2], id="fifo-packed-0.2"),
