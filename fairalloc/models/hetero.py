@@ -820,3 +820,87 @@ def unpack(p: HeteroProblem, v: np.ndarray, pairs: np.ndarray) -> tuple[np.ndarr
     shared[pairs[:, 0], pairs[:, 1]] = y
     shared[pairs[:, 1], pairs[:, 0]] = y
     return x, shared
+
+
+@dataclass(frozen=True)
+class MergedPacked:
+    """A packing program over classes of jobs that an LP on it cannot tell apart
+    (``merged_packed``): variables each class's x (its k types) then each pair of classes'
+    y (k each), y_q the time of every one of the ``together[q]`` pairs of jobs it stands for
+    (a class with itself: two of its jobs). ``group``, ``first``, ``counts`` as ``Merged``'s."""
+
+    program: Program
+    group: np.ndarray
+    first: np.ndarray
+    counts: np.ndarray
+    pairs: np.ndarray        # (Q, 2): classes c <= d
+    together: np.ndarray     # (Q,): pairs of jobs each pair of classes stands for
+
+    def unpack(self, p: HeteroProblem, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The jobs' (x: (n, k) alone, y: (n, n, k) shared) from the classes' variables:
+        each job its class's x, each two jobs their classes' y."""
+        classes, k = self.counts.size, p.k
+        x = v[:classes * k].reshape(classes, k)[self.group]
+        by_class = np.zeros((classes, classes, k))
+        y = v[classes * k:].reshape(-1, k)
+        by_class[self.pairs[:, 0], self.pairs[:, 1]] = y
+        by_class[self.pairs[:, 1], self.pairs[:, 0]] = y
+        shared = by_class[np.ix_(self.group, self.group)]
+        shared[np.arange(p.n), np.arange(p.n)] = 0.0
+        return x, shared
+
+
+def merged_packed(p: HeteroProblem, alike: np.ndarray) -> MergedPacked:
+    """``packed_program`` with the jobs merged into classes of the same throughputs alone,
+    scale factor, co-located throughputs (``pair_class``) and ``alike`` (what else the LP
+    gives each job: a max-min's reference, a sum's weight), and each pair of jobs into its
+    pair of classes. Exact at every point the LP is symmetric in, as ``merged_jobs``: the
+    LP is convex and unchanged by permuting a class's jobs, so the mean of an optimum over
+    those permutations is an optimum with every job of a class alike and every pair of jobs
+    of two classes alike, and the merged LP is the full one on such points. Class c's row:
+    its time alone plus, for each pair of classes (c, d), y times the jobs it shares with
+    (n_d, or n_c - 1 with itself); a type's row counts every pair of jobs once
+    (n_c n_d, or n_c (n_c - 1) / 2); class c's utility: its throughput alone plus each such
+    y times the jobs it shares with times its co-located throughput. Gavel's figure 9:
+    some 60 jobs of 30 classes, 1,800 pairs of jobs in some 200 pairs of classes."""
+    same = np.zeros(p.n) if p.pair_class is None else p.pair_class
+    keys = np.column_stack([p.throughput, p.scale, eligible(p), alike, same])
+    group, first, counts = equal_rows(keys)
+    classes, k = first.size, p.k
+    by_class = np.argsort(group, kind="stable")
+    starts = np.cumsum(counts) - counts
+    second = by_class[np.minimum(starts + 1, p.n - 1)]     # a class's other job, if any
+    c = colocated(p)
+    table = c[np.ix_(first, first)]
+    table[np.arange(classes), np.arange(classes)] = np.where(
+        (counts >= 2)[:, None], c[first, second], 0.0)
+    pairs = np.argwhere(np.triu(table.any(axis=2)))
+    a, b = pairs[:, 0], pairs[:, 1]
+    own = a == b
+    together = np.where(own, counts[a] * (counts[a] - 1) / 2, counts[a] * counts[b])
+    # the jobs of the other class each job of a (of b) shares a pair of classes' y with
+    with_a = np.where(own, counts[a] - 1, counts[b])
+    with_b = counts[a]
+    q = np.repeat(np.arange(pairs.shape[0]), k)
+    t = np.tile(np.arange(k), pairs.shape[0])
+    cls = np.repeat(np.arange(classes), k)
+    kinds = np.tile(np.arange(k), classes)
+    x_var = np.arange(classes * k)
+    y_var = classes * k + np.arange(pairs.shape[0] * k)
+    other = ~own[q]                     # a pair of two classes: a row entry for b too
+    scale = p.scale[first]
+    size = (classes + pairs.shape[0]) * k
+    rows = SparseRows(
+        (classes + k, size),
+        np.concatenate([cls, a[q], b[q][other], classes + kinds, classes + t]),
+        np.concatenate([x_var, y_var, y_var[other], x_var, y_var]),
+        np.concatenate([np.ones(classes * k), with_a[q], with_b[q][other],
+                        counts[cls] * scale[cls], together[q] * scale[a[q]]]))
+    upper = np.concatenate([eligible(p)[first].ravel(), (table[a[q], b[q], t] > 0) * 1.0])
+    gains = SparseRows(
+        (classes, size), np.concatenate([cls, a[q], b[q][other]]),
+        np.concatenate([x_var, y_var, y_var[other]]),
+        np.concatenate([p.throughput[first].ravel(), with_a[q] * table[a[q], b[q], t],
+                        (with_b[q] * table[b[q], a[q], t])[other]]))
+    return MergedPacked(Program(rows, np.concatenate([np.ones(classes), p.workers]), upper,
+                                gains), group, first, counts, pairs, together)

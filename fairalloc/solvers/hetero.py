@@ -15,7 +15,7 @@
   ``finish_time_fairness``), their leximin on time by progressive filling;
 * ``max-min-packed`` (exact LP, Gavel's ``max_min_fairness_packed``): ``max-min`` over
   allocations in which two jobs may share a GPU at their co-located throughputs (the spec's
-  ``colocated``);
+  ``colocated``), over classes of jobs and pairs of classes, then either point;
 * ``isolated`` and ``proportional`` baselines.
 """
 
@@ -37,6 +37,7 @@ from fairalloc.models.hetero import (
     TIE,
     HeteroProblem,
     Merged,
+    MergedPacked,
     Program,
     agnostic_program,
     effective,
@@ -51,20 +52,19 @@ from fairalloc.models.hetero import (
     max_min_lp,
     max_min_model,
     merged_jobs,
+    merged_packed,
     normalized,
-    packed_program,
     pair_throughput,
     relative_weights,
     sum_lp,
     time_isolated,
     unfinished,
-    unpack,
     weight_unit,
 )
 from fairalloc.models.leontief import Leontief
 from fairalloc.models.program import SparseRows
 from fairalloc.result import Solution
-from fairalloc.solvers.centre import central_point
+from fairalloc.solvers.centre import RESIDUAL, central_point
 from fairalloc.solvers.highs import load_matrix, run_loaded, solve_matrix, solve_pyomo
 
 MOST_LPS = 200           # finish-time's LPs at most (each narrows its bracket; bisection halves it)
@@ -711,27 +711,150 @@ def proportional(p: HeteroProblem) -> Solution:
 
 
 
-def max_min_packed(p: HeteroProblem) -> Solution:
+def max_min_packed(p: HeteroProblem, point: str = "efficient") -> Solution:
     """Gavel's max-min fairness with space sharing (``max_min_fairness_packed``,
     ``MaxMinFairnessPolicyWithPacking.get_allocation``, ``scheduler/policies/
     max_min_fairness.py`` lines 274-358): max z s.t. s_j E_j >= z w_j P_j over Gavel's packing
     polytope (``packed_program``), E_j counting the job's time alone and its time sharing a GPU
     with each other job at its co-located throughput, P_j its throughput under the
-    proportional share of the GPUs alone (lines 290-298); then, as ``max-min`` does, the most
-    total normalised throughput at that level. Without co-located throughputs (no
-    ``colocated`` in the spec) no two jobs share and the LP is ``max-min``'s. The objective
-    is the kind's, with shared time counted; the level is the metric ``gavel_level``."""
-    program, pairs = packed_program(p)
-    program = program.per_unit(gavel_reference(p) * relative_weights(p))
-    level = _solve(max_min_lp(program, np.ones(p.n), {})).objective
-    floor = np.full(p.n, level * (1 - LEVEL_SLACK))
-    v = _solve(sum_lp(program, relative_weights(p), floor)).x
-    x, shared = unpack(p, v, pairs)
+    proportional share of the GPUs alone (lines 290-298); then, as ``max-min`` does, the
+    ``point`` at that level: the most total normalised throughput (``efficient``) or the
+    centre of the LP's optimal face (``centre``, ``packed_centre``). Both LPs over the jobs
+    and pairs of jobs merged into classes (``merged_packed``: the same optimum), so that
+    neither the solver's vertex nor the jobs' order moves a job's time. Without co-located
+    throughputs (no ``colocated`` in the spec) no two jobs share and the LP is ``max-min``'s.
+    The objective is the kind's, with shared time counted; the level is the metric
+    ``gavel_level``."""
+    if point not in POINTS:
+        raise does_not_apply("options.point", f"no point {point!r} (one of: "
+                             f"{', '.join(POINTS)})")
+    unit = gavel_reference(p) * relative_weights(p)
+    merged = merged_packed(p, np.column_stack([unit, relative_weights(p)]))
+    program = merged.program.per_unit(unit[merged.first])
+    level = _solve(max_min_lp(program, np.ones(merged.first.size), {})).objective
+    if point == "efficient":
+        floor = np.full(merged.first.size, level * (1 - LEVEL_SLACK))
+        weights = relative_weights(p)[merged.first] * merged.counts
+        v = _solve(sum_lp(program, weights, floor)).x
+    else:
+        v = packed_centre(replace(merged, program=program), level)
+    x, shared = merged.unpack(p, v)
     objective = smallest_level(p, x, shared)
     z = level / weight_unit(p)
-    what = (f"{pairs.shape[0]} pairs that can share" if pairs.size else
-            "no two jobs can share a GPU (colocated)")
-    return Solution(p.allocation(x, shared if pairs.size else None), "optimal", objective,
-                    metrics={GAVEL_LEVEL: z},
-                    solver={"name": f"HiGHS LPs (Gavel's max-min with packing, {what}; then "
-                            "max-sum at its level)", "level": z})
+    what = (f"{merged.pairs.shape[0]} pairs of classes of jobs that can share"
+            if merged.pairs.size else "no two jobs can share a GPU (colocated)")
+    return Solution(p.allocation(x, shared if merged.pairs.size else None), "optimal",
+                    objective, metrics={GAVEL_LEVEL: z},
+                    solver={"name": f"HiGHS LPs (Gavel's max-min with packing, {what}; "
+                            f"{POINT_NAMES[point]})", "level": z})
+
+
+def packed_centre(merged: MergedPacked, level: float) -> np.ndarray:
+    """Gavel's point at the packing LP's level (``level``, in the program's units): the
+    point of its central path whose gap is ``CENTRE_GAP`` of the level
+    (``solvers.centre``), on the LP's own inequalities as Gavel writes them (every variable
+    >= 0, each job's time alone and in pairs at most 1, each type's GPUs: ``policies/
+    policy.py``, ``PolicyWithPacking.get_base_constraints``) and one log term per job, or
+    pair of jobs, for its own rows (``PackedCentreLP``), as ``centre_at_level`` takes
+    ``max-min``'s. Returns the merged program's variables."""
+    lp = PackedCentreLP.of(merged, level > 0)
+    n_free = lp.index.size
+    x = np.full(n_free, 0.5 * float((lp.b[n_free:n_free + lp.held] /
+                                      np.maximum(lp.rows[:lp.held, :n_free].sum(axis=1),
+                                                 1e-300)).min()))
+    start = np.append(x, 0.5 * float((lp.gains @ x).min())) if lp.level else x
+    mu = CENTRE_GAP * level / lp.weights.sum() if lp.level else 1.0
+    v, _ = central_point(lp.a, lp.b, lp.weights, mu, start, lp.dual_start(), lp.newton)
+    out = np.zeros(merged.program.upper.size)
+    out[lp.index] = v[:n_free]
+    return out
+
+
+@dataclass(frozen=True)
+class PackedCentreLP:
+    """``packed_centre``'s LP as ``a v <= b``: columns the merged packing program's usable
+    variables (``index``), then the level t when there is one; rows v_i >= 0 for each, the
+    program's rows that hold any (``held`` of them), then t <= gains_c . v for each class
+    that can run; ``weights``: the jobs, or pairs of jobs, each row stands for. ``rows``:
+    ``a`` without its v_i >= 0 rows (few: two a class and one a type)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    weights: np.ndarray
+    index: np.ndarray
+    rows: np.ndarray
+    held: int
+    gains: np.ndarray
+    level: bool
+
+    @classmethod
+    def of(cls, merged: MergedPacked, level: bool) -> PackedCentreLP:
+        program, counts = merged.program, merged.counts
+        classes = counts.size
+        k = program.rhs.size - classes          # the rows: one a class, then one a type
+        index = np.flatnonzero(program.upper > 0)
+        rows = dense(program.rows)[:, index]
+        used = np.flatnonzero((rows != 0).any(axis=1))
+        gains = dense(program.gains)[:, index]
+        runs = np.flatnonzero((gains > 0).any(axis=1)) if level else np.zeros(0, np.intp)
+        per_variable = np.concatenate([np.repeat(counts, k),
+                                       np.repeat(merged.together, k)])[index]
+        weights = np.concatenate([per_variable,
+                                  np.where(used < classes, counts[np.minimum(used, classes - 1)],
+                                           1.0), counts[runs]])
+        others = np.vstack([rows[used], -gains[runs]])
+        if level:
+            others = np.column_stack([others, np.r_[np.zeros(used.size), np.ones(runs.size)]])
+        bounds = -np.eye(index.size, others.shape[1])
+        b = np.concatenate([np.zeros(index.size), program.rhs[used], np.zeros(runs.size)])
+        return cls(np.vstack([bounds, others]), b, weights, index, others, used.size,
+                   gains[runs], level)
+
+    def dual_start(self) -> np.ndarray:
+        """Duals y > 0 with a^T y = (0, ..., 0, 1): the level rows share 1, the program's
+        rows priced so that every v_i >= 0 row's dual comes out positive."""
+        share = np.full(self.gains.shape[0], 1.0 / max(self.gains.shape[0], 1))
+        need = self.gains.T @ share
+        column = self.rows[:self.held, :self.index.size].sum(axis=0)
+        price = 1.0 + 2.0 * float((need / column).max())
+        return np.concatenate([price * column - need, np.full(self.held, price), share])
+
+    def newton(self, d: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """(a^T diag(d) a) dv = r by its structure: the v_i >= 0 rows a diagonal, the few
+        others (two a class, one a type) a low-rank term, solved by Woodbury with one round
+        of iterative refinement, O(variables x rows^2). Near the face Woodbury divides by
+        the diagonal of a variable the face does not pin (1e-13 beside 1e10) and keeps too
+        few digits; then the matrix is formed from the same structure (O(variables^2 x
+        rows), not ``dense_newton``'s product of ``a``) and solved densely."""
+        dv = self._woodbury(d, r)
+        # kept at the residual the path checks (``solvers.centre``), else formed and solved
+        dv = dv + self._woodbury(d, r - self.a.T @ (d * (self.a @ dv)))
+        residual = self.a.T @ (d * (self.a @ dv)) - r
+        if np.isfinite(dv).all() and np.linalg.norm(residual) <= RESIDUAL * np.linalg.norm(r):
+            return dv
+        size = self.index.size
+        matrix = (self.rows.T * d[size:]) @ self.rows
+        matrix[np.arange(size), np.arange(size)] += d[:size]
+        return np.linalg.solve(matrix, r)
+
+    def _woodbury(self, d: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """``newton``'s solve by Woodbury over the rows other than v_i >= 0 and a Schur
+        complement for the level t."""
+        size = self.index.size
+        bound, dr = d[:size], d[size:]
+        rx = self.rows[:, :size]
+        inverse = 1.0 / bound
+        capacity = np.diag(1.0 / dr) + (rx * inverse) @ rx.T
+
+        def solve(right: np.ndarray) -> np.ndarray:
+            scaled = inverse[:, None] * right
+            return scaled - inverse[:, None] * (rx.T @ np.linalg.solve(capacity, rx @ scaled))
+
+        if not self.level:
+            return solve(r[:, None])[:, 0]
+        rt = self.rows[:, size]
+        h = rx.T @ (dr * rt)
+        both = solve(np.column_stack([r[:size], h]))
+        gr, gh = both[:, 0], both[:, 1]
+        dt = (r[size] - h @ gr) / ((dr * rt) @ rt - h @ gh)
+        return np.append(gr - gh * dt, dt)
