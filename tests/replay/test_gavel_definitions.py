@@ -255,14 +255,22 @@ def test_max_min_does_not_depend_on_the_lp_algorithm_or_the_jobs_order(monkeypat
     every job the same throughput (the vertices returned gave one job 65% more or less), at
     either point of the optimal face."""
     run = KINDS["hetero"].methods[method]
-    order = np.random.default_rng(1).permutation(60)
+    assert_same_by_algorithm_and_order(
+        monkeypatch, 60, lambda p: effective(p, time_of(p, run(p, point=point).allocation)))
+
+
+def assert_same_by_algorithm_and_order(monkeypatch, jobs: int, throughputs) -> None:
+    """``throughputs(p)`` (one per job) on ``jobs`` of Gavel's multi-GPU jobs (seed 1) is the
+    same, job by job, with HiGHS's dual simplex, its interior point method, and the dual
+    simplex on the jobs in another order."""
+    order = np.random.default_rng(1).permutation(jobs)
     found = []
-    for interior, positions in ((False, np.arange(60)), (True, np.arange(60)),
+    for interior, positions in ((False, np.arange(jobs)), (True, np.arange(jobs)),
                                 (False, order)):
         monkeypatch.setattr(hetero_solvers, "interior_pays", lambda cost, i=interior: i)
-        p = gavel_jobs_problem(60, 1, positions)
-        by_job = np.empty(60)
-        by_job[positions] = effective(p, time_of(p, run(p, point=point).allocation))
+        p = gavel_jobs_problem(jobs, 1, positions)
+        by_job = np.empty(jobs)
+        by_job[positions] = throughputs(p)
         found.append(by_job)
     np.testing.assert_allclose(found[1], found[0], rtol=1e-6)
     np.testing.assert_allclose(found[2], found[0], rtol=1e-6)
@@ -332,17 +340,8 @@ def test_max_min_packed_does_not_depend_on_the_lp_algorithm_or_the_jobs_order(mo
     pairs): the dual simplex, the interior point method and the jobs in another order give
     every job the same throughput, alone and shared, at either point (the full LP's
     vertex moved a job's throughput by up to 14% with the algorithm, 9% with the order)."""
-    order = np.random.default_rng(1).permutation(40)
-    found = []
-    for interior, positions in ((False, np.arange(40)), (True, np.arange(40)),
-                                (False, order)):
-        monkeypatch.setattr(hetero_solvers, "interior_pays", lambda cost, i=interior: i)
-        p = gavel_jobs_problem(40, 1, positions)
-        by_job = np.empty(40)
-        by_job[positions] = packed_throughputs(p, hetero_solvers.max_min_packed(p, point))
-        found.append(by_job)
-    np.testing.assert_allclose(found[1], found[0], rtol=1e-6)
-    np.testing.assert_allclose(found[2], found[0], rtol=1e-6)
+    assert_same_by_algorithm_and_order(
+        monkeypatch, 40, lambda p: packed_throughputs(p, hetero_solvers.max_min_packed(p, point)))
 
 
 def test_the_packed_lp_over_classes_has_the_full_lps_level():
