@@ -17,6 +17,7 @@ import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -903,6 +904,18 @@ def _fifo(p: HeteroProblem, memory: dict, aware: bool) -> Solution:
                                               " (random type)")})
 
 
+def kept_state(memory: dict, key: str, who: str, make: Callable[[], Any]
+               ) -> tuple[Any, list[int]]:
+    """A stateful replay policy's state, kept in the run's ``memory`` under ``key`` (made by
+    ``make`` at its first call), and the active jobs' trace positions in the problem's order;
+    a ValueError naming ``who`` outside a replay (no ``memory["active"]``)."""
+    if "active" not in memory:
+        raise ValueError(f"{who} keeps state across a replay (memory has no 'active')")
+    if key not in memory:
+        memory[key] = make()
+    return memory[key], [int(i) for i in memory["active"]]
+
+
 GAVEL_FIFO = "gavel_fifo"      # fifo's state in the run's memory
 
 
@@ -975,10 +988,8 @@ def fifo(p: HeteroProblem, memory: dict) -> Solution:
     allotted type whole, as Gavel does. Where Gavel would place a job on a type with fewer
     GPUs than its scale factor (where it could never run), it is skipped as on a type it has
     no throughput on. ``fifo-random`` is the random type Gavel meant to draw."""
-    if "active" not in memory:
-        raise ValueError("fifo keeps state across a replay (memory has no 'active')")
-    state = memory.setdefault(GAVEL_FIFO, GavelFifo(random.Random(memory.get("seed", 0))))
-    positions = [int(i) for i in memory["active"]]
+    state, positions = kept_state(memory, GAVEL_FIFO, "fifo",
+                                  lambda: GavelFifo(random.Random(memory.get("seed", 0))))
     ok = eligible(p)
     scale = dict(zip(positions, p.scale.tolist()))
     runs = {job: {p.types[k] for k in np.flatnonzero(ok[i])}
@@ -1117,11 +1128,10 @@ def gandiva(p: HeteroProblem, memory: dict) -> Solution:
     them there (``scheduler/scheduler.py`` line 821), so the jobs of such a pair (every pair
     of multi-GPU jobs in Gavel's table) run only on GPUs left over, at priority 0, until the
     next allocation. A replay policy: its pairs are drawn and kept over time."""
-    if "active" not in memory:
-        raise ValueError("gandiva keeps state across a replay (memory has no 'active')")
-    state = memory.setdefault(GANDIVA, GandivaPairs(random.Random(memory.get("seed", 0))))
-    positions = sorted(int(i) for i in memory["active"])
-    index = {job: i for i, job in enumerate(int(i) for i in memory["active"])}
+    state, active = kept_state(memory, GANDIVA, "gandiva",
+                               lambda: GandivaPairs(random.Random(memory.get("seed", 0))))
+    positions = sorted(active)
+    index = {job: i for i, job in enumerate(active)}
     scale = {job: float(p.scale[index[job]]) for job in positions}
     gandiva_pairs(state, positions, scale,
                   lambda a, b: pair_normalised(p, index[a], index[b]) >= 1.0,
@@ -1196,11 +1206,8 @@ def with_isolated_time(p: HeteroProblem, memory: dict, throughput: np.ndarray
     """The problem with Gavel's cumulative isolated time (``IsolatedProgress``, kept in the
     run's ``memory``) as each job's ``isolated_time``, counted at ``throughput`` (the policy's
     own E_j^iso)."""
-    if "active" not in memory:
-        raise ValueError("the finish-time policies keep state across a replay (memory has no "
-                         "'active')")
-    state = memory.setdefault(ISOLATED_PROGRESS, IsolatedProgress())
-    positions = [int(i) for i in memory["active"]]
+    state, positions = kept_state(memory, ISOLATED_PROGRESS, "a finish-time policy",
+                                  IsolatedProgress)
     return replace(p, isolated_time=state.advance(positions, p.steps, throughput))
 
 
