@@ -1038,9 +1038,7 @@ def fifo_packed(p: HeteroProblem, memory: dict) -> Solution:
         best, partner = PACKING_THRESHOLD, None
         for i in alone:
             k = int(np.argmax(x[i]))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                together = c[i, head, k] / p.throughput[i, k] + c[head, i, k] / p.throughput[
-                    head, k]
+            together = pair_gain(p, i, head)[k]
             if c[i, head, k] > 0 and together > best:
                 best, partner = together, i
         if partner is None:
@@ -1109,8 +1107,17 @@ def pair_normalised(p: HeteroProblem, i: int, j: int) -> float:
     both = eligible(p)[i] & eligible(p)[j]
     if not (c[i, j, both] > 0).all() or not (c[j, i, both] > 0).all():
         return 0.0
-    return float((c[i, j, both] / p.throughput[i, both]
-                  + c[j, i, both] / p.throughput[j, both]).sum())
+    return float(pair_gain(p, i, j)[both].sum())
+
+
+def pair_gain(p: HeteroProblem, i: int, j: int) -> np.ndarray:
+    """(k,): Gavel's normalised throughput of jobs i and j sharing GPUs of each type, the sum
+    over the two of its co-located throughput over its throughput alone (``fifo.py``
+    ``_pack`` and ``gandiva.py`` ``_get_normalized_throughput`` both weigh a pair so); inf or
+    NaN on a type one of them cannot run on."""
+    c = colocated(p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return c[i, j] / p.throughput[i] + c[j, i] / p.throughput[j]
 
 
 def gandiva(p: HeteroProblem, memory: dict) -> Solution:
