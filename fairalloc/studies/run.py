@@ -274,8 +274,10 @@ def _forkserver():
     this (threaded) process can leak one worker's death pipe into another, and a pool then
     never notices that a worker was killed. A kind registered at run time is not in the
     server: run such studies with ``--workers 1``, or register the kind by entry point.
-    The server is started with Ctrl-C ignored, which every process it forks inherits from
-    its first instruction (a handler set in the child would leave a window)."""
+    The server is started with Ctrl-C blocked, which it and every process it forks inherit
+    from their first instruction (a handler set in the child would leave a window); the
+    driver's Ctrl-C stays pending meanwhile and is taken once the server runs (ignoring it
+    here lost a Ctrl-C that came during the start, and the study ran on to its end)."""
     import multiprocessing
     from multiprocessing import forkserver
 
@@ -283,11 +285,12 @@ def _forkserver():
     context.set_forkserver_preload(["fairalloc.studies.run", "fairalloc.engine",
                                     "fairalloc.registry"])
     if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            forkserver.ensure_running()
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        with CTRL_C.held():     # another thread may take the signal: Python's flag, noted
+            previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                forkserver.ensure_running()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     return context
 
 

@@ -26,7 +26,7 @@ from fairalloc.errors import SolverError
 from fairalloc.registry import KINDS
 from fairalloc.studies import store as store_module
 from fairalloc.studies.plan import load_study
-from fairalloc.studies.run import run_study
+from fairalloc.studies.run import CTRL_C, _forkserver, run_study
 from fairalloc.studies.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,6 +102,21 @@ def test_ctrl_c_at_random_moments_then_resume_stores_every_row_once(tmp_path, mo
     keys = [row[:3] for row in rows]
     assert len(keys) == len(set(keys)) == load_study(SLOW).task_count
     assert [row for row in rows if row[3] == "error"] == []
+
+
+def test_ctrl_c_while_the_pool_starts_its_server_is_taken(monkeypatch):
+    """The default mode starts its pool after a second in the driver; a Ctrl-C that lands
+    while the fork server starts is taken once it runs (it was ignored there, and the study
+    ran on to its end: the flaky ``[default]`` case above, exit 0)."""
+    from multiprocessing import forkserver
+
+    def starting() -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+
+    monkeypatch.setattr(forkserver, "ensure_running", starting)
+    with CTRL_C.installed(), pytest.raises(KeyboardInterrupt):
+        _forkserver()
 
 
 def test_ctrl_c_that_a_solver_swallows_in_the_driver_stores_no_error_row(tmp_path,
