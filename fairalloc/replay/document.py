@@ -265,6 +265,12 @@ def policies(kind: Kind) -> dict[str, Callable]:
     return {**kind.methods, **kind.replay.policies}
 
 
+def policy_options(run: Callable) -> tuple[str, ...]:
+    """The options a document may give a policy: its declared ones but ``memory`` (the state
+    the engine hands a replay policy, not the user's)."""
+    return tuple(o for o in method_options(run) if o != "memory")
+
+
 def _policy(kind: Kind, data: dict, found: Violations) -> tuple[str, Callable | None, dict]:
     known = policies(kind)
     name = data.get("method", kind.replay.default_policy or kind.default)
@@ -273,7 +279,7 @@ def _policy(kind: Kind, data: dict, found: Violations) -> tuple[str, Callable | 
                   f"{', '.join(known)})")
         return name, None, {}
     run = known[name]
-    declared = [o for o in method_options(run) if o != "memory"]
+    declared = policy_options(run)
     options = {k: v for k, v in data.items() if k != "method"}
     for key in options:
         if key not in declared:

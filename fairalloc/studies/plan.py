@@ -664,7 +664,7 @@ def _policy_options(kind: Any, policy: str) -> tuple[str, ...]:
     """The options ``policy`` of ``kind`` takes in a replay (none when either is unknown:
     the document's check names it)."""
     known = replays.policies(KINDS[kind]) if kind in KINDS else {}
-    return method_options(known[policy]) if policy in known else ()
+    return replays.policy_options(known[policy]) if policy in known else ()
 
 
 def _try_points(study: Study, found: Violations) -> None:

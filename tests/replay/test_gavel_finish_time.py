@@ -89,7 +89,8 @@ def test_the_replay_feeds_gavels_cumulative_isolated_time():
 
 def test_a_study_keeps_the_options_the_new_policy_takes(tmp_path):
     """A grid's ``policy.reference_type`` beside a ``max-min`` document reaches
-    ``agnostic-finish-time`` (it takes it) and not ``finish-time`` (it does not)."""
+    ``agnostic-finish-time`` (it takes it) and not ``finish-time`` (it does not); the
+    document's ``point`` reaches ``finish-time`` and ``max-min-isolated``, which take it."""
     document = {"replay": "tiny", "kind": "hetero",
                 "cluster": {"workers": {"v100": 1, "k80": 1}},
                 "trace": {"generator": "gavel", "seed": 0, "jobs": 4, "rate": 4.0},
@@ -105,24 +106,28 @@ def test_a_study_keeps_the_options_the_new_policy_takes(tmp_path):
     instance = next(iter(loaded.instances()))
     assert loaded.instance_spec(instance, "agnostic-finish-time")["policy"] == {
         "method": "agnostic-finish-time", "reference_type": "v100"}
-    assert loaded.instance_spec(instance, "finish-time")["policy"] == {"method": "finish-time"}
+    assert loaded.instance_spec(instance, "finish-time")["policy"] == {
+        "method": "finish-time", "point": "centre"}
     assert with_policy(document, "max-min-isolated")["policy"] == {
         "method": "max-min-isolated", "point": "centre"}
 
 
-def test_a_grid_option_no_policy_of_the_study_takes_is_refused(tmp_path):
+@pytest.mark.parametrize("policies, option", [(["max-min", "finish-time"], "reference_type"),
+                                              (["fifo", "gandiva"], "memory")])
+def test_a_grid_option_no_policy_of_the_study_takes_is_refused(tmp_path, policies, option):
     """``policy.reference_type`` beside ``max-min`` and ``finish-time`` alone would reach
-    no run: a bad study naming the key, not a silent sweep without it."""
+    no run: a bad study naming the key, not a silent sweep without it. ``memory`` is the
+    state the engine hands a stateful policy (``fifo``, ``gandiva``), no option of the user's
+    (the study took it as one)."""
     document = {"replay": "tiny", "kind": "hetero",
                 "cluster": {"workers": {"v100": 1, "k80": 1}},
                 "trace": {"generator": "gavel", "seed": 0, "jobs": 4, "rate": 4.0},
                 "policy": {"method": "max-min"}, "mechanism": {"name": "rounds"}}
     (tmp_path / "tiny.json").write_text(json.dumps(document))
     study = {"study": "ftf", "kind": "hetero", "instances": {"base": "tiny.json"},
-             "grid": {"policy.method": ["max-min", "finish-time"],
-                      "policy.reference_type": ["v100"]}}
+             "grid": {"policy.method": policies, f"policy.{option}": ["v100"]}}
     (tmp_path / "study.json").write_text(json.dumps(study))
     with pytest.raises(SpecError) as refused:
         load_study(str(tmp_path / "study.json"))
-    assert [v.path for v in refused.value.violations] == ['grid["policy.reference_type"]']
+    assert [v.path for v in refused.value.violations] == [f'grid["policy.{option}"]']
     assert "no policy of the study takes" in refused.value.violations[0].rule
