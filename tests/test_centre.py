@@ -77,12 +77,14 @@ def test_after_a_failed_structured_solve_the_dense_one_takes_every_later_step():
     assert len(calls) == 1
 
 
-def test_the_dense_solve_is_exact_on_a_system_scaled_as_at_the_optimum():
+@pytest.mark.parametrize("density", [0.15, 0.6], ids=["sparse-rows", "dense-rows"])
+def test_the_dense_solve_is_exact_on_a_system_scaled_as_at_the_optimum(density):
     """Rows at their bound weigh up to 1e18 more than slack ones near the optimum; the
-    assembled matrix (summed from the rows' nonzeros) is solved to the residual that the
-    structured solve is held to, and a column no row touches stays at 0."""
+    assembled matrix (summed from the rows' nonzeros, or a dense product where the rows'
+    pairs of nonzeros outnumber the cells) is solved to the residual that the structured
+    solve is held to, and a column no row touches stays at 0."""
     rng = np.random.default_rng(3)
-    a = rng.normal(size=(30, 8)) * (rng.random((30, 8)) < 0.4)
+    a = rng.normal(size=(30, 8)) * (rng.random((30, 8)) < density)
     a[:, 5] = 0.0                                          # a variable held at 0
     d = 10.0 ** rng.uniform(-10, 8, 30)
     r = rng.normal(size=8)

@@ -52,18 +52,26 @@ def dense_newton(a: np.ndarray) -> Newton:
     """The Newton solve for any ``a``: (A^T diag(d) A) dv = r on the assembled matrix, by
     LU, or by least squares where the LU breaks down or its residual says it lost its digits
     (near the optimum the condition reaches 1e22). The matrix is summed from ``a``'s
-    nonzeros (an LP's rows touch few columns), not by a dense product; a column that no row
-    touches (a variable held at 0) gets a unit diagonal, so it stays at 0."""
+    nonzeros (an LP's rows touch few columns), not by a dense product, unless the rows'
+    pairs of nonzeros outnumber ``a``'s cells (dense rows); a column that no row touches (a
+    variable held at 0) gets a unit diagonal, so it stays at 0."""
     n = a.shape[1]
     row, col = np.nonzero(a)                    # row by row
-    first, second = _pairs_in_rows(row)
-    cell = col[first] * n + col[second]
-    product = a[row[first], col[first]] * a[row[second], col[second]]
-    owner = row[first]
     untouched = np.setdiff1d(np.arange(n), col)
+    if int((np.bincount(row) ** 2).sum()) > a.size:
+        def assemble(d: np.ndarray) -> np.ndarray:
+            return (a.T * d) @ a
+    else:
+        first, second = _pairs_in_rows(row)
+        cell = col[first] * n + col[second]
+        product = a[row[first], col[first]] * a[row[second], col[second]]
+        owner = row[first]
+
+        def assemble(d: np.ndarray) -> np.ndarray:
+            return np.bincount(cell, product * d[owner], n * n).reshape(n, n)
 
     def solve(d: np.ndarray, r: np.ndarray) -> np.ndarray:
-        matrix = np.bincount(cell, product * d[owner], n * n).reshape(n, n)
+        matrix = assemble(d)
         matrix[untouched, untouched] = 1.0
         try:
             dv = np.linalg.solve(matrix, r)
