@@ -1218,14 +1218,14 @@ def with_isolated_time(p: HeteroProblem, memory: dict, throughput: np.ndarray
     return replace(p, isolated_time=state.advance(positions, p.steps, throughput))
 
 
-def finish_time(p: HeteroProblem, memory: dict,
-                tolerance: float = FINISH_TOLERANCE) -> Solution:
+def finish_time(p: HeteroProblem, memory: dict, tolerance: float = FINISH_TOLERANCE,
+                point: str = "efficient") -> Solution:
     """``finish-time`` in a replay, as Gavel's ``finish_time_fairness_perf``: the method on
     ratios whose denominator is Gavel's, I_j + S_j / E_j^iso with I_j the job's cumulative
     isolated time (``with_isolated_time``; ``scheduler/policies/finish_time_fairness.py``
-    lines 81-95), not its time elapsed."""
+    lines 81-95), not its time elapsed; ``point`` as the method's."""
     return solvers.finish_time(with_isolated_time(p, memory, isolated_throughput(p)),
-                               tolerance)
+                               tolerance, point)
 
 
 def agnostic_finish_time(p: HeteroProblem, memory: dict, reference_type: str | None = None

@@ -192,12 +192,34 @@ def centre_at_level(p: HeteroProblem, program: Program, z: float, merged: Merged
     centre; it depends on no solver, and identical jobs get the same time (the point is
     unique, so symmetric). Computed over ``merged`` (a class's log terms: its count times one
     job's). Returns the (n, k) time fractions."""
-    lp = CentreLP.of(merged, z > 0)
+    return program.to_time(merged.variables(_centre(merged, z * weight_unit(p)), p.k), p.k)
+
+
+def _centre(merged: Merged, level: float) -> np.ndarray:
+    """The point of the central path of max t s.t. t <= gains_c . x_c over ``merged``'s
+    classes (``CentreLP``) whose gap is ``CENTRE_GAP`` of its optimal ``level`` (in the
+    program's units): the merged program's variables."""
+    lp = CentreLP.of(merged, level > 0)
     x = np.where(lp.free, 0.5 * float((lp.rhs / lp.rows.sum(axis=1)).min()), 0.0)
     start = np.append(x, 0.5 * float((lp.gains @ x).min())) if lp.level else x
-    mu = CENTRE_GAP * z * weight_unit(p) / lp.weights.sum() if lp.level else 1.0
+    mu = CENTRE_GAP * level / lp.weights.sum() if lp.level else 1.0
     v, _ = central_point(lp.a, lp.b, lp.weights, mu, start, lp.dual_start(), lp.newton)
-    return program.to_time(merged.variables(v[:lp.free.size], p.k), p.k)
+    return v[:lp.free.size]
+
+
+def centre_at_ratio(p: HeteroProblem, program: Program, needs: np.ndarray,
+                    live: np.ndarray) -> np.ndarray:
+    """``finish-time``'s point ``centre`` at its largest ratio rho, on an
+    ``isolated_program`` (``needs``: need_j(rho) in units of E_j^iso): the point of the
+    central path of max t s.t. E_j >= t need_j over the ``live`` jobs whose gap is
+    ``CENTRE_GAP`` of its level, 1 at the optimal rho (as ``centre_at_level`` for max-min).
+    Gavel's ``FinishTimeFairnessPolicyWithPerf`` minimises the largest ratio with ECOS, an
+    interior point method: a point inside the optimal face, where a job below rho gets part
+    of what it could use, not the most total throughput (``above_ratio``). Each job is its
+    own class unless jobs share their rows and needs. Returns the (n, k) time fractions."""
+    at = program.per_unit(np.where(live, needs, np.inf))   # a finished job: no level row
+    merged = merged_jobs(at, np.zeros(p.n))
+    return at.to_time(merged.variables(_centre(merged, 1.0), p.k), p.k)
 
 
 @dataclass(frozen=True)
@@ -311,9 +333,7 @@ def _max_min(p: HeteroProblem, reference: np.ndarray, formulation: str, point: s
     Returns the (n, k) time fractions and z. The level by the sparse matrix LP or
     (``formulation: "pyomo"``) the same LP written out in Pyomo (``models.hetero.
     max_min_model``; tests check both reach the same optimum)."""
-    if point not in POINTS:
-        raise does_not_apply("options.point", f"no point {point!r} (one of: "
-                             f"{', '.join(POINTS)})")
+    check_point(point)
     program = level_program(p, reference)
     merged = merged_jobs(program, relative_weights(p))      # both LPs' classes
     if formulation == "pyomo":
@@ -331,6 +351,13 @@ def _max_min(p: HeteroProblem, reference: np.ndarray, formulation: str, point: s
 POINTS = ("efficient", "centre")
 POINT_NAMES = {"efficient": "then max-sum at its level",
                "centre": "then the centre of its optimal face (Newton)"}
+
+
+def check_point(point: str) -> None:
+    """Refuse a ``point`` option that names none of ``POINTS``."""
+    if point not in POINTS:
+        raise does_not_apply("options.point", f"no point {point!r} (one of: "
+                             f"{', '.join(POINTS)})")
 
 
 def max_min(p: HeteroProblem, formulation: str = "matrix", point: str = "efficient"
@@ -410,7 +437,8 @@ def max_throughput(p: HeteroProblem) -> Solution:
                     solver={"name": "HiGHS LP (max-sum)", "total": report.objective})
 
 
-def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Solution:
+def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE,
+                point: str = "efficient") -> Solution:
     """Finish-time fairness (Themis; Gavel's ``finish_time_fairness_perf``,
     ``FinishTimeFairnessPolicyWithPerf``): minimise max_j rho_j, rho_j = (t_j + S_j / E_j) /
     (I_j + S_j / E_j^iso) (``finish_time_ratio``; I_j the time job j's progress so far would
@@ -429,12 +457,15 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
     bisection). On figure 8's replay (``figure_8_document``, 5.6 jobs/h) it takes 3.2 LPs an
     allocation where bisection took 22.8, to the same rho within the tolerance. The point:
     then the most total normalised throughput with every ratio held at most rho
-    (``above_ratio``), not the LP's vertex, which held only the jobs at the largest rho and
-    left GPUs idle that the others could use.
+    (``above_ratio``, ``point: "efficient"``), not the LP's vertex, which held only the jobs
+    at the largest rho and left GPUs idle that the others could use; or the centre of that
+    optimal face (``centre_at_ratio``, ``point: "centre"``), the point Gavel's interior point
+    solver approaches.
 
     A finished job (steps_remaining 0) has no ratio (its finish time no longer depends on the
     allocation): the largest ratio is over the others; it still counts in the isolated share,
     as in every method. With every job finished there is nothing to share: does not apply."""
+    check_point(point)
     if np.isnan(p.steps).any() or np.isnan(p.elapsed).any():
         missing = int(np.flatnonzero(np.isnan(p.steps) | np.isnan(p.elapsed))[0])
         raise does_not_apply(f"jobs[{missing}]", "finish-time needs steps_remaining and "
@@ -452,11 +483,15 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
     lo, rho, steps = pole, hi, 0        # the first LP at the isolated share's rho: feasible
     m = program.rows.shape[0]
     lp = NeedsLP(program)
+
+    def needs_at(rho: float) -> np.ndarray:
+        """need_j(rho) / E_j^iso of every unfinished job (0 for a finished one)."""
+        return np.where(done, 0.0, alone / np.where(done, 1.0, rho * denominator - p.elapsed))
+
     while hi - lo > tolerance * hi and steps < MOST_LPS:
         steps += 1
         width = hi - lo
-        slack = np.where(done, 1.0, rho * denominator - p.elapsed)
-        report = lp.solve(alone / slack)
+        report = lp.solve(needs_at(rho))
         x = program.to_time(report.x[:-1], p.k)
         achieved = largest_finish_time_ratio(p, effective(p, x))
         if achieved < hi:
@@ -470,10 +505,14 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
         lo = max(lo, rho_lower_bound(lo, weights, alone, denominator, p.elapsed,
                                      program.utility_bound(weights, prices)))
         rho = lo if hi - lo <= width / 2 and lo > pole else (lo + hi) / 2
-    x = above_ratio(program, np.where(done, 0.0, alone / np.where(
-        done, 1.0, hi * denominator - p.elapsed)), ~done, p.k)
+    if point == "centre":       # strictly inside the face: its ratios below rho
+        x = centre_at_ratio(p, program, needs_at(hi), ~done)
+    else:
+        x = above_ratio(lp, needs_at(hi), ~done, p.k)
     achieved = largest_finish_time_ratio(p, effective(p, x))
-    if achieved <= hi * (1 + tolerance):     # else the floors held only to HiGHS's 1e-7
+    if achieved <= hi * (1 + tolerance) or point == "centre":
+        # else the floors held only to HiGHS's 1e-7; the centre is the point asked for,
+        # its ratios within CENTRE_GAP of rho
         best_x, hi = x, max(hi, achieved)
     gap = (hi - lo) / hi if hi > 0 else 0.0
     return Solution(p.allocation(best_x), "optimal" if gap <= tolerance else "feasible",
@@ -483,7 +522,7 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE) -> Soluti
                             "steps": steps, "rho": hi, "rho_bound": lo})
 
 
-def above_ratio(program: Program, needs: np.ndarray, live: np.ndarray, k: int) -> np.ndarray:
+def above_ratio(lp: NeedsLP, needs: np.ndarray, live: np.ndarray, k: int) -> np.ndarray:
     """``finish-time``'s second stage at its largest ratio rho: the most total normalised
     throughput sum_j E_j / E_j^iso of the ``live`` jobs with every job held at E_j >= need_j
     (rho) (``needs``, in units of E_j^iso), so that every ratio stays at most rho. The
@@ -492,8 +531,13 @@ def above_ratio(program: Program, needs: np.ndarray, live: np.ndarray, k: int) -
     (in a replay, a job that waited: Gavel's denominator), the others get little and GPUs
     idle (figure 8 at 5.6 jobs/hour: 41.0 h against Gavel's 30.47). As ``max-min``'s
     ``above_level``, the result is Pareto efficient among the live jobs. Returns the (n, k)
-    time fractions."""
-    return program.to_time(_solve(sum_lp(program, live.astype(float), needs)).x, k)
+    time fractions. Solved on the bracket's loaded LP (``NeedsLP.most_at``), else afresh
+    (HiGHS's warm start said "Unknown" on throughputs of 1e10 beside weights of 1e6)."""
+    try:
+        v = lp.most_at(needs, live.astype(float)).x[:-1]
+    except SolverError:
+        v = _solve(sum_lp(lp.program, live.astype(float), needs)).x
+    return lp.program.to_time(v, k)
 
 
 class NeedsLP:
@@ -514,6 +558,22 @@ class NeedsLP:
         else:
             self._change(needs)
         self.needs = needs
+        return _optimal(self.highs)
+
+    def most_at(self, needs: np.ndarray, weights: np.ndarray):
+        """``sum_lp``'s report (max sum_j weights_j gains_j . v with gains_j . v >= needs_j)
+        on the loaded LP: z held at 1 and the objective the sum, from the last basis (the
+        same LP as a fresh ``sum_lp``; figure 8's replay: 1.4 against 4 ms an allocation)."""
+        if self.highs is None:
+            self.highs = _loaded(max_min_lp(self.program, needs, {}))
+        else:
+            self._change(needs)
+        self.needs = needs
+        g, size = self.program.gains, self.program.rows.shape[1]
+        cost = np.bincount(g.col, weights=g.value * weights[g.row], minlength=size)
+        self.highs.changeColsCost(size + 1, np.arange(size + 1, dtype=np.int32),
+                                  np.append(cost, 0.0))
+        self.highs.changeColBounds(size, 1.0, 1.0)
         return _optimal(self.highs)
 
     def _change(self, needs: np.ndarray) -> None:
@@ -725,9 +785,7 @@ def max_min_packed(p: HeteroProblem, point: str = "efficient") -> Solution:
     throughputs (no ``colocated`` in the spec) no two jobs share and the LP is ``max-min``'s.
     The objective is the kind's, with shared time counted; the level is the metric
     ``gavel_level``."""
-    if point not in POINTS:
-        raise does_not_apply("options.point", f"no point {point!r} (one of: "
-                             f"{', '.join(POINTS)})")
+    check_point(point)
     unit = gavel_reference(p) * relative_weights(p)
     merged = merged_packed(p, np.column_stack([unit, relative_weights(p)]))
     program = merged.program.per_unit(unit[merged.first])

@@ -19,6 +19,7 @@ from fairalloc.models.hetero import (
     HeteroProblem,
     effective,
     eligible,
+    finish_time_ratio,
     gavel_reference,
     level_program,
     max_min_lp,
@@ -259,16 +260,17 @@ def test_max_min_does_not_depend_on_the_lp_algorithm_or_the_jobs_order(monkeypat
         monkeypatch, 60, lambda p: effective(p, time_of(p, run(p, point=point).allocation)))
 
 
-def assert_same_by_algorithm_and_order(monkeypatch, jobs: int, throughputs) -> None:
-    """``throughputs(p)`` (one per job) on ``jobs`` of Gavel's multi-GPU jobs (seed 1) is the
-    same, job by job, with HiGHS's dual simplex, its interior point method, and the dual
-    simplex on the jobs in another order."""
+def assert_same_by_algorithm_and_order(monkeypatch, jobs: int, throughputs,
+                                       problem=gavel_jobs_problem) -> None:
+    """``throughputs(p)`` (one per job) on ``jobs`` of Gavel's multi-GPU jobs (seed 1,
+    ``problem``) is the same, job by job, with HiGHS's dual simplex, its interior point
+    method, and the dual simplex on the jobs in another order."""
     order = np.random.default_rng(1).permutation(jobs)
     found = []
     for interior, positions in ((False, np.arange(jobs)), (True, np.arange(jobs)),
                                 (False, order)):
         monkeypatch.setattr(hetero_solvers, "interior_pays", lambda cost, i=interior: i)
-        p = gavel_jobs_problem(jobs, 1, positions)
+        p = problem(jobs, 1, positions)
         by_job = np.empty(jobs)
         by_job[positions] = throughputs(p)
         found.append(by_job)
@@ -304,6 +306,44 @@ def test_the_centre_keeps_the_level_and_spreads_what_it_does_not_pin():
     level = (effective(p, x) / (p.weights * gavel_reference(p))).min()
     assert level >= efficient.metrics[GAVEL_LEVEL] * (1 - 1e-7)
     usable = eligible(p)
+    assert (x[usable] > 1e-9).all()
+    assert (time_of(p, efficient.allocation)[usable] <= 1e-12).any()
+
+
+def waited_problem(jobs: int, seed: int, order: np.ndarray | None = None):
+    """``gavel_jobs_problem`` with each job having waited up to 10 h (its time elapsed), so
+    that the jobs' finish-time ratios differ and a few set the largest."""
+    order = np.arange(jobs) if order is None else order
+    waited = np.random.default_rng(seed).uniform(0, 10 * 3600, jobs)
+    return replace(gavel_jobs_problem(jobs, seed, order), elapsed=waited[order])
+
+
+@pytest.mark.parametrize("point", ["efficient", "centre"])
+def test_finish_time_does_not_depend_on_the_lp_algorithm_or_the_jobs_order(monkeypatch,
+                                                                          point):
+    """40 of Gavel's multi-GPU jobs that have waited: the dual simplex, the interior point
+    method and another order give every job the same throughput at either point."""
+    assert_same_by_algorithm_and_order(
+        monkeypatch, 40, lambda p: effective(p, time_of(p, hetero_solvers.finish_time(
+            p, point=point).allocation)), waited_problem)
+
+
+def test_the_finish_time_centre_keeps_rho_and_spreads_what_it_does_not_pin():
+    """``point: "centre"`` keeps the optimal largest ratio (to the centre's gap) and, unlike
+    the efficient point, gives every job below that ratio time on every type it can use
+    (Gavel's ``finish_time_fairness_perf`` is solved by an interior point method); the job
+    at the ratio needs all its time on its fastest type, which the face pins."""
+    p = waited_problem(40, 2)
+    efficient, centre = (hetero_solvers.finish_time(p, point=point)
+                         for point in ("efficient", "centre"))
+    rho = efficient.solver["rho"]
+    x = time_of(p, centre.allocation)
+    ratios = finish_time_ratio(p, effective(p, x))
+    assert ratios.max() == pytest.approx(rho, rel=1e-6)
+    assert centre.metrics["finish_time_bound"] <= rho
+    below = ratios < rho * (1 - 1e-4)
+    usable = eligible(p) & below[:, None]
+    assert below.sum() == 39
     assert (x[usable] > 1e-9).all()
     assert (time_of(p, efficient.allocation)[usable] <= 1e-12).any()
 
