@@ -365,9 +365,11 @@ DBL_MAX = float(np.finfo(float).max)     # "at least" this many, when a bound is
 # figure 8 at its lowest rate needs 3.5e5 over 14,000 jobs), and rounds that the jobs' work
 # fills the whole cluster for, where jobs contend and each round is played alone (350-500 µs
 # a round with a few jobs on the template's 6 GPUs: 47,410 rounds in 17.6 s at round_s 10;
-# the largest shipped replay, figure 8 in Gavel's stream, needs 1.9e4)
+# about 2 ms with thousands of jobs queued on figure 9's 108 GPUs: its agnostic LAS at 2.8
+# jobs/h, 67,000 jobs that fill them for at least 1.8e5 rounds, played 2.6e5 in 562 s; the
+# largest shipped replay, figure 8 in Gavel's stream, needs 1.9e4)
 MOST_ROUNDS = 1_000_000
-MOST_FULL_ROUNDS = 100_000
+MOST_FULL_ROUNDS = 400_000
 
 
 def fastest(j: Jobs) -> np.ndarray:

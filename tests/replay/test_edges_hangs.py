@@ -108,7 +108,7 @@ def test_rounds_played_ahead_change_no_result(monkeypatch, policy, stream):
 
 @pytest.mark.parametrize(("changes", "path"), [
     ({"mechanism": {"name": "rounds", "round_s": 1e-9}}, "mechanism.round_s"),
-    ({"mechanism": {"name": "rounds", "round_s": 1.5}}, "mechanism.round_s"),
+    ({"mechanism": {"name": "rounds", "round_s": 0.5}}, "mechanism.round_s"),
     ({"trace": lone(1e12)}, "trace.jobs.a.steps"),
     ({"trace": lone(1000, throughput=1e-6)}, "trace.jobs.a.steps"),
     ({"trace": lone(1e308, throughput=1e-6),
