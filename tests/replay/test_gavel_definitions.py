@@ -310,6 +310,23 @@ def test_the_centre_keeps_the_level_and_spreads_what_it_does_not_pin():
     assert (time_of(p, efficient.allocation)[usable] <= 1e-12).any()
 
 
+def test_fifo_aware_passes_over_a_job_that_cannot_run_where_there_is_room():
+    """Gavel's ``fifo_perf`` (``scheduler/policies/fifo.py`` lines 132-163): with the V100
+    taken by a, b (no K80 throughput) cannot run on the K80 that has room and is passed over,
+    and c takes it: c ends at 720 s (its 720 steps at 1 step/s), not after a and b (4,320 s,
+    when b held the queue; figure 9 at 2.6 jobs/hour was 46% above Gavel's own run). b runs
+    once a is done (3,600 + 7,200 / 4 s)."""
+    jobs = [{"id": "a", "arrival": 0.0, "steps": 7200, "throughput": {"v100": 2, "k80": 1}},
+            {"id": "b", "arrival": 0.0, "steps": 7200, "throughput": {"v100": 4, "k80": 0}},
+            {"id": "c", "arrival": 0.0, "steps": 720, "throughput": {"v100": 2, "k80": 1}}]
+    run = api.replay({"replay": "pass", "kind": "hetero",
+                      "cluster": {"workers": {"v100": 1, "k80": 1}}, "trace": {"jobs": jobs},
+                      "policy": {"method": "fifo-aware"}, "mechanism": {"name": "ideal"},
+                      "measure": {"finish_time_fairness": False}})
+    assert dict(zip(run.jobs["id"], run.jobs["finish"])) == pytest.approx(
+        {"a": 3600.0, "b": 5400.0, "c": 720.0})
+
+
 def waited_problem(jobs: int, seed: int, order: np.ndarray | None = None):
     """``gavel_jobs_problem`` with each job having waited up to 10 h (its time elapsed), so
     that the jobs' finish-time ratios differ and a few set the largest."""
