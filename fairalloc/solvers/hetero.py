@@ -513,7 +513,9 @@ def finish_time(p: HeteroProblem, tolerance: float = FINISH_TOLERANCE,
     if achieved <= hi * (1 + tolerance) or point == "centre":
         # else the floors held only to HiGHS's 1e-7; the centre is the point asked for,
         # its ratios within CENTRE_GAP of rho
-        best_x, hi = x, max(hi, achieved)
+        best_x = x
+    best_x = np.where(np.abs(best_x) < TIE, 0.0, best_x)     # as the allocation records it
+    hi = largest_finish_time_ratio(p, effective(p, best_x))  # the ratio reported: its own
     gap = (hi - lo) / hi if hi > 0 else 0.0
     return Solution(p.allocation(best_x), "optimal" if gap <= tolerance else "feasible",
                     smallest_level(p, best_x),
@@ -580,8 +582,12 @@ class NeedsLP:
         m, size = self.program.rows.shape
         # from the last basis, also after a first solve by the interior point method
         self.highs.setOptionValue("solver", "simplex")
-        for j in np.flatnonzero(needs != self.needs):
-            self.highs.changeCoeff(int(m + j), int(size), float(-needs[j]))
+        basis = self.highs.getBasis()
+        self.highs.deleteCols(1, np.array([size], dtype=np.int32))
+        rows = np.flatnonzero(needs)
+        self.highs.addCol(1.0, 0.0, np.inf, rows.size, (m + rows).astype(np.int32),
+                          -needs[rows])
+        self.highs.setBasis(basis)
 
 
 NEWTON_STEPS = 100      # rho_lower_bound's Newton steps (it stops sooner: at the bound's digits)
