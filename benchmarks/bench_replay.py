@@ -27,29 +27,35 @@ JOBS_PER_CPU_S = {"max-min": 460, "agnostic-max-min": 600, "finish-time": 200}
 # optimal face (figure 9's documents take it)
 SPEED_OPTIONS = {"max-min": {"point": "centre"}}
 SPEED_JOBS = 6_000
+# the least of 3 runs' CPU seconds: on this shared VM one run of the same code varied by 30%
+SPEED_RUNS = 3
 TOLERANCE = 0.10
 RATIO_TARGET = 2.5
 
 
 def _speed_row(policy: str, options: dict | None = None) -> Row:
-    """One replay of the speed document (``figure_8_document`` at 5.6 jobs/hour, numpy's
-    stream, no window, no isolated run), with ``options`` in its policy: its CPU seconds
-    against the target's (none with options)."""
+    """The speed document (``figure_8_document`` at 5.6 jobs/hour, numpy's stream, no window,
+    no isolated run), with ``options`` in its policy, replayed ``SPEED_RUNS`` times: its least
+    CPU seconds against the target's (none with options)."""
     doc = figure_8_document(policy, 5.6, jobs=SPEED_JOBS, stream="numpy")
     doc["measure"] = {"finish_time_fairness": False}
     doc["policy"].update(options or {})
     load = os.getloadavg()[0]
-    cpu = time.process_time()
-    run = api.replay(doc)
-    cpu = time.process_time() - cpu
+    times = []
+    for _ in range(SPEED_RUNS):
+        cpu = time.process_time()
+        run = api.replay(doc)
+        times.append(time.process_time() - cpu)
+    cpu = min(times)
     s = run.summary
     per_allocation = 1000 * s["solve_s"] / max(s["allocations"], 1)
     target = None if options else JOBS_PER_CPU_S[policy]
     return Row(f"`{policy}`{_options_text(options)} in Gavel's rounds, 5.6 jobs/h, "
                f"{SPEED_JOBS:,} jobs (CPU s)", cpu,
-               None if target is None else s["finished"] / target, 1,
+               None if target is None else s["finished"] / target, SPEED_RUNS,
                f"{s['finished'] / cpu:.0f} jobs per CPU second"
-               f"{'' if target is None else f' (target {target})'}; wall {s['wall_s']:.1f} s "
+               f"{'' if target is None else f' (target {target})'} (runs "
+               f"{', '.join(f'{t:.1f}' for t in times)} s); wall {s['wall_s']:.1f} s "
                f"at load {load:.1f}; {s['allocations']:,} allocations, {per_allocation:.1f} ms "
                f"of wall each = {s['solve_s'] / s['wall_s']:.0%} of the run")
 
@@ -102,8 +108,8 @@ def bench_replay(quick: bool) -> list[Table]:
 
 SPEED_INTRO = ("`fairalloc.replay` with hetero's `rounds` mechanism. Speed: Gavel's generator "
                "(numpy stream, seed 0), the policy re-solved at each allocation reset; time "
-               "in CPU seconds of the process (`time.process_time`), the load average beside "
-               "it.")
+               "in CPU seconds of the process (`time.process_time`), the least of 3 runs, the "
+               "load average beside it.")
 
 
 def bench_replay_speed(quick: bool) -> list[Table]:
