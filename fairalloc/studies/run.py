@@ -274,10 +274,14 @@ def _forkserver():
     this (threaded) process can leak one worker's death pipe into another, and a pool then
     never notices that a worker was killed. A kind registered at run time is not in the
     server: run such studies with ``--workers 1``, or register the kind by entry point.
-    The server is started with Ctrl-C blocked, which it and every process it forks inherit
-    from their first instruction (a handler set in the child would leave a window); the
-    driver's Ctrl-C stays pending meanwhile and is taken once the server runs (ignoring it
-    here lost a Ctrl-C that came during the start, and the study ran on to its end)."""
+    The server is started with Ctrl-C ignored, which it and every process it forks inherit
+    from their first instruction (a handler set in the child would leave a window; a blocked
+    signal is not inherited through its exec, and a Ctrl-C then killed the server in its
+    imports). The driver's main thread blocks it meanwhile, so that a Ctrl-C sent to it then
+    stays pending and is taken once the server runs, and one already pending is noted before
+    ignoring it would discard it (ignoring alone lost a Ctrl-C that came during the start,
+    and the study ran on to its end). A signal another thread of the driver takes in that
+    window is still lost."""
     import multiprocessing
     from multiprocessing import forkserver
 
@@ -285,12 +289,17 @@ def _forkserver():
     context.set_forkserver_preload(["fairalloc.studies.run", "fairalloc.engine",
                                     "fairalloc.registry"])
     if threading.current_thread() is threading.main_thread():
-        with CTRL_C.held():     # another thread may take the signal: Python's flag, noted
-            previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        with CTRL_C.held():
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            came = signal.SIGINT in signal.sigpending()
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
             try:
                 forkserver.ensure_running()
             finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+                signal.signal(signal.SIGINT, previous)
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)    # a pending one: taken
+            if came and callable(previous):
+                previous(signal.SIGINT, None)
     return context
 
 

@@ -110,8 +110,8 @@ def test_ctrl_c_while_the_pool_starts_its_server_is_taken(monkeypatch):
     ran on to its end: the flaky ``[default]`` case above, exit 0)."""
     from multiprocessing import forkserver
 
-    def starting() -> None:
-        os.kill(os.getpid(), signal.SIGINT)
+    def starting() -> None:      # to the main thread, where a terminal's Ctrl-C lands
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
         time.sleep(0.05)
 
     monkeypatch.setattr(forkserver, "ensure_running", starting)
