@@ -449,11 +449,25 @@ def agnostic_program(p: HeteroProblem) -> Program:
     n, k = p.n, p.k
     ok = eligible(p)
     spread = np.where(ok, p.workers[None, :], 0.0)
-    spread = spread / spread.sum(axis=1, keepdims=True)
+    total = spread.sum(axis=1, keepdims=True)
+    spread = np.divide(spread, total, out=np.zeros_like(spread), where=total > 0)
     j, t = np.nonzero(ok)
     rows = SparseRows((k, n), t, j, p.scale[j] * spread[j, t])
     gains = SparseRows((n, n), np.arange(n), np.arange(n), np.ones(n))
     return Program(rows, p.workers.copy(), np.ones(n), gains, spread)
+
+
+def with_job_rows(program: Program) -> Program:
+    """A program of one variable a job (``agnostic_program``'s t_j) in
+    ``throughput_program``'s shape with one type: job j's row t_j <= its upper first, the
+    program's rows after, so that what reads that shape (``merged_jobs``, the centre) reads
+    it."""
+    n = program.upper.size
+    r = program.rows
+    rows = SparseRows((n + r.shape[0], n), np.concatenate([np.arange(n), n + r.row]),
+                      np.concatenate([np.arange(n), r.col]),
+                      np.concatenate([np.ones(n), r.value]))
+    return replace(program, rows=rows, rhs=np.concatenate([program.upper, program.rhs]))
 
 
 def isolated_program(p: HeteroProblem) -> Program:

@@ -1240,14 +1240,15 @@ def finish_time(p: HeteroProblem, memory: dict, tolerance: float = FINISH_TOLERA
                                tolerance, point)
 
 
-def agnostic_finish_time(p: HeteroProblem, memory: dict, reference_type: str | None = None
-                         ) -> Solution:
+def agnostic_finish_time(p: HeteroProblem, memory: dict, reference_type: str | None = None,
+                         point: str = "efficient") -> Solution:
     """``agnostic-finish-time`` in a replay, as Gavel's ``finish_time_fairness``: its
     denominator Gavel's (as ``finish_time``), the cumulative isolated time counted at the
     isolated throughput with every type as fast (``agnostic_isolated_throughput``, what
-    Gavel's policy hands its inner one, lines 27-40)."""
+    Gavel's policy hands its inner one, lines 27-40); ``point`` as the method's."""
     iso = solvers.agnostic_isolated_throughput(p, reference_type)
-    return solvers.agnostic_finish_time(with_isolated_time(p, memory, iso), reference_type)
+    return solvers.agnostic_finish_time(with_isolated_time(p, memory, iso), reference_type,
+                                        point)
 
 
 POLICIES = {"fifo": fifo, "fifo-random": fifo_random, "fifo-aware": fifo_aware,

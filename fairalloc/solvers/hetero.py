@@ -60,6 +60,7 @@ from fairalloc.models.hetero import (
     time_isolated,
     unfinished,
     weight_unit,
+    with_job_rows,
 )
 from fairalloc.models.leontief import Leontief
 from fairalloc.models.program import SparseRows
@@ -216,10 +217,13 @@ def centre_at_ratio(p: HeteroProblem, program: Program, needs: np.ndarray,
     Gavel's ``FinishTimeFairnessPolicyWithPerf`` minimises the largest ratio with ECOS, an
     interior point method: a point inside the optimal face, where a job below rho gets part
     of what it could use, not the most total throughput (``above_ratio``). Each job is its
-    own class unless jobs share their rows and needs. Returns the (n, k) time fractions."""
+    own class unless jobs share their rows and needs. The program may instead have one
+    variable a job (``with_job_rows`` of ``agnostic_program``: needs in units of time, for
+    ``agnostic-finish-time``). Returns the (n, k) time fractions."""
     at = program.per_unit(np.where(live, needs, np.inf))   # a finished job: no level row
+    k = at.gains.shape[1] // p.n        # variables a job: a type's each, or its total time
     merged = merged_jobs(at, np.zeros(p.n))
-    return at.to_time(merged.variables(_centre(merged, 1.0), p.k), p.k)
+    return at.to_time(merged.variables(_centre(merged, 1.0), k), p.k)
 
 
 @dataclass(frozen=True)
@@ -719,7 +723,8 @@ def _ratio_filled(slope: np.ndarray, at_one: np.ndarray, use: np.ndarray,
     return t
 
 
-def agnostic_finish_time(p: HeteroProblem, reference_type: str | None = None) -> Solution:
+def agnostic_finish_time(p: HeteroProblem, reference_type: str | None = None,
+                         point: str = "efficient") -> Solution:
     """Finish-time fairness agnostic of heterogeneity (Gavel's ``finish_time_fairness``,
     ``FinishTimeFairnessPolicy``): ``finish-time``'s ratios rho_j = (t_j + S_j / E_j) /
     (I_j + S_j / E_j^iso) with every type as fast as the job's ``reference_type``
@@ -730,9 +735,12 @@ def agnostic_finish_time(p: HeteroProblem, reference_type: str | None = None) ->
     (Gavel's LP leaves the split to its solver: any split gives the same ratios). The point:
     the leximin of those ratios (``_ratio_filled``, no LP), whose largest is the smallest
     Gavel's minimax reaches, and beyond it no GPU left idle that a job below its whole time
-    could use (Gavel's interior point stops anywhere on that face). Weights are
-    not used (Gavel's are not either). Objective: the smallest weighted normalised
-    throughput it leads to."""
+    could use (``point: "efficient"``); or the centre of the face of times that hold every
+    ratio at most that largest (``centre_at_ratio`` on ``agnostic_program``, ``"centre"``),
+    the point Gavel's interior point solver approaches, where a job below the largest ratio
+    gets part of what it could use. Weights are not used (Gavel's are not either).
+    Objective: the smallest weighted normalised throughput it leads to."""
+    check_point(point)
     if np.isnan(p.steps).any() or np.isnan(p.elapsed).any():
         missing = int(np.flatnonzero(np.isnan(p.steps) | np.isnan(p.elapsed))[0])
         raise does_not_apply(f"jobs[{missing}]", "agnostic-finish-time needs steps_remaining "
@@ -745,7 +753,8 @@ def agnostic_finish_time(p: HeteroProblem, reference_type: str | None = None) ->
     # a job that can run nowhere (a strategy-proofness probe's misreport of 0) gets nothing
     # and fills nothing: its ratio would be inf / inf
     live &= speed > 0
-    spread = np.where(eligible(p), agnostic_program(p).spread, 0.0)
+    program = agnostic_program(p)
+    spread = program.spread
     iso = isolated_share(p).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         alone = np.where(live, p.steps / speed, 0.0)      # s at the whole time, any type
@@ -758,10 +767,20 @@ def agnostic_finish_time(p: HeteroProblem, reference_type: str | None = None) ->
     with np.errstate(divide="ignore"):      # a job given no time: ratio inf
         ratios = (p.elapsed[live] + alone[live] / t[live]) / denominator[live]
     rho = float(ratios.max()) if ratios.size else float("nan")
+    if point == "centre" and ratios.size:
+        # t_j >= alone_j / (rho D_j - e_j) holds job j's ratio at most rho
+        needs = np.where(live, alone / np.where(live, rho * denominator - p.elapsed, 1.0), 0.0)
+        x = centre_at_ratio(p, with_job_rows(program), needs, live)
+        x = np.where(np.abs(x) < TIE, 0.0, x)
+        with np.errstate(divide="ignore"):
+            ratios = (p.elapsed[live] + alone[live] / x[live].sum(axis=1)) / denominator[live]
+        rho = float(ratios.max())
     return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
                     metrics={"agnostic_finish_time_ratio": rho},
                     solver={"name": "progressive filling on finish-time ratios as if every "
-                            "type were as fast (no LP)", "rho": rho})
+                            "type were as fast (no LP)" + (", then the centre of its face"
+                                                           if point == "centre" else ""),
+                            "rho": rho})
 
 
 def isolated(p: HeteroProblem) -> Solution:

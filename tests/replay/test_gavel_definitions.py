@@ -365,6 +365,28 @@ def test_the_finish_time_centre_keeps_rho_and_spreads_what_it_does_not_pin():
     assert (time_of(p, efficient.allocation)[usable] <= 1e-12).any()
 
 
+
+def test_the_agnostic_finish_time_centre_keeps_rho_inside_the_face():
+    """``agnostic-finish-time``'s ``point: "centre"`` keeps the largest ratio of its leximin
+    point (to the centre's gap) and lies inside the face that holds it: 60 jobs, some on
+    types they share, get less time in all than at the leximin point (which
+    fills every GPU a job below its whole time could use), and the same jobs in another
+    order get the same times (no solver's vertex)."""
+    def times(order=None):
+        p = waited_problem(60, 2, order)
+        found = {point: hetero_solvers.agnostic_finish_time(p, "v100", point)
+                 for point in ("efficient", "centre")}
+        return p, found, time_of(p, found["centre"].allocation).sum(axis=1)
+
+    p, found, t = times()
+    rho = found["efficient"].metrics["agnostic_finish_time_ratio"]
+    assert found["centre"].metrics["agnostic_finish_time_ratio"] == pytest.approx(rho, rel=1e-6)
+    leximin = time_of(p, found["efficient"].allocation).sum(axis=1)
+    assert t.sum() < leximin.sum() * (1 - 1e-3)
+    order = np.random.default_rng(1).permutation(60)
+    _, _, again = times(order)
+    np.testing.assert_allclose(again, t[order], rtol=1e-6)
+
 def test_replayed_finish_times_do_not_depend_on_the_jobs_order():
     """The same 60 jobs listed in two orders, all at time 0, under ``ideal``: every job
     finishes at the same time in both (the policy's point, not a vertex, sets the rates;
