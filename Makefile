@@ -37,7 +37,7 @@ test: $(STAMP)
 	$(BIN)/pytest -m 'not slow' -n $(TEST_WORKERS)
 
 test-all: $(STAMP)
-	$(BIN)/pytest -n $(TEST_WORKERS)
+	$(BIN)/pytest -n $(TEST_WORKERS) --durations=25
 
 # A long hostile-input campaign (tests/test_fuzz.py): FAIRALLOC_FUZZ_EXAMPLES=N make fuzz
 fuzz: $(STAMP)

@@ -31,19 +31,34 @@ def test_makespan_as_gavels_simulator_runs_it(jobs, seed):
     assert hours == pytest.approx(MAKESPAN_RERUN_H[jobs, seed], rel=0.01)
 
 
-# Gavel's fifo re-runs pinned: at 2.2 jobs/hour fairalloc is 14% below Gavel's run (58.60
-# against 68.11 h; docs/replay.md: FIFO's runs part job by job once a type is over-committed,
-# not traced further), the one re-run point outside 10%
+# Gavel's fifo re-runs pinned one by one where a point is stable
 PINNED_FIFO_RATES = (1.6, 2.0)
+# Past the knee a point is not: at 2.2 jobs/hour fairalloc gives 58.60 h against Gavel's run's
+# 68.11 (-14%), but moving the rate by 0.01 jobs/hour moves fairalloc's average between 49.8
+# and 86.6 h and Gavel's between 57.9 and 68.1 h (which type a job waits for decides where
+# the later ones are placed; docs/replay.md); their means over five rates 0.01 apart are what
+# both runs say of the rate, as the preset specs/studies/gavel-fig9-fifo-near.json runs them
+NEAR_2_2 = (2.18, 2.19, 2.2, 2.21, 2.22)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("rate", PINNED_FIFO_RATES)
-def test_figure_9_point_as_gavels_simulator_runs_it(rate):
+def fifo_hours(rate: float) -> float:
+    """fairalloc's fifo on figure 9's point at ``rate``: the window's average JCT (h)."""
     document = figure_8_document("fifo", rate)
     document["trace"]["multi_gpu"] = True
     run = api.replay(document)
     assert run.status == "done"
     assert not run.summary["arrivals_ended_first"]
-    hours = run.summary["average_jct_s"] / 3600
-    assert hours == pytest.approx(FIGURE_9_RERUN["fifo"][rate], rel=0.10)
+    return run.summary["average_jct_s"] / 3600
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rate", PINNED_FIFO_RATES)
+def test_figure_9_point_as_gavels_simulator_runs_it(rate):
+    assert fifo_hours(rate) == pytest.approx(FIGURE_9_RERUN["fifo"][rate], rel=0.10)
+
+
+@pytest.mark.slow
+def test_figure_9_past_the_knee_as_gavels_simulator_runs_it_over_five_rates():
+    ours = [fifo_hours(rate) for rate in NEAR_2_2]
+    theirs = [FIGURE_9_RERUN["fifo"][rate] for rate in NEAR_2_2]
+    assert sum(ours) / len(ours) == pytest.approx(sum(theirs) / len(theirs), rel=0.10)
