@@ -369,9 +369,9 @@ def test_the_finish_time_centre_keeps_rho_and_spreads_what_it_does_not_pin():
 def test_the_agnostic_finish_time_centre_keeps_rho_inside_the_face():
     """``agnostic-finish-time``'s ``point: "centre"`` keeps the largest ratio of its leximin
     point (to the centre's gap) and lies inside the face that holds it: 60 jobs, some on
-    types they share, get less time in all than at the leximin point (which
-    fills every GPU a job below its whole time could use), and the same jobs in another
-    order get the same times (no solver's vertex)."""
+    types they share, get less time in all than at the leximin point (which fills every GPU
+    a job below its whole time could use), and the same jobs in another order get the same
+    times (no solver's vertex)."""
     def times(order=None):
         p = waited_problem(60, 2, order)
         found = {point: hetero_solvers.agnostic_finish_time(p, "v100", point)
