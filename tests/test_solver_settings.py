@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 
+import highspy
 import numpy as np
 import pytest
 from clitools import ROOT, cli, run, write
@@ -214,3 +215,34 @@ def test_a_feasible_lp_presolve_calls_infeasible_is_solved():
                                 np.zeros(7), np.array([1.0, 0, 0, 1, 0, 1, highs.INF]))
     assert report.status == "optimal"
     assert report.objective == pytest.approx(0.5 / 0.5000000596046519, rel=1e-9)
+
+
+class StopsOnce:
+    """A loaded HiGHS LP whose first run, from a kept basis, ends in ``kUnknown`` (as HiGHS
+    1.16's simplex did on finish-time's LP of figure 9 at 2.6 jobs/h) and whose runs after
+    ``clearSolver`` are the real ones."""
+
+    def __init__(self, h):
+        self.h, self.cleared = h, False
+
+    def __getattr__(self, name):
+        return getattr(self.h, name)
+
+    def clearSolver(self):      # noqa: N802 (highspy's name)
+        self.cleared = True
+        self.h.clearSolver()
+
+    def getModelStatus(self):   # noqa: N802
+        return self.h.getModelStatus() if self.cleared else highspy.HighsModelStatus.kUnknown
+
+
+def test_an_lp_that_stops_without_a_verdict_from_its_basis_is_run_from_scratch():
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.addVars(2, np.zeros(2), np.full(2, 1.0))
+    h.changeColsCost(2, np.arange(2, dtype=np.int32), np.array([-1.0, -2.0]))
+    h.addRow(-highs.INF, 1.5, 2, np.arange(2, dtype=np.int32), np.ones(2))
+    stub = StopsOnce(h)
+    report = highs.run_loaded(stub)
+    assert stub.cleared and report.status == "optimal"
+    assert report.objective == pytest.approx(-2.5)

@@ -90,7 +90,8 @@ def test_the_replay_feeds_gavels_cumulative_isolated_time():
 def test_a_study_keeps_the_options_the_new_policy_takes(tmp_path):
     """A grid's ``policy.reference_type`` beside a ``max-min`` document reaches
     ``agnostic-finish-time`` (it takes it) and not ``finish-time`` (it does not); the
-    document's ``point`` reaches ``finish-time`` and ``max-min-isolated``, which take it."""
+    document's ``point`` reaches both finish-time methods and ``max-min-isolated``, which
+    take it."""
     document = {"replay": "tiny", "kind": "hetero",
                 "cluster": {"workers": {"v100": 1, "k80": 1}},
                 "trace": {"generator": "gavel", "seed": 0, "jobs": 4, "rate": 4.0},
@@ -105,7 +106,7 @@ def test_a_study_keeps_the_options_the_new_policy_takes(tmp_path):
     loaded = load_study(str(tmp_path / "study.json"))
     instance = next(iter(loaded.instances()))
     assert loaded.instance_spec(instance, "agnostic-finish-time")["policy"] == {
-        "method": "agnostic-finish-time", "reference_type": "v100"}
+        "method": "agnostic-finish-time", "point": "centre", "reference_type": "v100"}
     assert loaded.instance_spec(instance, "finish-time")["policy"] == {
         "method": "finish-time", "point": "centre"}
     assert with_policy(document, "max-min-isolated")["policy"] == {
