@@ -762,19 +762,24 @@ def agnostic_finish_time(p: HeteroProblem, reference_type: str | None = None,
         denominator = np.where(live, time_isolated(p) + alone / iso, 1.0)
         slope = np.where(live, denominator / alone, 1.0)
         at_one = np.where(live, 1.0 / iso + ahead / alone, 1.0)
+
+    def largest_ratio(times: np.ndarray) -> float:
+        """The live jobs' largest ratio at these total times (NaN with none live)."""
+        if not live.any():
+            return float("nan")
+        with np.errstate(divide="ignore"):      # a job given no time: ratio inf
+            return float(((p.elapsed[live] + alone[live] / times[live])
+                          / denominator[live]).max())
+
     t = _ratio_filled(slope, at_one, p.scale[:, None] * spread, p.workers, live)
     x = t[:, None] * spread
-    with np.errstate(divide="ignore"):      # a job given no time: ratio inf
-        ratios = (p.elapsed[live] + alone[live] / t[live]) / denominator[live]
-    rho = float(ratios.max()) if ratios.size else float("nan")
-    if point == "centre" and ratios.size:
+    rho = largest_ratio(t)
+    if point == "centre" and live.any():
         # t_j >= alone_j / (rho D_j - e_j) holds job j's ratio at most rho
         needs = np.where(live, alone / np.where(live, rho * denominator - p.elapsed, 1.0), 0.0)
         x = centre_at_ratio(p, with_job_rows(program), needs, live)
         x = np.where(np.abs(x) < TIE, 0.0, x)
-        with np.errstate(divide="ignore"):
-            ratios = (p.elapsed[live] + alone[live] / x[live].sum(axis=1)) / denominator[live]
-        rho = float(ratios.max())
+        rho = largest_ratio(x.sum(axis=1))
     return Solution(p.allocation(x), "heuristic", smallest_level(p, x),
                     metrics={"agnostic_finish_time_ratio": rho},
                     solver={"name": "progressive filling on finish-time ratios as if every "
