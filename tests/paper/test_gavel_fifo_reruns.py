@@ -17,10 +17,10 @@ from __future__ import annotations
 import pytest
 from gavel_fifo import MAKESPAN_RERUN_H
 from gavel_figure9 import FIGURE_9_RERUN
+from test_gavel_figure9 import figure_9_point
 from test_gavel_makespan import makespan_document
 
 from fairalloc import api
-from fairalloc.replay.hetero import figure_8_document
 
 
 @pytest.mark.parametrize(("jobs", "seed"), sorted(MAKESPAN_RERUN_H))
@@ -43,9 +43,7 @@ NEAR_2_2 = (2.18, 2.19, 2.2, 2.21, 2.22)
 
 def fifo_hours(rate: float) -> float:
     """fairalloc's fifo on figure 9's point at ``rate``: the window's average JCT (h)."""
-    document = figure_8_document("fifo", rate)
-    document["trace"]["multi_gpu"] = True
-    run = api.replay(document)
+    run = api.replay(figure_9_point("fifo", rate))
     assert run.status == "done"
     assert not run.summary["arrivals_ended_first"]
     return run.summary["average_jct_s"] / 3600
